@@ -1,0 +1,51 @@
+"""The `loopguard` command: a thin dispatcher over one module per subcommand.
+
+Each subcommand module exposes `add_parser(subparsers)` and `run(args) -> int`.
+Exit codes: 0 clean, 1 findings/decisions at the failing level, 2 usage or
+unreadable input. Bad input never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS = ("lint", "schema", "detectors", "replay", "explain")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loopguard", description="Keep LLM agents out of tool-call loops."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"loopguard.cli.{name}_cmd")
+        except ModuleNotFoundError:
+            continue  # a subcommand not built yet is simply not offered
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.run(args))
+    except KeyboardInterrupt:
+        print("loopguard: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Exceptions loopguard raises on bad input; each carries findings with positions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .findings import Finding
+
+
+class LoopguardError(Exception):
+    """Base class of every error loopguard raises on purpose."""
+
+
+class RulesError(LoopguardError):
+    """A rules file (or mapping) is invalid; `findings` says where and why."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings = list(findings)
+        first = self.findings[0].format_text() if self.findings else "invalid rules"
+        more = f" (and {len(self.findings) - 1} more)" if len(self.findings) > 1 else ""
+        super().__init__(first + more)
+
+
+class InputError(LoopguardError):
+    """An input file (transcript, event log) cannot be read at all."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings = list(findings)
+        super().__init__(self.findings[0].format_text() if self.findings else "unreadable input")

@@ -1,0 +1,40 @@
+"""The one record for "something is wrong in a rules file or an input file".
+
+Lint, the rules loader and the transcript readers all report problems as
+`Finding`s, so every error a user sees names the file, line and column, the
+path inside the document, and a one-line hint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+LEVELS = ("error", "warning")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: where it is, how bad it is, what it is and how to fix it."""
+
+    file: str
+    line: int  # 1-based; 0 when the position is unknown
+    col: int  # 1-based; 0 when the position is unknown
+    level: str  # "error" or "warning"
+    message: str
+    path: str = ""  # breadcrumb inside the document, e.g. "detectors.doom_loop_exact.window"
+    hint: str = ""
+    code: str = ""  # short stable id, e.g. "unknown-key"
+
+    def format_text(self) -> str:
+        """`file:line:col: level: message [path]` plus the hint on the next line."""
+        where = f"{self.file}:{self.line}:{self.col}"
+        text = f"{where}: {self.level}: {self.message}"
+        if self.path:
+            text += f" [{self.path}]"
+        if self.hint:
+            text += f"\n    hint: {self.hint}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
