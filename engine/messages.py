@@ -1,0 +1,71 @@
+"""Texts shown to the model or the user, rendered from the rules' `messages` templates.
+
+`messages.language` is `auto`, `zh` or `en`. `auto` picks `zh` when the text the message
+is about (usually the user's request) contains a Han character, `en` otherwise. A key
+missing from the chosen language falls back to the other language, then to a plain
+English default, so a partial rules file never makes the runtime crash. Unknown `{fields}`
+in a template stay as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+
+FALLBACK = {
+    "warn_note": "[loopguard] Warning: {message}",
+    "blocked": "[loopguard] Blocked: {message}",
+    "breaker": "[loopguard] Stopped: {message}",
+    "aborted": "[loopguard] Aborted: another call in this round tripped the loop breaker.",
+    "tools_closed": "[loopguard] Tools are closed for the rest of this turn; this call was not run.",
+    "retry_no_output": "You gave no answer and called no tool.",
+    "retry_plan_only": "You only described a plan and did not call any tool.",
+    "retry_text_only": "You answered without calling the required tool.",
+    "retry": "{problem} {reason} Call the tool now: {call}",
+    "exhausted": "Warning: the required tool {tool} was not called after {retries} retries.",
+    "round_cap": "[loopguard] Stopped after {rounds} rounds without a final answer.",
+}
+
+
+class _KeepUnknown(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def has_han(text: str) -> bool:
+    """True when `text` contains a Chinese (Han) character."""
+    return bool(_HAN.search(text))
+
+
+def language(config: Mapping[str, Any], text_for_language: str | None) -> str:
+    """`zh` or `en` (or another configured code) for this text under `messages.language`."""
+    messages = config.get("messages") or {}
+    chosen = messages.get("language", "auto") if isinstance(messages, Mapping) else "auto"
+    if chosen in (None, "auto"):
+        return "zh" if has_han(text_for_language or "") else "en"
+    return str(chosen)
+
+
+def template(config: Mapping[str, Any], key: str, lang: str) -> str:
+    """The template for `key` in `lang`, with the fallbacks described above."""
+    messages = config.get("messages") or {}
+    if not isinstance(messages, Mapping):
+        messages = {}
+    for code in (lang, "en", "zh"):
+        pack = messages.get(code)
+        if isinstance(pack, Mapping) and isinstance(pack.get(key), str):
+            return pack[key]
+    return FALLBACK.get(key, key)
+
+
+def render(config: Mapping[str, Any], key: str, text_for_language: str | None,
+           **fields: Any) -> str:
+    """Render template `key` in the language chosen for `text_for_language`."""
+    text = template(config, key, language(config, text_for_language))
+    try:
+        return text.format_map(_KeepUnknown(fields))
+    except (ValueError, IndexError, KeyError, TypeError, AttributeError):
+        return text  # a malformed template is shown as written rather than crashing a turn
