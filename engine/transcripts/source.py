@@ -1,0 +1,146 @@
+"""Opening an input file safely and reading it without loading it whole.
+
+`Source` reads bytes (so it can count them for a progress bar), checks that
+the file is text, and hands out either the first few kilobytes (for format
+detection), its lines (for JSONL), or chunks (for streamed JSON documents).
+Problems that make the file unreadable raise `InputError`; problems on one
+line come back as warning `Finding`s so the replay can go on.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from ..errors import InputError
+from ..findings import Finding
+
+HEAD_BYTES = 64 * 1024
+CHUNK_BYTES = 256 * 1024
+
+
+def input_error(file: str, line: int, message: str, hint: str = "", code: str = "") -> InputError:
+    """An `InputError` with one finding at `file:line`."""
+    return InputError([Finding(file, line, 0, "error", message, hint=hint, code=code)])
+
+
+def warning(file: str, line: int, message: str, code: str, hint: str = "") -> Finding:
+    """A warning about one spot of an input file; the replay goes on."""
+    return Finding(file, line, 0, "warning", message, hint=hint, code=code)
+
+
+class Source:
+    """One input file: its display name, size, and how many bytes were read so far."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.name = path
+        self.bytes_read = 0
+        try:
+            if os.path.isdir(path):
+                raise input_error(path, 0, "is a directory, not a transcript file", code="not-a-file")
+            self.size = os.path.getsize(path)
+            with open(path, "rb"):
+                pass
+        except FileNotFoundError:
+            raise input_error(path, 0, "file not found", code="missing-file") from None
+        except PermissionError:
+            raise input_error(path, 0, "cannot read the file: permission denied", code="unreadable") from None
+        except OSError as exc:
+            raise input_error(path, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable") from None
+
+    def _open(self) -> BinaryIO:
+        try:
+            return open(self.path, "rb")
+        except OSError as exc:
+            raise input_error(self.path, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable") from None
+
+    def head(self) -> str:
+        """The first kilobytes as text; raises on an empty, binary or non-UTF-8 file."""
+        with self._open() as fh:
+            raw = fh.read(HEAD_BYTES)
+        if not raw.strip():
+            raise input_error(self.path, 1, "the file is empty", code="empty-file",
+                              hint="a transcript needs at least one message or event")
+        if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            raise input_error(self.path, 1, "the file is UTF-16 encoded", code="binary-file",
+                              hint="convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)")
+        if b"\x00" in raw:
+            raise input_error(self.path, raw[: raw.index(b"\x00")].count(b"\n") + 1,
+                              "the file is binary (it contains NUL bytes), not JSON or JSONL text",
+                              code="binary-file")
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        try:
+            text = decoder.decode(raw, final=len(raw) < HEAD_BYTES)
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise input_error(self.path, line, "the file is not UTF-8 text (it looks binary)",
+                              code="binary-file") from None
+        return text.lstrip("\ufeff")
+
+    def lines(self) -> Iterator[tuple[int, str | None, bool]]:
+        """(line number, text or None when not UTF-8, ends with a newline) for each line."""
+        with self._open() as fh:
+            for number, raw in enumerate(fh, 1):
+                self.bytes_read += len(raw)
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    yield number, None, raw.endswith(b"\n")
+                    continue
+                if number == 1:
+                    text = text.lstrip("\ufeff")
+                yield number, text, text.endswith("\n")
+
+    def chunks(self) -> Iterator[str]:
+        """The file as text chunks (for streaming a JSON document)."""
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        with self._open() as fh:
+            first = True
+            while True:
+                raw = fh.read(CHUNK_BYTES)
+                self.bytes_read += len(raw)
+                try:
+                    text = decoder.decode(raw, final=not raw)
+                except UnicodeDecodeError:
+                    raise input_error(self.path, 0, "the file is not valid UTF-8 text", code="binary-file") from None
+                if first:
+                    text, first = text.lstrip("\ufeff"), False
+                if text:
+                    yield text
+                if not raw:
+                    return
+
+
+def json_lines(source: Source) -> Iterator[tuple[int, Any] | Finding]:
+    """Parsed values of a JSONL file, one per non-blank line; bad lines become warnings.
+
+    A last line that does not parse and has no final newline is reported as
+    truncated (the writer was probably interrupted).
+    """
+    pending: tuple[int, str | None, bool] | None = None
+    for item in source.lines():
+        if pending is not None:
+            yield _parse_line(source.name, *pending, last=False)
+        number, text, _ = item
+        pending = item if text is None or text.strip() else None
+    if pending is not None:
+        yield _parse_line(source.name, *pending, last=True)
+
+
+def _parse_line(file: str, number: int, text: str | None, newline: bool, *, last: bool) -> tuple[int, Any] | Finding:
+    if text is None:
+        return warning(file, number, "line is not UTF-8 text; skipped", "bad-line")
+    try:
+        return number, json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        if last and not newline:
+            return warning(file, number, "the last line is truncated (incomplete JSON); skipped",
+                           "truncated-line", hint="the recording was probably cut off while writing")
+        col = getattr(exc, "colno", 0)
+        detail = getattr(exc, "msg", str(exc))
+        return Finding(file, number, col, "warning", f"line is not valid JSON ({detail}); skipped",
+                       code="bad-line")
