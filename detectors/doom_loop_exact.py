@@ -1,0 +1,76 @@
+"""doom_loop_exact — the same call over and over within one turn (SPEC §3.6).
+
+On by default, independent of `loop_detection.enabled`. It looks at the last
+`window` (6) calls of the current user turn, all tools mixed, the current
+call included; calls of `exempt` tools are neither checked nor recorded.
+
+- breaker when the same tool with the same arguments occurs `threshold` (3)
+  times in that window, the current call included.
+
+Options: `window` (6), `threshold` (3), `exempt` (`[check_background_tasks]`).
+
+Flagged: `search({"q": "x"})`, `read(a)`, `search({"q": "x"})`,
+`search({"q": "x"})` in one turn -> breaker on the third search.
+Not flagged: the same search once per turn over three turns; three
+`check_background_tasks` calls (exempt); `search` and `lookup` with the same
+arguments (another tool).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from loopguard.decision import Vote
+from loopguard.detector import Detector, short
+from loopguard.history import Call, SessionState
+from loopguard.hookspecs import hookimpl
+
+WINDOW_OPTIONS: dict[str, Any] = {
+    "window": {"type": "integer", "minimum": 1, "maximum": 1000},
+    "threshold": {"type": "integer", "minimum": 1},
+    "exempt": {"type": "array", "items": {"type": "string", "minLength": 1}},
+}
+
+
+class DoomLoopExact(Detector):
+    id = "doom_loop_exact"
+    levels = ("breaker",)
+    options_schema: dict[str, Any] = {
+        "type": "object", "properties": dict(WINDOW_OPTIONS), "additionalProperties": False,
+    }
+
+    def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        window = int(options.get("window", 6))
+        return window, int(options.get("threshold", 3)), frozenset(options.get("exempt") or ())
+
+    def _window(self, state: SessionState, call: Call, size: int) -> deque[tuple[bytes, int]]:
+        """This turn's earlier calls (digest, seq), at most `size - 1` of them."""
+        kept = state.scratch.get(self.id)
+        if kept is None or kept[0] != call.turn:
+            kept = (call.turn, deque(maxlen=max(size - 1, 0)))
+            state.scratch[self.id] = kept
+        return kept[1]
+
+    def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
+        size, threshold, exempt = cfg
+        if call.tool in exempt:
+            return None
+        earlier = [seq for digest, seq in self._window(state, call, size) if digest == call.digest]
+        count = len(earlier) + 1
+        if count < threshold:
+            return None
+        return self.vote("breaker", count, short(call.digest),
+                         f"{call.tool} was called {count} times with the same arguments in the "
+                         f"last {size} calls of this turn.", (*earlier, call.seq))
+
+    def record(self, call: Call, state: SessionState, cfg: Any) -> None:
+        size, _, exempt = cfg
+        if call.tool not in exempt:
+            self._window(state, call, size).append((call.digest, call.seq))
+
+
+@hookimpl
+def loopguard_register_detectors() -> list[Detector]:
+    return [DoomLoopExact()]

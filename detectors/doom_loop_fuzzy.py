@@ -1,0 +1,103 @@
+"""doom_loop_fuzzy — nearly the same long call over and over within one turn (SPEC §3.7).
+
+On by default, independent of `loop_detection.enabled`. For calls whose
+canonical argument text has at least `min_chars` (50) characters, it compares
+the text with every call of the same tool among the last `window` (6) calls of
+the current turn (itself included) by the Jaccard similarity of their sets of
+character 3-grams. Calls of `exempt` tools are neither checked nor recorded.
+
+- breaker when `threshold` (3) calls, the current one included, reach
+  similarity `similarity` (0.8).
+
+Options: `window` (6), `threshold` (3), `min_chars` (50), `similarity` (0.8),
+`exempt` (`[check_background_tasks]`).
+
+Flagged: three `write_file` calls in one turn whose 2 KB contents differ by one
+line -> breaker on the third. Not flagged: short arguments under `min_chars`
+(the exact detector covers them); three writes of unrelated contents.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from loopguard.decision import Vote
+from loopguard.detector import Detector, short
+from loopguard.grams import grams, similar
+from loopguard.history import Call, SessionState
+from loopguard.hookspecs import hookimpl
+
+from .doom_loop_exact import WINDOW_OPTIONS
+
+
+class DoomLoopFuzzy(Detector):
+    id = "doom_loop_fuzzy"
+    levels = ("breaker",)
+    options_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            **WINDOW_OPTIONS,
+            "min_chars": {"type": "integer", "minimum": 0},
+            "similarity": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+        "additionalProperties": False,
+    }
+
+    def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        return (int(options.get("window", 6)), int(options.get("threshold", 3)),
+                int(options.get("min_chars", 50)), float(options.get("similarity", 0.8)),
+                frozenset(options.get("exempt") or ()))
+
+    def _window(self, state: SessionState, call: Call, size: int) -> dict[str, Any]:
+        """This turn's earlier calls as (tool, grams or short text, seq), at most `size - 1`."""
+        kept = state.scratch.get(self.id)
+        if kept is None or kept["turn"] != call.turn:
+            kept = {"turn": call.turn, "calls": deque(maxlen=max(size - 1, 0)), "current": None}
+            state.scratch[self.id] = kept
+        return kept
+
+    def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
+        size, threshold, min_chars, similarity, exempt = cfg
+        if call.tool in exempt:
+            return None
+        kept = self._window(state, call, size)
+        if len(call.canonical) < min_chars:
+            kept["current"] = (call.seq, None)
+            return None
+        mine = grams(call.canonical)
+        kept["current"] = (call.seq, mine)
+        matched = [call.seq] if mine else []  # a call is as similar as it gets to itself
+        for tool, other, seq in reversed(kept["calls"]):
+            if len(matched) >= threshold:
+                break  # enough evidence: the rest cannot change the vote
+            if tool != call.tool:
+                continue
+            if isinstance(other, str):  # a short text, kept as is: its grams are cheap
+                other = grams(other)
+            if similar(mine, other, similarity):
+                matched.append(seq)
+        if len(matched) < threshold:
+            return None
+        return self.vote("breaker", len(matched), short(call.digest),
+                         f"{call.tool} was called {len(matched)} times with nearly the same "
+                         f"arguments (similarity >= {similarity:g}) in the last {size} calls "
+                         "of this turn.", tuple(sorted(matched)))
+
+    def record(self, call: Call, state: SessionState, cfg: Any) -> None:
+        size, _, min_chars, _, exempt = cfg
+        if call.tool in exempt:
+            return
+        kept = self._window(state, call, size)
+        current = kept["current"]
+        mine = current[1] if current is not None and current[0] == call.seq else None
+        # A text under `min_chars` is never checked itself but can still be compared
+        # against: keep it as text (short, so cheap) and build its grams on demand.
+        kept["calls"].append((call.tool, call.canonical if mine is None else mine, call.seq))
+        kept["current"] = None
+
+
+@hookimpl
+def loopguard_register_detectors() -> list[Detector]:
+    return [DoomLoopFuzzy()]

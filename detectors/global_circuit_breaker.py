@@ -1,0 +1,51 @@
+"""global_circuit_breaker — the last resort for a pattern that never progresses (SPEC §3.5).
+
+A rolling detector: runs only when `loop_detection.enabled` is true. It
+applies to every call, polls included.
+
+- breaker when the no-progress streak of the current call (same tool, same
+  arguments, same result, vetoes counting as the same) reaches
+  `global_circuit_breaker_threshold` (30).
+
+Options: `enabled` only; the threshold comes from `loop_detection`.
+
+Flagged: `fetch({"url": "x"})` returning the same error 30 times in a row,
+the 31st call -> breaker. Not flagged: 30 calls whose results differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from loopguard.decision import Vote
+from loopguard.detector import ROLLING, Detector, short
+from loopguard.history import Call, SessionState, no_progress_streak, same_signature
+from loopguard.hookspecs import hookimpl
+from loopguard.polls import thresholds
+
+
+class GlobalCircuitBreaker(Detector):
+    id = "global_circuit_breaker"
+    levels = ("breaker",)
+    gating = ROLLING
+    options_schema: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+    def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        return int(thresholds(config).get("global_circuit_breaker_threshold", 30))
+
+    def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
+        entries = same_signature(state, call)
+        if len(entries) < cfg:
+            return None
+        streak, evidence = no_progress_streak(entries, cfg)
+        if streak < cfg:
+            return None
+        return self.vote("breaker", streak, short(call.digest),
+                         f"{call.tool} made no progress in {streak} identical calls; "
+                         "circuit breaker tripped.", evidence)
+
+
+@hookimpl
+def loopguard_register_detectors() -> list[Detector]:
+    return [GlobalCircuitBreaker()]

@@ -1,0 +1,83 @@
+"""known_poll_no_progress — polling something that never changes (SPEC §3.2).
+
+A rolling detector: runs only when `loop_detection.enabled` is true, and only
+on poll calls declared in its options. It counts the no-progress streak: the
+recent polls with the same arguments that returned the same result.
+
+- warn at a streak of `warning_threshold` (10);
+- critical at a streak of `critical_threshold` (20).
+A poll whose output changes is never flagged.
+
+Options: `poll_tools`, a list of `{tool: NAME}` or
+`{tool: NAME, when_args: {ARG: [VALUES]}}` (default: `command_status`, and
+`process` when `action` is `poll` or `log`).
+
+Flagged: `command_status({"id": 7})` returning `{"state": "running"}` for the
+11th time -> warn. Not flagged: the same poll whose `progress` field changes
+every time; `read({"path": "a"})` (not a poll).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from loopguard.decision import Vote
+from loopguard.detector import ROLLING, Detector, short
+from loopguard.history import Call, SessionState, no_progress_streak, same_signature
+from loopguard.hookspecs import hookimpl
+from loopguard.polls import PollMatcher, thresholds
+
+_ARG_VALUES = {"type": "array", "items": {"type": ["string", "number", "boolean"]}, "minItems": 1}
+
+
+class KnownPollNoProgress(Detector):
+    id = "known_poll_no_progress"
+    levels = ("warn", "critical")
+    gating = ROLLING
+    options_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "poll_tools": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "tool": {"type": "string", "minLength": 1},
+                        "when_args": {"type": "object", "additionalProperties": _ARG_VALUES},
+                    },
+                    "required": ["tool"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "additionalProperties": False,
+    }
+
+    def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        limits = thresholds(config)
+        return (int(limits.get("warning_threshold", 10)), int(limits.get("critical_threshold", 20)),
+                PollMatcher(options.get("poll_tools")))
+
+    def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
+        warning, critical, polls = cfg
+        if not polls.matches(call.tool, call.args):
+            return None
+        entries = same_signature(state, call)
+        if len(entries) < min(warning, critical):
+            return None
+        streak, evidence = no_progress_streak(entries, max(warning, critical))
+        if streak >= critical:
+            level = "critical"
+        elif streak >= warning:
+            level = "warn"
+        else:
+            return None
+        return self.vote(level, streak, short(call.digest),
+                         f"{call.tool} was polled {streak} times with no change in its output.",
+                         evidence)
+
+
+@hookimpl
+def loopguard_register_detectors() -> list[Detector]:
+    return [KnownPollNoProgress()]

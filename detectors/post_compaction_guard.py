@@ -1,0 +1,65 @@
+"""post_compaction_guard — redoing the same thing right after a context compaction (SPEC §3.8).
+
+Runs unless `loop_detection.enabled` is explicitly false (also when the
+rolling detectors are off). `session.compacted()` arms it and clears its
+window; the next `window_size` (3) completed calls are observed as
+(tool, arguments, result) triples, then it disarms whatever happened.
+
+- breaker with code `compaction_loop_persisted` when the same triple fills
+  the whole window — so it fires on the last observation only, and never
+  while results change.
+
+Options: `enabled`; the size is `loop_detection.post_compaction_guard.window_size`.
+
+Flagged: after a compaction, `build()` failing with the same error 3 times ->
+breaker on the third result. Not flagged: the same three calls with
+different results; identical calls that were not preceded by a compaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from loopguard.decision import Vote
+from loopguard.detector import UNLESS_DISABLED, Detector, short
+from loopguard.history import Call, SessionState
+from loopguard.hookspecs import hookimpl
+
+
+class PostCompactionGuard(Detector):
+    id = "post_compaction_guard"
+    levels = ("breaker",)
+    gating = UNLESS_DISABLED
+    options_schema: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+    def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        block = (config.get("loop_detection") or {}).get("post_compaction_guard") or {}
+        return max(1, int(block.get("window_size", 3)))
+
+    def compacted(self, state: SessionState, cfg: Any) -> None:
+        state.scratch[self.id] = []  # armed, with an empty window
+
+    def new_turn(self, state: SessionState, cfg: Any) -> None:
+        return None  # a compaction retry spans turns; only the window size disarms
+
+    def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
+        window = state.scratch.get(self.id)
+        if window is None:
+            return None
+        window.append((call.tool, call.digest, call.outcome, call.seq))
+        if len(window) < cfg:
+            return None
+        del state.scratch[self.id]  # disarm after `window_size` observations
+        first = window[0][:3]
+        if any(item[:3] != first for item in window[1:]):
+            return None
+        return self.vote("breaker", len(window), short(call.digest),
+                         f"compaction_loop_persisted: {call.tool} repeated the same call with the "
+                         f"same result {len(window)} times right after a context compaction.",
+                         tuple(item[3] for item in window), code="compaction_loop_persisted")
+
+
+@hookimpl
+def loopguard_register_detectors() -> list[Detector]:
+    return [PostCompactionGuard()]

@@ -1,0 +1,87 @@
+"""Turns the votes on one call into one decision (SPEC §1).
+
+Highest level wins; ties go to the detector listed first in
+`aggregator.order`. Escalation: the Nth critical decision in one run of a
+session becomes a breaker (`aggregator.escalate_criticals`, 0 = off).
+Warnings notify the model once per key and then once per `warn_every` bucket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import messages
+from .decision import RANK, Decision, Vote
+from .history import Call, SessionState
+
+_MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
+
+
+class Aggregator:
+    """Compiled once per policy from the `aggregator` block."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        block = config.get("aggregator") or {}
+        self.order = {name: i for i, name in enumerate(block.get("order") or ())}
+        self.escalate = int(block.get("escalate_criticals", 2) or 0)
+        self.warn_every = max(1, int(block.get("warn_every", 10) or 1))
+        self.fail_closed = block.get("fail_mode", "open") == "closed"
+        self.config = config
+
+    def rank(self, vote: Vote) -> tuple[int, int]:
+        """Sort key: higher level first, then rules order (unknown ids last)."""
+        return (-RANK.get(vote.level, 0), self.order.get(vote.detector, len(self.order)))
+
+    def decide(
+        self, call: Call, votes: Sequence[Vote], faults: Sequence[str],
+        state: SessionState, phase: str,
+    ) -> Decision:
+        """The decision for `call`; updates escalation and warning state."""
+        if not votes:
+            return Decision("allow", (), None, call.tool, call.call_id, call.seq, call.turn,
+                            call.run_id, phase, None, False, False, tuple(faults))
+        ordered = tuple(sorted(votes, key=self.rank))
+        top = ordered[0]
+        action = top.level
+        escalated = False
+        notify = False
+        if action == "critical":
+            count = state.criticals.get(call.run_id, 0) + 1
+            state.criticals[call.run_id] = count
+            if self.escalate and count >= self.escalate:
+                action, escalated = "breaker", True
+        elif action == "warn":
+            notify = self._should_notify(state, top)
+        key = {"warn": "warn_note", "critical": "blocked", "breaker": "breaker"}[action]
+        text = None
+        if action != "warn" or notify:
+            message = top.message
+            if escalated:
+                message += f" (blocked {state.criticals[call.run_id]} times in this run: escalated to breaker)"
+            text = self.render(state, key, message=message, detector=top.detector,
+                               count=top.count, tool=call.tool)
+        return Decision(action, ordered, text, call.tool, call.call_id, call.seq, call.turn,
+                        call.run_id, phase, top.detector, escalated, notify, tuple(faults))
+
+    def _should_notify(self, state: SessionState, vote: Vote) -> bool:
+        bucket = vote.count // self.warn_every
+        last = state.warned.get(vote.key)
+        if last is not None and bucket <= last:
+            return False
+        if last is None and len(state.warned) >= _MAX_WARN_KEYS:
+            state.warned.clear()
+        state.warned[vote.key] = bucket
+        return True
+
+    def render(self, state: SessionState, key: str, **fields: Any) -> str:
+        """A message template in the session's language."""
+        lang = state.lang or messages.language(self.config, "")
+        return messages.template(self.config, key, lang).format_map(messages._KeepUnknown(fields))
+
+    def fault_vote(self, detector_id: str, source: str, error: str) -> Vote | None:
+        """With `fail_mode: closed`, a failing detector votes critical."""
+        if not self.fail_closed:
+            return None
+        return Vote(detector_id, "critical", 0, f"{detector_id}:fault",
+                    f"detector {source} failed ({error}); fail_mode is closed", (), "detector_fault")

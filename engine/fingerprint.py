@@ -1,0 +1,133 @@
+"""Canonical argument text, stable digests and outcome digests (SPEC §2).
+
+Digests are BLAKE2b-128 over UTF-8 text: identical in every process and on
+every machine (never Python's salted `hash()`), so state can be persisted.
+Odd values never raise: anything JSON cannot express gets a documented
+fallback form (see `_jsonable`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Mapping, Set
+from hashlib import blake2b
+from typing import Any
+
+_DUMPS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
+_MAX_DEPTH = 200
+
+
+def digest_text(text: str) -> bytes:
+    """16-byte BLAKE2b digest of a text (the surrogate-safe UTF-8 encoding)."""
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def parse_args(args: Any) -> Any:
+    """Arguments as a value: a JSON string is parsed, an unparsable one stays raw text."""
+    if isinstance(args, (str, bytes, bytearray)):
+        text = args.decode("utf-8", "replace") if not isinstance(args, str) else args
+        if not text.strip():
+            return {}
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            return text
+    return {} if args is None else args
+
+
+def canonical_text(value: Any) -> str:
+    """JSON with keys sorted at every depth and non-ASCII kept; raw text stays as is."""
+    if isinstance(value, str):
+        return value
+    try:
+        return _DUMPS(value)
+    except (TypeError, ValueError, RecursionError):
+        return _DUMPS(_jsonable(value, 0, set()))
+
+
+def _jsonable(value: Any, depth: int, seen: set[int]) -> Any:
+    """Stable stand-ins for what JSON cannot express.
+
+    bytes -> {"$bytes": base64}; set/frozenset -> sorted list; tuple -> list;
+    NaN/Infinity -> "NaN"/"Infinity"/"-Infinity"; non-string keys -> their
+    canonical text; a cycle -> "$cycle"; nesting past 200 -> "$deep"; any other
+    object -> {"$type": qualified name, "$value": its fields or str()}.
+    """
+    if depth > _MAX_DEPTH:
+        return "$deep"
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    marker = id(value)
+    if marker in seen:
+        return "$cycle"
+    seen.add(marker)
+    try:
+        if isinstance(value, Mapping):
+            items = {}
+            for key, item in value.items():
+                name = key if isinstance(key, str) else canonical_text(_jsonable(key, depth + 1, seen))
+                items[name] = _jsonable(item, depth + 1, seen)
+            return items
+        if isinstance(value, (list, tuple)):
+            return [_jsonable(item, depth + 1, seen) for item in value]
+        if isinstance(value, Set):
+            parts = [_jsonable(item, depth + 1, seen) for item in value]
+            return sorted(parts, key=canonical_text)
+        fields = getattr(value, "__dict__", None)
+        shown = _jsonable(dict(fields), depth + 1, seen) if isinstance(fields, dict) else _safe_str(value)
+        return {"$type": f"{type(value).__module__}.{type(value).__qualname__}", "$value": shown}
+    finally:
+        seen.discard(marker)
+
+
+def _safe_str(value: Any) -> str:
+    try:
+        text = str(value)
+    except Exception:  # a hostile __str__ must not take the guard down
+        return "$unprintable"
+    # Default reprs carry memory addresses, which differ between processes.
+    return text.split(" at 0x")[0] if " at 0x" in text else text
+
+
+def args_digest(tool: str, canonical: str) -> bytes:
+    """Digest of (tool name, canonical argument text)."""
+    return digest_text(f"{tool}\x00{canonical}")
+
+
+def error_outcome(error: Any) -> bytes:
+    """Outcome of a failed call: `error:` + digest of the error text."""
+    return b"error:" + digest_text(_safe_str(error))
+
+
+def result_outcome(result: Any, drop: frozenset[str], keep: frozenset[str] | None) -> bytes:
+    """Digest of a result after dropping volatile fields (or keeping only some)."""
+    value = result
+    if isinstance(value, str) and value[:1] in ("{", "[") and (drop or keep):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            value = result
+    if keep is not None and isinstance(value, Mapping):
+        value = {k: v for k, v in value.items() if k in keep}
+    if drop and isinstance(value, (Mapping, list)):
+        value = _without(value, drop, 0)
+    return b"ok:" + digest_text(canonical_text(value))
+
+
+def _without(value: Any, drop: frozenset[str], depth: int) -> Any:
+    """A copy of `value` without the keys in `drop`, at every depth."""
+    if depth > _MAX_DEPTH:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _without(v, drop, depth + 1) for k, v in value.items() if k not in drop}
+    if isinstance(value, list):
+        return [_without(v, drop, depth + 1) for v in value]
+    return value

@@ -1,0 +1,99 @@
+"""The entry point: a loaded rules document, the detector registry and a session store.
+
+A `Guard` compiles one policy per agent (lazily, once) and hands out `Session`
+handles that share it. Loading goes through `rulesfile` (validation with
+positions) and `normalize` (per-agent merge and threshold repair), so a bad
+rules file fails here with a `RulesError` naming file, line and column.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from .decision import Decision
+from .history import SessionState
+from .policy import CompiledPolicy, compile_policy
+from .registry import Registry, load_registry
+from .session import Session
+from .store import MemoryStore, SessionStore
+
+
+class Guard:
+    """Shared by every session of a host process; thread-safe."""
+
+    def __init__(self, document: Mapping[str, Any], *, registry: Registry | None = None,
+                 store: SessionStore | None = None, source: str = "<mapping>") -> None:
+        """`document` is a merged, validated rules dict (see `rulesfile`)."""
+        self.document = document
+        self.source = source
+        self.registry = registry if registry is not None else load_registry()
+        self.store: SessionStore = store if store is not None else MemoryStore()
+        self._policies: dict[str | None, CompiledPolicy] = {}
+        self._lock = threading.Lock()
+        hook = self.registry.plugin_manager.hook.loopguard_on_decision
+        self._listeners = bool(hook.get_hookimpls())
+
+    # -- construction ------------------------------------------------------
+    @classmethod
+    def default(cls, **kwargs: Any) -> Guard:
+        """The bundled default rules (`builtin:default`)."""
+        from .rulesfile import load_rules_mapping
+
+        return cls(load_rules_mapping({"version": 1}, name="builtin:default").data,
+                   source="builtin:default", **kwargs)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> Guard:
+        """Rules from a YAML (or OpenClaw JSON5) file."""
+        from .rulesfile import load_rules_path
+
+        return cls(load_rules_path(path).data, source=os.fspath(path), **kwargs)
+
+    @classmethod
+    def from_yaml(cls, text: str, name: str = "<string>", **kwargs: Any) -> Guard:
+        """Rules from YAML text."""
+        from .rulesfile import load_rules_text
+
+        return cls(load_rules_text(text, name).data, source=name, **kwargs)
+
+    @classmethod
+    def from_dict(cls, mapping: Mapping[str, Any], **kwargs: Any) -> Guard:
+        """Rules from a mapping with the same keys as a rules file."""
+        from .rulesfile import load_rules_mapping
+
+        return cls(load_rules_mapping(dict(mapping)).data, **kwargs)
+
+    # -- sessions ----------------------------------------------------------
+    def policy(self, agent: str | None = None) -> CompiledPolicy:
+        """The compiled policy for an agent (its overrides merged and repaired)."""
+        policy = self._policies.get(agent)
+        if policy is None:
+            from .normalize import effective_config
+
+            with self._lock:
+                policy = self._policies.get(agent)
+                if policy is None:
+                    config, _repairs = effective_config(dict(self.document), agent)
+                    policy = compile_policy(config, self.registry)
+                    self._policies[agent] = policy
+        return policy
+
+    def session(self, session_id: str, agent: str | None = None) -> Session:
+        """A handle on one session; the same id (and agent) shares state."""
+        policy = self.policy(agent)
+        key = session_id if agent is None else f"{agent}\x00{session_id}"
+        state = self.store.get(key, lambda: SessionState(policy.history_size, policy.indexed))
+        return Session(self, session_id, agent, policy, state)
+
+    def _notify(self, session_id: str, decision: Decision) -> None:
+        """Hand non-allow decisions to `loopguard_on_decision` plugins (isolated)."""
+        if not self._listeners or decision.action == "allow":
+            return
+        try:
+            self.registry.plugin_manager.hook.loopguard_on_decision(
+                session_id=session_id, decision=decision)
+        except Exception:  # noqa: BLE001 — a listener must not break the host
+            pass

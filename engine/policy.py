@@ -1,0 +1,87 @@
+"""An effective rules dict compiled into what runs on every call.
+
+A `CompiledPolicy` is immutable and shared by every session of one agent: the
+ordered detector pipeline (gated by `loop_detection.enabled` and each
+detector's switch), the aggregator, outcome normalisation and the turn policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .aggregator import Aggregator
+from .detector import ALWAYS, ROLLING, UNLESS_DISABLED, Detector
+from .registry import Registry
+from .turns import TurnPolicy
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One detector in the pipeline with its compiled options."""
+
+    detector: Detector
+    cfg: Any
+    source: str
+
+
+@dataclass(frozen=True)
+class CompiledPolicy:
+    config: Mapping[str, Any]
+    stages: tuple[Stage, ...]
+    history_size: int
+    indexed: bool  # a rolling detector reads the per-signature index
+    aggregator: Aggregator
+    turn_policy: TurnPolicy
+    drop_fields: frozenset[str]
+    per_tool: Mapping[str, tuple[frozenset[str], frozenset[str] | None]]
+
+    def outcome_rules(self, tool: str) -> tuple[frozenset[str], frozenset[str] | None]:
+        """(fields to drop, fields to keep or None) for a tool's results."""
+        return self.per_tool.get(tool) or (self.drop_fields, None)
+
+
+def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
+    """SPEC §3 gating: the master switch first, then the detector's own switch."""
+    gating = getattr(detector, "gating", ALWAYS)
+    if gating == ROLLING and enabled is not True:
+        return False
+    if gating == UNLESS_DISABLED and enabled is False:
+        return False
+    return options.get("enabled", True) is not False
+
+
+def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPolicy:
+    """Build the pipeline for one effective (merged, repaired) rules dict."""
+    loop = config.get("loop_detection") or {}
+    enabled = loop.get("enabled")
+    options_by_id = config.get("detectors") or {}
+    order = list((config.get("aggregator") or {}).get("order") or ())
+    stages: list[Stage] = []
+    for entry in registry.entries:
+        options = options_by_id.get(entry.id) or {}
+        if not is_active(entry.detector, options, enabled):
+            continue
+        cfg = entry.detector.configure({k: v for k, v in options.items() if k != "enabled"}, config)
+        stages.append(Stage(entry.detector, cfg, entry.source))
+    rank = {name: i for i, name in enumerate(order)}
+    stages.sort(key=lambda s: rank.get(s.detector.id, len(rank)))
+    outcomes = config.get("outcomes") or {}
+    drop = frozenset(outcomes.get("drop_fields") or ())
+    per_tool: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {}
+    for tool, rule in (outcomes.get("tools") or {}).items():
+        rule = rule or {}
+        keep = rule.get("keep")
+        per_tool[tool] = (drop | frozenset(rule.get("drop") or ()),
+                          frozenset(keep) if keep is not None else None)
+    return CompiledPolicy(
+        config=config,
+        stages=tuple(stages),
+        history_size=max(1, int(loop.get("history_size", 30))),
+        indexed=any(getattr(s.detector, "gating", ALWAYS) == ROLLING for s in stages),
+        aggregator=Aggregator(config),
+        turn_policy=TurnPolicy.from_config(config),
+        drop_fields=drop,
+        per_tool=per_tool,
+    )
