@@ -1,0 +1,288 @@
+"""A complete agent turn: drive a model and its tools with every loopguard decision applied.
+
+`run_turn(model, tools, messages, session)` and `await arun_turn(...)` share one step
+generator (`_steps`), so the sync and async twins behave identically; they differ only in
+how they call the model and the tools. The runtime uses only the public Session API
+(begin_turn, before_call, after_call, finish_round, compacted, config).
+
+- `model(messages, tools_enabled=True)` returns an assistant message in OpenAI shape
+  (a bare string is read as its content). An exception from the model propagates.
+- `tools` maps names to callables taking the parsed argument dict. An exception becomes an
+  error result the model sees and a failure in the session's history. Arguments that are not
+  valid JSON (or not an object) are never passed to the tool: the model gets an error result.
+- `on_round(round, messages)` (optional) runs before every model call from round 2 on; if it
+  returns a list, that list becomes the model's context from then on (a compacted history)
+  and the runtime calls `session.compacted()`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .decision import Decision, Vote
+from .messages import render
+from .turns import content_text, strip_recall
+
+Message = dict[str, Any]
+Model = Callable[..., Union[Any, Awaitable[Any]]]
+OnRound = Callable[[int, list[Message]], Union[list[Message], None]]
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """One thing that happened in a turn: a decision, a retry, a stop or the finish."""
+
+    kind: str  # "decision" | "retry" | "stop" | "finish"
+    round: int
+    decision: Decision | None = None
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "round": self.round, "detail": self.detail,
+                "decision": self.decision.to_dict() if self.decision else None}
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """The final text, the turn's new messages (OpenAI shape) and its ordered events."""
+
+    text: str
+    messages: list[Message]
+    events: list[TurnEvent] = field(default_factory=list)
+    model_calls: int = 0
+    stopped: bool = False  # the round cap ended the turn
+
+
+@dataclass(frozen=True)
+class _AskModel:
+    messages: list[Message]
+    tools_enabled: bool
+
+
+@dataclass(frozen=True)
+class _RunTool:
+    tool: Callable[..., Any]
+    args: dict[str, Any]
+
+
+def _language_text(messages: Sequence[Any], config: Mapping[str, Any]) -> str:
+    recall = (config.get("turn") or {}).get("recall") or {}
+    for message in reversed(messages):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            text = strip_recall(content_text(message), recall.get("keep_tag", "current-user-message"),
+                                recall.get("drop_tag", "relevant-memories"))
+            if text.strip():
+                return text
+    return ""
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _status(status: str, **fields: Any) -> str:
+    return json.dumps({"status": status, **fields}, ensure_ascii=False)
+
+
+def _guard_result(decision: Decision, status: str) -> str:
+    top = decision.top
+    return _status(status, reason="tool-loop", detector=decision.detector,
+                   count=top.count if top else 0, message=decision.message or "")
+
+
+def _parse_args(raw: Any) -> tuple[Any, str | None]:
+    """(arguments, error): a dict on success, else the raw value and why it was refused."""
+    if isinstance(raw, Mapping):
+        return dict(raw), None
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError as exc:
+        return raw, f"invalid JSON arguments: {exc}"
+    if not isinstance(parsed, dict):
+        return raw, "tool arguments must be a JSON object"
+    return parsed, None
+
+
+def _assistant(reply: Any, rnd: int) -> Message:
+    """The model's reply as an assistant message; tool calls copied, each with an id."""
+    if isinstance(reply, str):
+        return {"role": "assistant", "content": reply}
+    if not isinstance(reply, Mapping):
+        return {"role": "assistant", "content": None}
+    message = dict(reply, role="assistant")
+    calls = message.pop("tool_calls", None)
+    if isinstance(calls, list) and calls:
+        message["tool_calls"] = [
+            dict(call, id=str(call.get("id") or f"call_{rnd}_{i}")) if isinstance(call, Mapping)
+            else {"id": f"call_{rnd}_{i}", "type": "function", "function": {}}
+            for i, call in enumerate(calls)
+        ]
+    return message
+
+
+def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message], session: Any,
+           run_id: str | None, on_round: OnRound | None) -> Generator[Any, Any, TurnResult]:
+    """The turn as a generator: yields _AskModel/_RunTool requests, returns the TurnResult."""
+    config = session.config
+    cap = int((config.get("turn") or {}).get("max_tool_rounds", 15))
+    lang_text = _language_text(messages, config)
+    session.begin_turn(list(messages))
+    context: list[Message] = list(messages)
+    new: list[Message] = []
+    skipped: list[int] = []  # ids of retry messages and the assistant texts they replaced
+    events: list[TurnEvent] = []
+    tools_closed = False
+
+    def add(message: Message) -> None:
+        new.append(message)
+        context.append(message)
+
+    for rnd in range(1, cap + 1):
+        if rnd > 1 and on_round is not None:
+            replacement = on_round(rnd, list(context))
+            if replacement is not None:
+                context = list(replacement)
+                session.compacted()
+        reply = yield _AskModel(list(context), not tools_closed)
+        assistant = _assistant(reply, rnd)
+        add(assistant)
+        calls = assistant.get("tool_calls", [])
+        if calls and not tools_closed:
+            broken = False
+            for call in calls:
+                fn = call.get("function")
+                fn = fn if isinstance(fn, Mapping) else {}
+                name = str(fn.get("name") or "")
+                if broken:
+                    text = render(config, "aborted", lang_text)
+                    add({"role": "tool", "tool_call_id": call["id"], "content": _status("aborted", message=text)})
+                    continue
+                content, broken, decisions = yield from _one_call(
+                    tools, session, name, fn.get("arguments"), call["id"], run_id)
+                events.extend(TurnEvent("decision", rnd, d, f"{d.action} {name}") for d in decisions)
+                add({"role": "tool", "tool_call_id": call["id"], "content": content})
+            tools_closed = tools_closed or broken
+            continue
+        for call in calls:  # tools were closed but the model asked anyway: answer, do not run
+            text = render(config, "tools_closed", lang_text)
+            add({"role": "tool", "tool_call_id": call["id"], "content": _status("aborted", message=text)})
+        outcome = session.finish_round(assistant.get("content"))
+        if outcome.action == "retry":
+            events.append(TurnEvent("retry", rnd, None, f"{outcome.problem}: {outcome.message}"))
+            retry = {"role": "user", "content": outcome.message}
+            add(retry)
+            skipped += [id(assistant), id(retry)]
+            tools_closed = False
+            continue
+        final = outcome.text or ""
+        if final != (assistant.get("content") or ""):
+            where = next(i for i, m in enumerate(new) if m is assistant)
+            new[where] = dict(assistant, content=final)
+        kept = [m for m in new if id(m) not in skipped]
+        detail = "exhausted" if outcome.exhausted else "ok"
+        events.append(TurnEvent("finish", rnd, None, detail))
+        return TurnResult(final, kept, events, rnd)
+    text = render(config, "round_cap", lang_text, rounds=cap)
+    vote = Vote("max_tool_rounds", "breaker", cap, "max_tool_rounds", text, code="round_cap")
+    stop = Decision("breaker", (vote,), text, detector="max_tool_rounds", run_id=run_id)
+    events.append(TurnEvent("stop", cap, stop, text))
+    new.append({"role": "assistant", "content": text})
+    return TurnResult(text, new, events, cap, stopped=True)
+
+
+def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, raw: Any,
+              call_id: str, run_id: str | None) -> Generator[Any, Any, tuple[str, bool, list[Decision]]]:
+    """One tool call through the guard: (content for the model, breaker tripped, decisions)."""
+    args, problem = _parse_args(raw)
+    decision = session.before_call(name, args, call_id=call_id, run_id=run_id)
+    if decision.action == "breaker":
+        return _guard_result(decision, "error"), True, [decision]
+    if decision.action == "critical":
+        return _guard_result(decision, "blocked"), False, [decision]
+    result: Any = None
+    error = problem
+    if error is None and name not in tools:
+        error = f"unknown tool: {name}" if name else "tool call without a function name"
+    if error is None:
+        ok, result = yield _RunTool(tools[name], args)
+        if not ok:
+            error, result = result, None
+    after = session.after_call(name, args, result=result, error=error, call_id=call_id, run_id=run_id)
+    content = _status("error", error=error) if error is not None else _as_text(result)
+    notes = [d.message for d in (decision, after)
+             if d.message and (d.action == "breaker" or (d.action == "warn" and d.notify))]
+    if notes:
+        content = "\n\n".join([content, *notes])
+    decisions = [decision] + ([after] if after.action != "allow" else [])
+    return content, after.action == "breaker", decisions
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def run_turn(model: Model, tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
+             session: Any, *, run_id: str | None = None, on_round: OnRound | None = None) -> TurnResult:
+    """Run one user turn to its end (see the module docstring)."""
+    steps = _steps(tools, messages, session, run_id, on_round)
+    answer: Any = None
+    while True:
+        try:
+            request = steps.send(answer)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        if isinstance(request, _AskModel):
+            answer = model(request.messages, tools_enabled=request.tools_enabled)
+            if inspect.isawaitable(answer):
+                _discard(answer)
+                raise TypeError("the model returned an awaitable: use arun_turn for async models")
+            continue
+        try:
+            answer = (True, request.tool(request.args))
+        except Exception as exc:  # noqa: BLE001 — a failing tool is reported to the model
+            answer = (False, _error_text(exc))
+        if inspect.isawaitable(answer[1]):
+            _discard(answer[1])
+            answer = (False, "async tool called from run_turn: use arun_turn")
+
+
+async def arun_turn(model: Model, tools: Mapping[str, Callable[..., Any]],
+                    messages: Sequence[Message], session: Any, *, run_id: str | None = None,
+                    on_round: OnRound | None = None) -> TurnResult:
+    """The async twin of run_turn; model and tools may be sync or async callables."""
+    steps = _steps(tools, messages, session, run_id, on_round)
+    answer: Any = None
+    while True:
+        try:
+            request = steps.send(answer)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        if isinstance(request, _AskModel):
+            answer = model(request.messages, tools_enabled=request.tools_enabled)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            continue
+        try:
+            value = request.tool(request.args)
+            if inspect.isawaitable(value):
+                value = await value
+            answer = (True, value)
+        except Exception as exc:  # noqa: BLE001 — a failing tool is reported to the model
+            answer = (False, _error_text(exc))
+
+
+def _discard(awaitable: Any) -> None:
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        close()

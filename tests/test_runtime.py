@@ -1,0 +1,197 @@
+"""run_turn / arun_turn against the real Guard, with a scripted fake model.
+
+Every test runs twice: through `run_turn` and through `arun_turn` with an async model and
+async tools, so the twins are held to the same behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fakes import AsyncScriptedModel, Portfolio, ScriptedModel, calls, say
+
+import loopguard
+from loopguard.messages import render
+from loopguard.runtime import TurnResult, arun_turn, run_turn
+
+Driver = Callable[..., tuple[TurnResult, ScriptedModel]]
+
+
+def _asyncify(tools: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        async def tool(args: dict[str, Any]) -> Any:
+            await asyncio.sleep(0)
+            return fn(args)
+        return tool
+    return {name: wrap(fn) for name, fn in tools.items()}
+
+
+@pytest.fixture(params=["sync", "async"])
+def drive(request: pytest.FixtureRequest) -> Driver:
+    """drive(rounds, tools, messages, session=None, **kw) -> (result, model)."""
+
+    def run(rounds: list[Any], tools: dict[str, Any], messages: list[dict[str, Any]],
+            session: Any = None, repeat_last: bool = False, **kw: Any) -> tuple[TurnResult, ScriptedModel]:
+        session = session or loopguard.Guard.default().session("s1")
+        if request.param == "sync":
+            model = ScriptedModel(rounds, repeat_last)
+            return run_turn(model, tools, messages, session, **kw), model
+        amodel = AsyncScriptedModel(rounds, repeat_last)
+        return asyncio.run(arun_turn(amodel, _asyncify(tools), messages, session, **kw)), amodel
+
+    return run
+
+
+def user(text: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": text}]
+
+
+def tool_messages(result: TurnResult) -> list[dict[str, Any]]:
+    return [m for m in result.messages if m["role"] == "tool"]
+
+
+def assert_every_id_answered(result: TurnResult) -> None:
+    asked = [c["id"] for m in result.messages if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+    answered = [m["tool_call_id"] for m in tool_messages(result)]
+    assert sorted(asked) == sorted(answered)
+
+
+def payload(message: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(message["content"].split("\n\n")[0])
+
+
+def test_plan_only_then_retry_then_tool_then_answer(drive: Driver) -> None:
+    portfolio = Portfolio()
+    result, model = drive([say("计划：1. 先读取持仓 2. 再分析"),
+                           calls(("portfolio", {"mode": "diagnose"})),
+                           say("你的持仓很健康")],
+                          {"portfolio": portfolio}, user("帮我看看持仓"))
+    assert model.calls == 3
+    assert portfolio.calls == [{"mode": "diagnose"}]
+    assert result.text == "你的持仓很健康"
+    assert [m["role"] for m in result.messages] == ["assistant", "tool", "assistant"]
+    retry_seen = model.requests[1][0][-1]
+    assert retry_seen["role"] == "user" and 'portfolio(mode="diagnose")' in retry_seen["content"]
+    assert [e.kind for e in result.events] == ["retry", "decision", "finish"]
+
+
+def test_three_text_answers_end_with_the_warning(drive: Driver) -> None:
+    result, model = drive([say("持仓不错"), say("真的不错"), say("非常不错")], {}, user("帮我看看持仓"))
+    assert model.calls == 3
+    session_config = loopguard.Guard.default().session("x").config
+    warning = render(session_config, "exhausted", "中", tool="portfolio", retries=2)
+    assert result.text.startswith(warning) and result.text.endswith("非常不错")
+    assert result.messages == [{"role": "assistant", "content": result.text}]
+    assert result.events[-1].detail == "exhausted"
+
+
+def test_a_question_needing_no_tool_takes_one_model_call(drive: Driver) -> None:
+    result, model = drive([say("晴天")], {}, user("今天天气怎么样"))
+    assert (model.calls, result.text, result.model_calls) == (1, "晴天", 1)
+
+
+def test_the_same_call_three_rounds_in_a_row_gets_one_doom_loop_error(drive: Driver) -> None:
+    search = calls(("search", {"q": "海德股份"}))
+    ran: list[Any] = []
+    result, model = drive([search, search, search, say("查不到更多了")],
+                          {"search": lambda a: ran.append(a) or {"hits": 0}}, user("查一下海德股份"))
+    errors = [payload(m) for m in tool_messages(result) if payload(m).get("status") == "error"]
+    assert len(errors) == 1 and errors[0]["detector"] == "doom_loop_exact"
+    assert errors[0]["reason"] == "tool-loop" and errors[0]["count"] == 3
+    assert len(ran) == 2
+    assert model.requests[3][1] is False  # tools closed after the breaker
+    assert result.text == "查不到更多了"
+    assert_every_id_answered(result)
+
+
+def test_a_breaker_in_a_round_with_several_calls_answers_all_of_them(drive: Driver) -> None:
+    ran: list[Any] = []
+    tools = {"search": lambda a: ran.append(a) or "ok"}
+    search = ("search", {"q": "x"})
+    result, _ = drive([calls(search), calls(search),
+                       calls(search, ("search", {"q": "y"}), ("search", {"q": "z"})), say("好")],
+                      tools, user("搜索 x"))
+    statuses = [payload(m)["status"] if m["content"].startswith("{") else "ok" for m in tool_messages(result)]
+    assert statuses == ["ok", "ok", "error", "aborted", "aborted"]
+    assert len(ran) == 2
+    assert_every_id_answered(result)
+
+
+def test_the_round_cap_stops_the_turn(drive: Driver) -> None:
+    session = loopguard.Guard.default().session("cap")
+    cap = session.config["turn"]["max_tool_rounds"]
+    distinct = lambda messages, _tools: calls(("search", {"q": f"page {len(messages)}"}))  # noqa: E731
+    result, model = drive([distinct], {"search": lambda a: {"page": a["q"]}}, user("search everything"),
+                          session=session, repeat_last=True)
+    assert model.calls == cap and result.stopped
+    stop = result.events[-1]
+    assert stop.kind == "stop" and stop.decision is not None and stop.decision.action == "breaker"
+    assert result.text == render(session.config, "round_cap", "en", rounds=cap)
+    assert result.messages[-1] == {"role": "assistant", "content": result.text}
+    assert_every_id_answered(result)
+
+
+def test_a_raising_tool_reaches_the_model_as_an_error_and_is_a_failure(drive: Driver) -> None:
+    def broken(args: dict[str, Any]) -> Any:
+        raise RuntimeError("quote service down")
+
+    session = loopguard.Guard.default().session("err")
+    result, model = drive([calls(("quote", {"code": "600000"})), say("报价服务暂时不可用")],
+                          {"quote": broken}, user("查一下 600000 的报价"), session=session)
+    error = payload(tool_messages(result)[0])
+    assert error == {"status": "error", "error": "RuntimeError: quote service down"}
+    assert model.requests[1][0][-1]["content"] == tool_messages(result)[0]["content"]
+    assert session.history()[-1].to_dict()["outcome"].startswith("error")
+
+
+def test_invalid_json_arguments_give_an_error_result_and_do_not_run(drive: Driver) -> None:
+    ran: list[Any] = []
+    result, _ = drive([calls(("search", "{not json")), calls(("search", "[1, 2]")), say("好")],
+                      {"search": ran.append}, user("搜索"))
+    results = [payload(m) for m in tool_messages(result)]
+    assert [r["status"] for r in results] == ["error", "error"]
+    assert "invalid JSON" in results[0]["error"] and "JSON object" in results[1]["error"]
+    assert ran == []
+
+
+def test_an_unknown_tool_is_an_error_result(drive: Driver) -> None:
+    result, _ = drive([calls(("nope", {})), say("好")], {}, user("hi"))
+    assert payload(tool_messages(result)[0]) == {"status": "error", "error": "unknown tool: nope"}
+
+
+def test_a_retry_after_a_breaker_reopens_the_tools(drive: Driver) -> None:
+    portfolio = Portfolio()
+    loop = calls(("search", {"q": "持仓"}))
+    result, model = drive([loop, loop, loop, say("没查到"), calls(("portfolio", {"mode": "diagnose"})),
+                           say("诊断完成")], {"search": lambda a: "none", "portfolio": portfolio},
+                          user("帮我看看持仓"))
+    assert [enabled for _, enabled in model.requests] == [True, True, True, False, True, True]
+    assert portfolio.calls == [{"mode": "diagnose"}]
+    assert result.text == "诊断完成"
+    assert not [m for m in result.messages if m["role"] == "user"]
+    assert_every_id_answered(result)
+
+
+def test_on_round_can_replace_the_context_and_reports_compaction(drive: Driver) -> None:
+    seen: list[int] = []
+
+    def compact(rnd: int, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        seen.append(rnd)
+        return [{"role": "system", "content": "summary"}, *messages[-2:]] if rnd == 2 else None
+
+    result, model = drive([calls(("search", {"q": 1})), say("done")], {"search": lambda a: "r"},
+                          user("search"), on_round=compact)
+    assert seen == [2]
+    assert model.requests[1][0][0] == {"role": "system", "content": "summary"}
+    assert len(result.messages) == 3
+
+
+def test_events_are_renderable(drive: Driver) -> None:
+    result, _ = drive([calls(("search", {"q": 1})), say("done")], {"search": lambda a: "r"}, user("hi"))
+    kinds = [e.to_dict()["kind"] for e in result.events]
+    assert kinds == ["decision", "finish"]
+    assert result.events[0].to_dict()["decision"]["action"] == "allow"
