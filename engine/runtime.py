@@ -170,7 +170,7 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
                     continue
                 content, broken, decisions = yield from _one_call(
                     tools, session, name, fn.get("arguments"), call["id"], run_id)
-                events.extend(TurnEvent("decision", rnd, d, f"{d.action} {name}") for d in decisions)
+                events.extend(TurnEvent("decision", rnd, d, _describe(d, name)) for d in decisions)
                 add({"role": "tool", "tool_call_id": call["id"], "content": content})
             tools_closed = tools_closed or broken
             continue
@@ -226,6 +226,13 @@ def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, 
         content = "\n\n".join([content, *notes])
     decisions = [decision] + ([after] if after.action != "allow" else [])
     return content, after.action == "breaker", decisions
+
+
+def _describe(decision: Decision, name: str) -> str:
+    detail = f"{decision.action} {name}"
+    if decision.detector:
+        detail += f" [{decision.detector}]"
+    return detail + (" after the call" if decision.phase == "after" else "")
 
 
 def _error_text(exc: BaseException) -> str:

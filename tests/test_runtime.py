@@ -195,3 +195,39 @@ def test_events_are_renderable(drive: Driver) -> None:
     kinds = [e.to_dict()["kind"] for e in result.events]
     assert kinds == ["decision", "finish"]
     assert result.events[0].to_dict()["decision"]["action"] == "allow"
+
+
+def test_a_warning_note_is_appended_to_the_result_the_model_sees(drive: Driver) -> None:
+    guard = loopguard.Guard.from_dict({"extends": ["builtin:default"],
+                                       "loop_detection": {"enabled": True, "warning_threshold": 2}})
+    poll = calls(("check_background_tasks", {}))
+    result, _ = drive([poll, poll, poll, say("still running")],
+                      {"check_background_tasks": lambda a: {"running": 1}}, user("wait for it"),
+                      session=guard.session("warn"))
+    contents = [m["content"] for m in tool_messages(result)]
+    warned = [e.decision for e in result.events if e.decision and e.decision.action == "warn"]
+    assert len(warned) == 1 and warned[0].notify and warned[0].message
+    assert contents[:2] == ['{"running": 1}'] * 2
+    assert contents[2] == '{"running": 1}\n\n' + warned[0].message
+
+
+def test_a_breaker_from_after_call_closes_the_tools(drive: Driver) -> None:
+    poll = calls(("check_background_tasks", {}))  # exempt from doom loops, so only the
+    compacted_at: list[int] = []  # post-compaction guard can stop it
+
+    def compact(rnd: int, messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        if rnd == 2:
+            compacted_at.append(rnd)
+            return list(messages)
+        return None
+
+    result, model = drive([poll, poll, poll, poll, say("the task is stuck")],
+                          {"check_background_tasks": lambda a: {"running": 1}}, user("wait for it"),
+                          on_round=compact)
+    breaker = [e.decision for e in result.events if e.decision and e.decision.action == "breaker"]
+    assert len(breaker) == 1 and breaker[0].phase == "after"
+    assert breaker[0].detector == "post_compaction_guard"
+    assert [enabled for _, enabled in model.requests] == [True, True, True, True, False]
+    last_result = tool_messages(result)[-1]["content"]
+    assert last_result.startswith('{"running": 1}') and last_result.endswith(breaker[0].message)
+    assert_every_id_answered(result)
