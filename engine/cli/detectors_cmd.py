@@ -1,0 +1,139 @@
+"""`loopguard detectors`: every registered detector and every plugin fault.
+
+Detectors are listed in discovery order (built-ins first, then third-party
+plugins sorted by distribution and entry name) with their source
+`distribution[entry]`, default level(s), gating and options. An option's
+default comes from the bundled default rules (`detectors.<id>`) when they set
+it, else from the detector's own `defaults` (how plugins carry theirs).
+
+Exit codes: 0 (plugin faults are reported, not fatal); 1 with `--strict`
+when there is at least one fault.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from ..registry import PluginFault, Registered, load_registry
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "detectors", help="list registered detectors and plugin faults",
+        description="List every registered detector (built-in and plugin) and every plugin fault.",
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="output format (default: text)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a plugin has a fault")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    registry = load_registry()
+    bundled = _bundled_detector_options()
+    listed = [describe(entry, bundled.get(entry.id) or {}) for entry in registry.entries]
+    faults = [_fault_dict(fault) for fault in registry.faults]
+    if args.format == "json":
+        print(json.dumps({"detectors": listed, "faults": faults}, indent=2, ensure_ascii=False))
+    else:
+        print(format_text(listed, faults))
+    return 1 if args.strict and faults else 0
+
+
+def describe(entry: Registered, bundled: dict[str, Any]) -> dict[str, Any]:
+    """One detector as a plain dict (the JSON shape; the text output is made from it)."""
+    detector = entry.detector
+    distribution, _, name = entry.source.partition("[")
+    properties = (entry.options_schema or {}).get("properties") or {}
+    own_defaults = getattr(detector, "defaults", None) or {}
+    options: dict[str, Any] = {}
+    for option, schema in properties.items():
+        described: dict[str, Any] = {"schema": schema}
+        if option in bundled:
+            described["default"] = bundled[option]
+        elif option in own_defaults:
+            described["default"] = own_defaults[option]
+        options[option] = described
+    return {
+        "id": entry.id,
+        "source": entry.source,
+        "distribution": distribution,
+        "entry": name.rstrip("]"),
+        "builtin": entry.builtin,
+        "levels": list(entry.levels),
+        "gating": getattr(detector, "gating", "always"),
+        "options": options,
+    }
+
+
+def format_text(listed: list[dict[str, Any]], faults: list[dict[str, str]]) -> str:
+    """The human listing: one block per detector, then the faults and a summary line."""
+    lines: list[str] = []
+    for item in listed:
+        kind = "built-in" if item["builtin"] else "plugin"
+        lines.append(f"{item['id']}  ({kind}: {item['source']})")
+        lines.append(f"  levels: {', '.join(item['levels']) or '-'}; gating: {item['gating']}")
+        if not item["options"]:
+            lines.append("  options: none")
+            continue
+        lines.append("  options:")
+        rows = [(name, summarize(option["schema"]),
+                 f"default {_show(option['default'])}" if "default" in option else "")
+                for name, option in item["options"].items()]
+        width = max(len(row[0]) for row in rows)
+        kinds = max(len(row[1]) for row in rows)
+        for name, kind, default in rows:
+            lines.append(f"    {name.ljust(width)}  {kind.ljust(kinds)}  {default}".rstrip())
+    if faults:
+        lines.append("faults:")
+        lines.extend(f"  {f['source']}: {f['stage']} failed: {f['message']}" for f in faults)
+    plugins = sum(1 for item in listed if not item["builtin"])
+    lines.append(f"{len(listed)} detectors ({len(listed) - plugins} built-in, {plugins} plugin), "
+                 f"{len(faults)} fault{'' if len(faults) == 1 else 's'}")
+    return "\n".join(lines)
+
+
+def summarize(schema: Any) -> str:
+    """A one-line reading of an option's JSON Schema: type, range or choices."""
+    if not isinstance(schema, dict):
+        return "any"
+    if "enum" in schema:
+        return " | ".join(_show(value) for value in schema["enum"])
+    kind = schema.get("type", "any")
+    text = " or ".join(kind) if isinstance(kind, list) else str(kind)
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        text = f"list of {summarize(schema['items'])}"
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is not None and high is not None:
+        text += f" {_show(low)}..{_show(high)}"
+    elif low is not None:
+        text += f" >= {_show(low)}"
+    elif high is not None:
+        text += f" <= {_show(high)}"
+    return text
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _fault_dict(fault: PluginFault) -> dict[str, str]:
+    return {"source": fault.source, "stage": fault.stage, "message": fault.message}
+
+
+def _bundled_detector_options() -> dict[str, dict[str, Any]]:
+    """`detectors.<id>` of the bundled default rules (empty if they cannot be read)."""
+    try:
+        text = resources.files("loopguard.rules").joinpath("default.yaml").read_text("utf-8")
+        document = yaml.safe_load(text)
+    except (OSError, yaml.YAMLError, ModuleNotFoundError):
+        return {}
+    block = document.get("detectors") if isinstance(document, dict) else None
+    if not isinstance(block, dict):
+        return {}
+    return {key: value for key, value in block.items() if isinstance(value, dict)}
