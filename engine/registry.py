@@ -131,6 +131,12 @@ def build_registry() -> Registry:
         except Exception as exc:  # a broken plugin never takes the host down
             faults.append(PluginFault(source, "import", f"{type(exc).__name__}: {exc}"))
             continue
+        try:  # a misspelt hook name is this plugin's fault, not everyone's
+            pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            pm.unregister(plugin)
+            faults.append(PluginFault(source, "register", str(exc)))
+            continue
         try:
             impl = getattr(plugin, "loopguard_register_detectors", None)
             detectors = list(impl() or []) if impl is not None else []
