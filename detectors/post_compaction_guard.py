@@ -2,7 +2,7 @@
 
 Runs unless `loop_detection.enabled` is explicitly false (also when the
 rolling detectors are off). `session.compacted()` arms it and clears its
-window; the next `window_size` (3) completed calls are observed as
+window; the next `window_size` (3) completed calls (in this turn or later ones) are observed as
 (tool, arguments, result) triples, then it disarms whatever happened.
 
 - breaker with code `compaction_loop_persisted` when the same triple fills
@@ -39,9 +39,6 @@ class PostCompactionGuard(Detector):
 
     def compacted(self, state: SessionState, cfg: Any) -> None:
         state.scratch[self.id] = []  # armed, with an empty window
-
-    def new_turn(self, state: SessionState, cfg: Any) -> None:
-        return None  # a compaction retry spans turns; only the window size disarms
 
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         window = state.scratch.get(self.id)

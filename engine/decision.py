@@ -1,21 +1,21 @@
 """The one decision record used everywhere: API, runtime, CLI text and JSON, tests.
 
 A `Vote` is one detector's opinion of one tool call; a `Decision` is what the
-aggregator made of all the votes for that call.
+aggregator made of all the votes for that call. Both are immutable named
+tuples: one is built on every tool call, and a frozen dataclass costs about
+five times as much to create.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 ACTIONS = ("allow", "warn", "critical", "breaker")
 LEVELS = ("warn", "critical", "breaker")
 RANK = {"allow": 0, "warn": 1, "critical": 2, "breaker": 3}
 
 
-@dataclass(frozen=True, slots=True)
-class Vote:
+class Vote(NamedTuple):
     """One detector's vote: level, how many matching calls, a stable key, why."""
 
     detector: str
@@ -38,8 +38,7 @@ class Vote:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """What to do with one tool call, and every vote that led there."""
 
     action: str  # "allow" | "warn" | "critical" | "breaker"
@@ -54,7 +53,7 @@ class Decision:
     detector: str | None = None  # id of the deciding vote's detector
     escalated: bool = False  # a critical turned into a breaker by an escalation rule
     notify: bool = False  # on warn: whether the note is shown (warnings are de-duplicated)
-    faults: tuple[str, ...] = field(default=())  # plugins that failed while checking this call
+    faults: tuple[str, ...] = ()  # plugins that failed while checking this call
 
     @property
     def blocked(self) -> bool:

@@ -26,10 +26,29 @@ class Stage:
     source: str
 
 
+Hook = tuple[Any, Any, Stage]  # (bound method, compiled options, stage)
+
+
+def _hooks(stages: list[Stage], name: str) -> tuple[Hook, ...]:
+    """Bound `name` methods of the stages that implement it (base no-ops are skipped)."""
+    found = []
+    for stage in stages:
+        method = getattr(stage.detector, name, None)
+        if method is None or getattr(type(stage.detector), name, None) is getattr(Detector, name):
+            continue
+        found.append((method, stage.cfg, stage))
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class CompiledPolicy:
     config: Mapping[str, Any]
     stages: tuple[Stage, ...]
+    checks: tuple[Hook, ...]
+    records: tuple[Hook, ...]
+    afters: tuple[Hook, ...]
+    turn_hooks: tuple[Hook, ...]
+    compaction_hooks: tuple[Hook, ...]
     history_size: int
     indexed: bool  # a rolling detector reads the per-signature index
     aggregator: Aggregator
@@ -78,6 +97,11 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
     return CompiledPolicy(
         config=config,
         stages=tuple(stages),
+        checks=_hooks(stages, "check"),
+        records=_hooks(stages, "record"),
+        afters=_hooks(stages, "after"),
+        turn_hooks=_hooks(stages, "new_turn"),
+        compaction_hooks=_hooks(stages, "compacted"),
         history_size=max(1, int(loop.get("history_size", 30))),
         indexed=any(getattr(s.detector, "gating", ALWAYS) == ROLLING for s in stages),
         aggregator=Aggregator(config),

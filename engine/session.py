@@ -57,8 +57,11 @@ class Session:
                 state.turn_state = policy.turn_policy.new_state()
             expectation = policy.turn_policy.begin_turn(state.turn_state, messages)
             state.lang = texts.language(policy.config, state.turn_state.user_text)
-            for stage in policy.stages:
-                self._guarded(stage, "new_turn", None)
+            for hook, cfg, stage in policy.turn_hooks:
+                try:
+                    hook(state, cfg)
+                except Exception as exc:  # noqa: BLE001
+                    self._fault(stage, exc, None)
             return expectation
 
     def finish_round(self, text: str | None) -> RoundOutcome:
@@ -78,90 +81,106 @@ class Session:
         return None if ts is None else ts.expectation
 
     # -- calls -------------------------------------------------------------
-    def _call(self, tool: Any, args: Any, call_id: Any, run_id: Any, seq: int) -> Call:
-        name = tool if isinstance(tool, str) else str(tool)
-        parsed = parse_args(args)
-        canonical = canonical_text(parsed)
-        return Call(name, parsed, canonical, args_digest(name, canonical), seq,
-                    self._state.turn, None if run_id is None else str(run_id),
-                    None if call_id is None else str(call_id))
-
     def before_call(self, tool: Any, args: Any = None, call_id: Any = None,
                     run_id: Any = None) -> Decision:
         """Decide whether a tool call may run; records it in the history."""
         state, policy = self._state, self._policy
+        name = tool if isinstance(tool, str) else str(tool)
+        parsed = parse_args(args)
+        canonical = canonical_text(parsed)
+        digest = args_digest(name, canonical)
         with state.lock:
             state.seq += 1
             state.last_used = time.monotonic()
-            call = self._call(tool, args, call_id, run_id, state.seq)
+            call = Call(name, parsed, canonical, digest, state.seq, state.turn,
+                        None if run_id is None else str(run_id),
+                        None if call_id is None else str(call_id))
             votes: list[Vote] = []
             faults: list[str] = []
-            for stage in policy.stages:
-                vote = self._guarded(stage, "check", call, faults)
+            for check, cfg, stage in policy.checks:
+                try:
+                    vote = check(call, state, cfg)
+                except Exception as exc:  # noqa: BLE001 — a plugin must never take the host down
+                    vote = self._fault(stage, exc, faults)
                 if vote is not None:
                     votes.append(vote)
-            for stage in policy.stages:
-                self._guarded(stage, "record", call, faults)
+            for record, cfg, stage in policy.records:
+                try:
+                    record(call, state, cfg)
+                except Exception as exc:  # noqa: BLE001
+                    self._fault(stage, exc, faults)
             decision = policy.aggregator.decide(call, votes, faults, state, "before")
-            entry = HistoryEntry(call.seq, call.tool, call.digest, call.run_id, call.turn, call.call_id)
-            if decision.blocked:
+            entry = HistoryEntry(call.seq, name, digest, call.run_id, call.turn, call.call_id)
+            if decision.action != "allow" and decision.action != "warn":
                 entry.outcome = VETO
             append(state, entry, policy.history_size)
             self._open(entry)
             if decision.action == "breaker":
-                state.tools_closed = True
-                if state.turn_state is not None:
-                    policy.turn_policy.note_breaker(state.turn_state)
+                self._close_tools()
             elif state.turn_state is not None:
-                policy.turn_policy.observe_call(state.turn_state, call.tool, call.args,
-                                                not decision.blocked)
-        self.guard._notify(self.id, decision)
+                policy.turn_policy.observe_call(state.turn_state, name, parsed,
+                                                decision.action != "critical")
+        if decision.action != "allow":
+            self.guard._notify(self.id, decision)
         return decision
 
     def after_call(self, tool: Any, args: Any = None, result: Any = None, error: Any = None,
                    call_id: Any = None, run_id: Any = None) -> Decision:
-        """Record a call's result (or error); post-call detectors may trip a breaker."""
+        """Record a call's result (or error); post-call detectors may trip a breaker.
+
+        The call is matched to its `before_call` by `call_id`, or without one by
+        tool name (oldest unanswered first); an unmatched call is recorded now.
+        """
         state, policy = self._state, self._policy
+        name = tool if isinstance(tool, str) else str(tool)
+        cid = None if call_id is None else str(call_id)
+        if error is not None:
+            outcome = error_outcome(error)
+        else:
+            drop, keep = policy.outcome_rules(name)
+            outcome = result_outcome(result, drop, keep)
         with state.lock:
             state.last_used = time.monotonic()
-            call = self._call(tool, args, call_id, run_id, 0)
-            entry = self._close(call)
+            entry = self._close(cid if cid is not None else name)
             if entry is None:  # after_call without before_call: record it now
+                parsed = parse_args(args)
                 state.seq += 1
-                entry = HistoryEntry(state.seq, call.tool, call.digest, call.run_id, call.turn,
-                                     call.call_id)
+                entry = HistoryEntry(state.seq, name, args_digest(name, canonical_text(parsed)),
+                                     None if run_id is None else str(run_id), state.turn, cid)
                 append(state, entry, policy.history_size)
-            call.seq = entry.seq
+            call = Call(name, None, "", entry.digest, entry.seq, entry.turn, entry.run_id,
+                        entry.call_id)
             if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
                 return policy.aggregator.decide(call, (), (), state, "after")
+            entry.outcome = call.outcome = outcome
             if error is not None:
-                entry.outcome = error_outcome(error)
-                call.error = error if isinstance(error, str) else repr(error)
-            else:
-                drop, keep = policy.outcome_rules(call.tool)
-                entry.outcome = result_outcome(result, drop, keep)
-            call.outcome = entry.outcome
+                call.error = error if isinstance(error, str) else _text(error)
             votes: list[Vote] = []
             faults: list[str] = []
-            for stage in policy.stages:
-                vote = self._guarded(stage, "after", call, faults)
+            for after, cfg, stage in policy.afters:
+                try:
+                    vote = after(call, state, cfg)
+                except Exception as exc:  # noqa: BLE001
+                    vote = self._fault(stage, exc, faults)
                 if vote is not None:
                     votes.append(vote)
             entry.unknown = call.unknown
             decision = policy.aggregator.decide(call, votes, faults, state, "after")
             if decision.action == "breaker":
-                state.tools_closed = True
-                if state.turn_state is not None:
-                    policy.turn_policy.note_breaker(state.turn_state)
-        self.guard._notify(self.id, decision)
+                self._close_tools()
+        if decision.action != "allow":
+            self.guard._notify(self.id, decision)
         return decision
 
     def compacted(self) -> None:
         """The host compacted the context and is retrying: arms the post-compaction guard."""
         state = self._state
         with state.lock:
-            for stage in self._policy.stages:
-                self._guarded(stage, "compacted", None)
+            for hook, cfg, stage in self._policy.compaction_hooks:
+                try:
+                    hook(state, cfg)
+                except Exception as exc:  # noqa: BLE001
+                    self._fault(stage, exc, None)
 
     def history(self) -> list[HistoryEntry]:
         """A snapshot of the recorded calls, oldest first."""
@@ -174,33 +193,39 @@ class Session:
         return self._state.tools_closed
 
     # -- internals ---------------------------------------------------------
-    def _guarded(self, stage: Any, hook: str, call: Call | None,
-                 faults: list[str] | None = None) -> Any:
-        """Run one detector hook; a detector that raises is isolated and reported."""
-        try:
-            method = getattr(stage.detector, hook)
-            if call is None:
-                return method(self._state, stage.cfg)
-            return method(call, self._state, stage.cfg)
-        except Exception as exc:  # noqa: BLE001 — a plugin must never take the host down
-            error = f"{type(exc).__name__}: {exc}"
-            if faults is not None:
-                faults.append(f"{stage.source}: {error}")
-                return self._policy.aggregator.fault_vote(stage.detector.id, stage.source, error)
+    def _fault(self, stage: Any, exc: Exception, faults: list[str] | None) -> Vote | None:
+        """Record a detector that raised; with `fail_mode: closed` it votes critical."""
+        error = f"{type(exc).__name__}: {exc}"
+        if faults is None:
             return None
+        faults.append(f"{stage.source}: {error}")
+        return self._policy.aggregator.fault_vote(stage.detector.id, stage.source, error)
+
+    def _close_tools(self) -> None:
+        """A breaker: tools are closed for the rest of the turn."""
+        state = self._state
+        state.tools_closed = True
+        if state.turn_state is not None:
+            self._policy.turn_policy.note_breaker(state.turn_state)
 
     def _open(self, entry: HistoryEntry) -> None:
-        opened = self._state.scratch.setdefault("_open", {})
-        key = entry.call_id if entry.call_id is not None else entry.digest
-        opened.setdefault(key, []).append(entry)
-        if len(opened) > _MAX_OPEN:
-            del opened[next(iter(opened))]
+        """Remember a call until its after_call (by call id, else by tool name)."""
+        opened = self._state.scratch.get("_open")
+        if opened is None:
+            opened = self._state.scratch["_open"] = {}
+        key = entry.call_id if entry.call_id is not None else entry.tool
+        waiting = opened.get(key)
+        if waiting is None:
+            opened[key] = [entry]
+            if len(opened) > _MAX_OPEN:  # never answered: forget the oldest
+                del opened[next(iter(opened))]
+        else:
+            waiting.append(entry)
 
-    def _close(self, call: Call) -> HistoryEntry | None:
+    def _close(self, key: str) -> HistoryEntry | None:
         opened = self._state.scratch.get("_open")
         if not opened:
             return None
-        key = call.call_id if call.call_id is not None else call.digest
         waiting = opened.get(key)
         if not waiting:
             return None
@@ -208,3 +233,10 @@ class Session:
         if not waiting:
             del opened[key]
         return entry
+
+
+def _text(error: Any) -> str:
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001 — a hostile __str__ must not break the guard
+        return type(error).__name__
