@@ -140,7 +140,7 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
     session.begin_turn(list(messages))
     context: list[Message] = list(messages)
     new: list[Message] = []
-    skipped: list[int] = []  # ids of retry messages and the assistant texts they replaced
+    skipped: list[int] = []  # ids of retry messages and the rounds they replaced
     events: list[TurnEvent] = []
     tools_closed = False
 
@@ -156,6 +156,7 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
                 session.compacted()
         reply = yield _AskModel(list(context), not tools_closed)
         assistant = _assistant(reply, rnd)
+        round_start = len(new)
         add(assistant)
         calls = assistant.get("tool_calls", [])
         if calls and not tools_closed:
@@ -182,7 +183,7 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
             events.append(TurnEvent("retry", rnd, None, f"{outcome.problem}: {outcome.message}"))
             retry = {"role": "user", "content": outcome.message}
             add(retry)
-            skipped += [id(assistant), id(retry)]
+            skipped += [id(m) for m in new[round_start:]]  # the answer (and any tool replies)
             tools_closed = False
             continue
         final = outcome.text or ""

@@ -231,3 +231,16 @@ def test_a_breaker_from_after_call_closes_the_tools(drive: Driver) -> None:
     last_result = tool_messages(result)[-1]["content"]
     assert last_result.startswith('{"running": 1}') and last_result.endswith(breaker[0].message)
     assert_every_id_answered(result)
+
+
+def test_calls_made_while_tools_are_closed_are_answered_not_run(drive: Driver) -> None:
+    ran: list[Any] = []
+    loop = calls(("search", {"q": "持仓"}))
+    result, model = drive([loop, loop, loop, calls(("search", {"q": "again"}), content="再查一次"),
+                           calls(("portfolio", {"mode": "diagnose"})), say("诊断完成")],
+                          {"search": lambda a: ran.append(a) or "none", "portfolio": Portfolio()},
+                          user("帮我看看持仓"))
+    assert len(ran) == 2 and model.requests[3][1] is False
+    assert result.text == "诊断完成"
+    assert "再查一次" not in [m.get("content") for m in result.messages]  # the skipped round is gone
+    assert_every_id_answered(result)
