@@ -18,7 +18,6 @@ another format claims (see `detect.claiming_format`) stops the replay with a
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -62,6 +61,7 @@ class Format(Protocol):
 @dataclass
 class _State:
     found: bool = False  # at least one message object or conversation was seen
+    file_level: bool = False  # the file itself is one conversation (not one per line/element)
 
 
 def read_conversations(source: Source, fmt: Format, layout: str) -> Stream:
@@ -132,7 +132,7 @@ def _element(obj: Any, translator: Translator, fmt: Format, ctx: Context) -> Str
 
 
 def _jsonl(source: Source, fmt: Format) -> Stream:
-    name = os.path.basename(source.name)
+    name = source.name
     translator = fmt.new_translator()
     ctx = Context(name, source.name, 0)
     state = _State()
@@ -148,14 +148,17 @@ def _jsonl(source: Source, fmt: Format) -> Stream:
         else:
             ctx.line = line
             state.found = state.found or isinstance(obj, dict)
+            state.file_level = True
             yield from _element(obj, translator, fmt, ctx)
     if not state.found:
         raise _no_messages(source, fmt)
     yield from translator.flush(ctx)
+    if state.file_level:
+        yield EndOfSession(ctx.session, ctx.file, ctx.line)
 
 
 def _document(source: Source, fmt: Format) -> Stream:
-    name = os.path.basename(source.name)
+    name = source.name
     translator = fmt.new_translator()
     ctx = Context(name, source.name, 1)
     seen_items = False
@@ -173,10 +176,13 @@ def _document(source: Source, fmt: Format) -> Stream:
         else:
             seen_items = True
             state.found = state.found or isinstance(value, dict)
+            state.file_level = True
             yield from _element(value, translator, fmt, ctx)
     if not state.found:
         raise _no_messages(source, fmt)
     yield from translator.flush(ctx)
+    if state.file_level:
+        yield EndOfSession(ctx.session, ctx.file, ctx.line)
 
 
 def _no_messages(source: Source, fmt: Format) -> Exception:

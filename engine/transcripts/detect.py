@@ -3,7 +3,7 @@
 The layout comes first: a file whose first line is a complete JSON value
 followed by more lines is JSONL; anything else starting with `[` or `{` is
 one JSON document (streamed). When the first line is longer than the sniffed
-head, the file is JSONL if its last kilobytes hold a line starting with `{`.
+head, the file is JSONL if anything follows that first line.
 
 The format comes from markers only one format uses (counted in the head):
 `"event": "user_message"` and friends (event log), `tool_use`/`tool_result`
@@ -94,13 +94,22 @@ def _layout(source: Source, head: str) -> str:
         return "jsonl" if rest.strip() or source.size > HEAD_BYTES else "document"
     if source.size <= HEAD_BYTES:
         return "document"
-    return "jsonl" if "\n{" in _tail(source) else "document"
+    return "jsonl" if _more_after_first_line(source) else "document"
 
 
-def _tail(source: Source) -> str:
+def _more_after_first_line(source: Source) -> bool:
+    """True when something follows the (long) first line: scans chunk by chunk, memory flat."""
     with open(source.path, "rb") as fh:
-        fh.seek(max(0, source.size - HEAD_BYTES))
-        return fh.read().decode("utf-8", "replace").rstrip()
+        seen_newline = False
+        while chunk := fh.read(HEAD_BYTES):
+            if not seen_newline:
+                at = chunk.find(b"\n")
+                if at < 0:
+                    continue
+                seen_newline, chunk = True, chunk[at + 1:]
+            if chunk.strip():
+                return True
+    return False
 
 
 def _format(path: str, head: str) -> str:

@@ -19,7 +19,6 @@ fit are skipped with a warning naming the line; the replay goes on.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,7 +40,7 @@ def claims(obj: Any) -> bool:
 
 def read(source: Source) -> Iterator[Event | Finding]:
     """Events of every session in the log, in file order."""
-    default_session = os.path.basename(source.name)
+    default_session = source.name
     found = False
     for item in json_lines(source):
         if isinstance(item, Finding):

@@ -85,10 +85,11 @@ class _Cursor:
             try:
                 value, end = _DECODER.raw_decode(self.text, self.pos)
             except json.JSONDecodeError as exc:
-                incomplete = exc.pos >= len(self.text) or exc.msg.startswith("Unterminated string")
-                if incomplete and len(self.text) - self.pos < MAX_ELEMENT_CHARS and self._fill():
+                offset = exc.pos - self.pos  # _fill() moves the window: keep the error's offset
+                incomplete = exc.pos >= len(self.text) - 8 or exc.msg.startswith("Unterminated string")
+                if incomplete and offset < MAX_ELEMENT_CHARS and self._fill():
                     continue
-                line = self.line + self.text.count("\n", self.pos, exc.pos)
+                line = self.line + self.text.count("\n", self.pos, self.pos + offset)
                 raise input_error(self.file, line, f"invalid JSON: {exc.msg}", code="bad-json") from None
             except RecursionError:
                 raise input_error(self.file, self.line, "invalid JSON: nested too deeply", code="bad-json") from None
@@ -117,6 +118,7 @@ def _array(cur: _Cursor, key: str | None) -> Iterator[tuple[str, str | None, int
         cur.expect("]", "']'")
         return
     while True:
+        cur.peek()
         line = cur.line
         yield "item", key, line, cur.value()
         if cur.expect(",]", "',' or ']'") == "]":
@@ -132,6 +134,7 @@ def _object(cur: _Cursor, keys: frozenset[str]) -> Iterator[tuple[str, str | Non
             cur.expect('"', "a member name")
         name = cur.value()
         cur.expect(":", "':'")
+        cur.peek()
         line = cur.line
         if name in keys and cur.peek() == "[":
             cur.expect("[", "'['")

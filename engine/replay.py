@@ -1,0 +1,287 @@
+"""Replaying recorded transcripts through a Guard: what would loopguard have decided?
+
+Per session, in file order:
+- each user message starts a turn: `session.begin_turn(messages)` with the
+  conversation so far as OpenAI-style dicts (a bounded tail: the last
+  messages the intent matcher reads, plus the newest user message with text);
+- each tool call of an assistant message: `before_call`, then `after_call`
+  with its recorded result (or error). A round's calls are fed once the round
+  is over (when the next non-result event arrives), one call after the other,
+  as a runtime would run them;
+- an assistant message without tool calls: `session.finish_round(text)`; when
+  a required tool was skipped, a `SkippedTool` record says so and whether a
+  retry would have been sent;
+- a compaction marker: `session.compacted()`.
+
+The recording is fed as it happened: calls that the guard would have blocked
+(critical/breaker), and calls made after a breaker closed the tools, still
+reach the guard, and their records say so (`ran_despite_block`,
+`after_breaker`). Input problems (a result for no known call, a call never
+answered, a truncated line) come out as warning `Finding`s in the stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .decision import RANK, Decision
+from .findings import Finding
+from .transcripts import events as ev
+from .transcripts.detect import Transcript
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One guard decision at one spot of the input. `index` numbers the non-allow ones (1-based)."""
+
+    index: int
+    session: str
+    file: str
+    line: int
+    decision: Decision
+    after_breaker: bool = False  # a breaker had already closed the tools in this turn
+    args: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"record": "decision", "index": self.index, "session": self.session,
+                                "file": self.file, "line": self.line}
+        data.update(self.decision.to_dict())
+        data["after_breaker"] = self.after_breaker
+        return data
+
+
+@dataclass(frozen=True)
+class SkippedTool:
+    """The model answered with text while a required tool was never called."""
+
+    session: str
+    file: str
+    line: int
+    turn: int
+    call: str  # the exact call that was required, e.g. portfolio(mode="diagnose")
+    tool: str
+    reason: str
+    problem: str  # "no_output" | "plan_only" | "text_only"
+    retry: bool  # a runtime would have sent a retry message
+    retries: int  # retries used in this turn, this one included
+    retry_message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"record": "skipped_required_tool"}
+        data.update({k: getattr(self, k) for k in self.__dataclass_fields__})
+        return data
+
+
+@dataclass
+class SessionSummary:
+    """Counts for one session, emitted when its events are over."""
+
+    session: str
+    files: list[str] = field(default_factory=list)
+    turns: int = 0
+    calls: int = 0
+    actions: Counter[str] = field(default_factory=Counter)  # per call: the worse of before/after
+    skipped: int = 0
+    retries: int = 0
+    ran_despite_block: int = 0  # calls the guard would have blocked, yet the recording ran them
+    after_breaker: int = 0  # recorded calls made after a breaker had closed the tools
+    warnings: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"record": "session", "session": self.session, "files": self.files, "turns": self.turns,
+                "calls": self.calls, "actions": {a: self.actions.get(a, 0) for a in RANK},
+                "skipped_required_tool": self.skipped, "retries": self.retries,
+                "ran_despite_block": self.ran_despite_block, "after_breaker": self.after_breaker,
+                "warnings": self.warnings}
+
+
+Record = Union[DecisionRecord, SkippedTool, SessionSummary, Finding]
+
+
+@dataclass
+class _Call:
+    call: ev.ToolCall
+    file: str
+    line: int
+    run_id: str | None
+    result: ev.ToolResult | None = None
+
+
+class _Live:
+    """The state of one session being replayed."""
+
+    def __init__(self, session: Any, name: str, tail_size: int) -> None:
+        self.session = session
+        self.summary = SessionSummary(name)
+        self.tail: deque[dict[str, Any]] = deque(maxlen=tail_size)
+        self.last_user: dict[str, Any] | None = None
+        self.round: OrderedDict[str, _Call] = OrderedDict()
+
+
+class Replayer:
+    """Feeds event streams through sessions of one guard and yields records."""
+
+    def __init__(self, guard: Any, agent: str | None = None,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.guard = guard
+        self.agent = agent
+        self.progress = progress
+        self.reported = 0  # non-allow decisions numbered so far
+        self._live: dict[str, _Live] = {}
+
+    def live_session(self, name: str) -> Any:
+        """The guard session of a session being replayed (None once it is over)."""
+        live = self._live.get(name)
+        return None if live is None else live.session
+
+    def run(self, transcripts: Iterable[Transcript]) -> Iterator[Record]:
+        done_bytes = 0
+        for transcript in transcripts:
+            for count, event in enumerate(transcript.events(), 1):
+                if isinstance(event, Finding):
+                    yield from self._warn(event, None)
+                else:
+                    yield from self._event(event)
+                if self.progress is not None and count % 2048 == 0:
+                    self.progress(done_bytes + transcript.source.bytes_read)
+            done_bytes += transcript.source.size
+        for name in list(self._live):
+            yield from self._end(name)
+
+    # -- events ----------------------------------------------------------------
+    def _state(self, name: str, file: str) -> _Live:
+        live = self._live.get(name)
+        if live is None:
+            session = self.guard.session(name, agent=self.agent)
+            turn = (session.config.get("turn") or {}) if isinstance(session.config, dict) else {}
+            context = turn.get("context_messages", 4)
+            live = _Live(session, name, (context if isinstance(context, int) else 4) + 2)
+            self._live[name] = live
+        if file and file not in live.summary.files:
+            live.summary.files.append(file)
+        return live
+
+    def _event(self, event: ev.Event) -> Iterator[Record]:
+        if isinstance(event, ev.EndOfSession):
+            if event.session in self._live:
+                yield from self._end(event.session)
+            return
+        live = self._state(event.session, event.file)
+        if isinstance(event, ev.ToolResult):
+            yield from self._result(live, event)
+            return
+        yield from self._flush(live)
+        if isinstance(event, ev.UserMessage):
+            message = {"role": "user", "content": event.text}
+            live.tail.append(message)
+            messages = list(live.tail)
+            if event.text.strip():
+                live.last_user = message
+            elif live.last_user is not None and live.last_user not in messages:
+                messages.insert(0, live.last_user)
+            live.session.begin_turn(messages)
+            live.summary.turns += 1
+        elif isinstance(event, ev.SystemMessage):
+            live.tail.append({"role": "system", "content": event.text})
+        elif isinstance(event, ev.AssistantMessage):
+            live.tail.append({"role": "assistant", "content": event.text})
+            if event.tool_calls:
+                for call in event.tool_calls:
+                    if call.id in live.round:
+                        yield from self._warn(_warning(event.file, event.line, f"duplicate tool call id {call.id!r}",
+                                                       "duplicate-call"), live)
+                    live.round[call.id] = _Call(call, event.file, event.line, event.run_id)
+            else:
+                yield from self._finish_round(live, event)
+        elif isinstance(event, ev.Compaction):
+            live.session.compacted()
+
+    def _result(self, live: _Live, event: ev.ToolResult) -> Iterator[Record]:
+        pending = live.round.get(event.call_id)
+        if pending is None or pending.result is not None:
+            what = "a second result for" if pending is not None else "a result for"
+            yield from self._warn(_warning(
+                event.file, event.line, f"{what} tool call {event.call_id!r}, which no pending call has; ignored",
+                "orphan-result", "every tool result must answer a call of the assistant message before it"), live)
+            return
+        pending.result = event
+        live.tail.append({"role": "tool", "tool_call_id": event.call_id, "content": _text(event.content)})
+
+    def _flush(self, live: _Live) -> Iterator[Record]:
+        """Feed the calls of the round that just ended, in order."""
+        calls, live.round = list(live.round.values()), OrderedDict()
+        for pending in calls:
+            yield from self._feed(live, pending)
+
+    def _feed(self, live: _Live, pending: _Call) -> Iterator[Record]:
+        session, call, summary = live.session, pending.call, live.summary
+        closed = bool(getattr(session, "tools_closed", False))
+        before = session.before_call(call.name, call.arguments, call_id=call.id, run_id=pending.run_id)
+        summary.calls += 1
+        summary.after_breaker += closed
+        summary.ran_despite_block += before.blocked
+        yield from self._decision(live, before, pending.file, pending.line, closed, call.arguments)
+        worst = before.action
+        result = pending.result
+        if result is None:
+            yield from self._warn(_warning(pending.file, pending.line,
+                                           f"tool call {call.id!r} ({call.name}) was never answered; "
+                                           "fed to the guard without a result", "unanswered-call"), live)
+        else:
+            if result.is_error:
+                after = session.after_call(call.name, call.arguments, error=_text(result.content) or "error",
+                                           call_id=call.id, run_id=pending.run_id)
+            else:
+                after = session.after_call(call.name, call.arguments, result=result.content,
+                                           call_id=call.id, run_id=pending.run_id)
+            yield from self._decision(live, after, result.file, result.line, closed, call.arguments)
+            if RANK.get(after.action, 0) > RANK.get(worst, 0):
+                worst = after.action
+        summary.actions[worst] += 1
+
+    def _decision(self, live: _Live, decision: Decision, file: str, line: int, closed: bool,
+                  args: Any) -> Iterator[Record]:
+        if decision.action == "allow":
+            if decision.phase == "before":
+                yield DecisionRecord(0, live.summary.session, file, line, decision, closed, args)
+            return
+        self.reported += 1
+        yield DecisionRecord(self.reported, live.summary.session, file, line, decision, closed, args)
+
+    def _finish_round(self, live: _Live, event: ev.AssistantMessage) -> Iterator[Record]:
+        outcome = live.session.finish_round(event.text)
+        if outcome.problem is None or outcome.expectation is None:
+            return
+        exp = outcome.expectation
+        live.summary.skipped += 1
+        live.summary.retries += outcome.action == "retry"
+        yield SkippedTool(live.summary.session, event.file, event.line, live.session.turn, exp.call, exp.tool,
+                          exp.reason, outcome.problem, outcome.action == "retry", outcome.retries,
+                          outcome.message)
+
+    def _end(self, name: str) -> Iterator[Record]:
+        live = self._live[name]
+        yield from self._flush(live)
+        del self._live[name]
+        yield live.summary
+
+    def _warn(self, finding: Finding, live: _Live | None) -> Iterator[Record]:
+        if live is not None:
+            live.summary.warnings += 1
+        yield finding
+
+
+def _warning(file: str, line: int, message: str, code: str, hint: str = "") -> Finding:
+    return Finding(file, line, 0, "warning", message, hint=hint, code=code)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    return json.dumps(content, ensure_ascii=False, sort_keys=True, default=str)
