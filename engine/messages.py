@@ -20,7 +20,6 @@ FALLBACK = {
     "blocked": "[loopguard] Blocked: {message}",
     "breaker": "[loopguard] Stopped: {message}",
     "aborted": "[loopguard] Aborted: another call in this round tripped the loop breaker.",
-    "tools_closed": "[loopguard] Tools are closed for the rest of this turn; this call was not run.",
     "retry_no_output": "You gave no answer and called no tool.",
     "retry_plan_only": "You only described a plan and did not call any tool.",
     "retry_text_only": "You answered without calling the required tool.",

@@ -10,6 +10,7 @@ how they call the model and the tools. The runtime uses only the public Session 
 - `tools` maps names to callables taking the parsed argument dict. An exception becomes an
   error result the model sees and a failure in the session's history. Arguments that are not
   valid JSON (or not an object) are never passed to the tool: the model gets an error result.
+- When no tools are offered (after a breaker), tool calls in the model's reply are dropped.
 - `on_round(round, messages)` (optional) runs before every model call from round 2 on; if it
   returns a list, that list becomes the model's context from then on (a compacted history)
   and the runtime calls `session.compacted()`.
@@ -156,6 +157,8 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
                 session.compacted()
         reply = yield _AskModel(list(context), not tools_closed)
         assistant = _assistant(reply, rnd)
+        if tools_closed:  # no tools were offered: calls the model makes anyway are dropped
+            assistant.pop("tool_calls", None)
         round_start = len(new)
         add(assistant)
         calls = assistant.get("tool_calls", [])
@@ -175,15 +178,12 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
                 add({"role": "tool", "tool_call_id": call["id"], "content": content})
             tools_closed = tools_closed or broken
             continue
-        for call in calls:  # tools were closed but the model asked anyway: answer, do not run
-            text = render(config, "tools_closed", lang_text)
-            add({"role": "tool", "tool_call_id": call["id"], "content": _status("aborted", message=text)})
         outcome = session.finish_round(assistant.get("content"))
         if outcome.action == "retry":
             events.append(TurnEvent("retry", rnd, None, f"{outcome.problem}: {outcome.message}"))
             retry = {"role": "user", "content": outcome.message}
             add(retry)
-            skipped += [id(m) for m in new[round_start:]]  # the answer (and any tool replies)
+            skipped += [id(m) for m in new[round_start:]]  # the answer and the retry
             tools_closed = False
             continue
         final = outcome.text or ""

@@ -198,7 +198,7 @@ def test_events_are_renderable(drive: Driver) -> None:
 
 
 def test_a_warning_note_is_appended_to_the_result_the_model_sees(drive: Driver) -> None:
-    guard = loopguard.Guard.from_dict({"extends": ["builtin:default"],
+    guard = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:default"],
                                        "loop_detection": {"enabled": True, "warning_threshold": 2}})
     poll = calls(("check_background_tasks", {}))
     result, _ = drive([poll, poll, poll, say("still running")],
@@ -233,7 +233,7 @@ def test_a_breaker_from_after_call_closes_the_tools(drive: Driver) -> None:
     assert_every_id_answered(result)
 
 
-def test_calls_made_while_tools_are_closed_are_answered_not_run(drive: Driver) -> None:
+def test_calls_made_while_tools_are_closed_are_dropped_not_run(drive: Driver) -> None:
     ran: list[Any] = []
     loop = calls(("search", {"q": "持仓"}))
     result, model = drive([loop, loop, loop, calls(("search", {"q": "again"}), content="再查一次"),
