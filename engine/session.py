@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import messages as texts
-from .decision import Decision, Vote
+from .decision import LEVELS, Decision, Vote
 from .fingerprint import args_digest, canonical_text, error_outcome, parse_args, result_outcome
 from .history import VETO, Call, HistoryEntry, SessionState, append
 from .turns import RoundOutcome, TurnExpectation
@@ -103,7 +103,10 @@ class Session:
                 except Exception as exc:  # noqa: BLE001 — a plugin must never take the host down
                     vote = self._fault(stage, exc, faults)
                 if vote is not None:
-                    votes.append(vote)
+                    if vote.__class__ is not Vote or vote.level not in LEVELS:
+                        vote = self._not_a_vote(stage, vote, faults)
+                    if vote is not None:
+                        votes.append(vote)
             for record, cfg, stage in policy.records:
                 try:
                     record(call, state, cfg)
@@ -163,7 +166,10 @@ class Session:
                 except Exception as exc:  # noqa: BLE001
                     vote = self._fault(stage, exc, faults)
                 if vote is not None:
-                    votes.append(vote)
+                    if vote.__class__ is not Vote or vote.level not in LEVELS:
+                        vote = self._not_a_vote(stage, vote, faults)
+                    if vote is not None:
+                        votes.append(vote)
             entry.unknown = call.unknown
             decision = policy.aggregator.decide(call, votes, faults, state, "after")
             if decision.action == "breaker":
@@ -200,6 +206,12 @@ class Session:
             return None
         faults.append(f"{stage.source}: {error}")
         return self._policy.aggregator.fault_vote(stage.detector.id, stage.source, error)
+
+    def _not_a_vote(self, stage: Any, value: Any, faults: list[str]) -> Vote | None:
+        """A detector returned something other than a Vote with a known level: a fault."""
+        shown = _text(value)[:200]
+        return self._fault(stage, TypeError(f"returned {shown}, not a Vote with level "
+                                            "warn, critical or breaker"), faults)
 
     def _close_tools(self) -> None:
         """A breaker: tools are closed for the rest of the turn."""
