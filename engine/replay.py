@@ -31,7 +31,10 @@ from typing import Any, Union
 from .decision import RANK, Decision
 from .findings import Finding
 from .transcripts import events as ev
-from .transcripts.detect import Transcript
+from .errors import InputError
+from .transcripts.detect import Transcript, open_transcript
+
+_TRACKED_CALLS = 4096
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,10 @@ class Replayer:
     """Feeds event streams through sessions of one guard and yields records."""
 
     def __init__(self, guard: Any, agent: str | None = None,
-                 progress: Callable[[int], None] | None = None) -> None:
+                 progress: Callable[[int], None] | None = None, track_calls: bool = False) -> None:
         self.guard = guard
+        self.track_calls = track_calls  # remember where recent calls came from (for explain)
+        self._calls: OrderedDict[tuple[str, int], tuple[str, int, Any]] = OrderedDict()
         self.agent = agent
         self.progress = progress
         self.reported = 0  # non-allow decisions numbered so far
@@ -138,19 +143,36 @@ class Replayer:
         live = self._live.get(name)
         return None if live is None else live.session
 
-    def run(self, transcripts: Iterable[Transcript]) -> Iterator[Record]:
+    def run(self, inputs: Iterable[str | Transcript], input_format: str | None = None) -> Iterator[Record]:
+        """Replay files (paths or opened transcripts) in order; sessions end with their events.
+
+        A file that cannot be read yields its error `Finding`s (level "error")
+        and the replay goes on with the next file.
+        """
         done_bytes = 0
-        for transcript in transcripts:
-            for count, event in enumerate(transcript.events(), 1):
-                if isinstance(event, Finding):
-                    yield from self._warn(event, None)
-                else:
-                    yield from self._event(event)
-                if self.progress is not None and count % 2048 == 0:
-                    self.progress(done_bytes + transcript.source.bytes_read)
+        for item in inputs:
+            try:
+                transcript = item if isinstance(item, Transcript) else open_transcript(item, input_format)
+            except InputError as exc:
+                yield from exc.findings
+                continue
+            try:
+                for count, event in enumerate(transcript.events(), 1):
+                    if isinstance(event, Finding):
+                        yield from self._warn(event, None)
+                    else:
+                        yield from self._event(event)
+                    if self.progress is not None and count % 2048 == 0:
+                        self.progress(done_bytes + transcript.source.bytes_read)
+            except InputError as exc:
+                yield from exc.findings
             done_bytes += transcript.source.size
         for name in list(self._live):
             yield from self._end(name)
+
+    def position(self, session: str, seq: int) -> tuple[str, int, Any] | None:
+        """(file, line, arguments) of call `seq` of a session, when `track_calls` is on."""
+        return self._calls.get((session, seq))
 
     # -- events ----------------------------------------------------------------
     def _state(self, name: str, file: str) -> _Live:
@@ -222,6 +244,10 @@ class Replayer:
         closed = bool(getattr(session, "tools_closed", False))
         before = session.before_call(call.name, call.arguments, call_id=call.id, run_id=pending.run_id)
         summary.calls += 1
+        if self.track_calls:
+            self._calls[(summary.session, before.seq)] = (pending.file, pending.line, call.arguments)
+            if len(self._calls) > _TRACKED_CALLS:
+                self._calls.popitem(last=False)
         summary.after_breaker += closed
         summary.ran_despite_block += before.blocked
         yield from self._decision(live, before, pending.file, pending.line, closed, call.arguments)
