@@ -1,0 +1,137 @@
+"""The JSON Schema a rules file is validated against: the core plus every detector's options.
+
+`schemas/rules.schema.json` describes everything but the detectors' options.
+Each registered detector declares an `options_schema`; assembly puts it under
+`properties.detectors.properties.<id>`, adds the `enabled` switch, closes it
+(`additionalProperties: false` unless the detector chose otherwise) and then
+closes `detectors` itself, so an unknown detector id is an error. A plugin's
+options are thus linted exactly like the built-ins'.
+
+A detector whose options schema is not a valid Draft 2020-12 schema is left
+out and reported in `Assembly.problems`; assembly itself never fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+CORE_SCHEMA = "rules.schema.json"
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """The assembled schema, the detector ids it knows, and what was left out and why."""
+
+    schema: dict[str, Any]
+    detector_ids: tuple[str, ...]
+    problems: tuple[str, ...]
+    closed: bool  # True when detector ids are known (unknown ids are errors)
+
+
+@lru_cache(maxsize=1)
+def _core_text() -> str:
+    return resources.files("loopguard.schemas").joinpath(CORE_SCHEMA).read_text(encoding="utf-8")
+
+
+def core_schema() -> dict[str, Any]:
+    """A fresh copy of the core schema (package data)."""
+    result: dict[str, Any] = json.loads(_core_text())
+    return result
+
+
+def _registered() -> tuple[list[Any] | None, list[str]]:
+    """Detectors from the plugin registry, or None when there is no registry yet."""
+    try:
+        from .registry import load_registry
+    except ImportError:
+        return None, []
+    try:
+        registry = load_registry()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin setup must not break lint
+        return None, [f"detector registry failed to load: {type(exc).__name__}: {exc}"]
+    problems = [str(fault) for fault in getattr(registry, "faults", ())]
+    return list(registry.detectors), problems
+
+
+def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The detector's options schema with `enabled` added, or why it cannot be used."""
+    ident = getattr(detector, "id", "?")
+    source = getattr(detector, "source", "") or ident
+    options = getattr(detector, "options_schema", None)
+    if options is None:
+        options = {"type": "object"}
+    if not isinstance(options, dict):
+        return None, f"detector {ident!r} ({source}): options schema must be a mapping; skipped"
+    try:
+        Draft202012Validator.check_schema(options)
+    except SchemaError as exc:
+        return None, f"detector {ident!r} ({source}): invalid options schema: {exc.message}; skipped"
+    result = copy.deepcopy(options)
+    result.setdefault("type", "object")
+    properties = result.setdefault("properties", {})
+    if not isinstance(properties, dict):
+        return None, f"detector {ident!r} ({source}): `properties` must be a mapping; skipped"
+    properties.setdefault("enabled", {"type": "boolean"})
+    result.setdefault("additionalProperties", False)
+    return result, None
+
+
+def assemble(detectors: Iterable[Any] | None = None) -> Assembly:
+    """Core schema + options of `detectors` (default: the plugin registry's)."""
+    problems: list[str] = []
+    listed: list[Any] | None
+    if detectors is None:
+        listed, problems = _registered()
+    else:
+        listed = list(detectors)
+    schema = core_schema()
+    if listed is None:
+        return Assembly(schema, (), tuple(problems), closed=False)
+    block = schema["properties"]["detectors"]
+    ids: list[str] = []
+    for detector in listed:
+        ident = getattr(detector, "id", None)
+        if not isinstance(ident, str) or not ident:
+            problems.append(f"detector {detector!r} has no id; skipped")
+            continue
+        if ident in ids:
+            problems.append(f"detector {ident!r} is registered twice; the second is skipped")
+            continue
+        options, problem = _options_schema(detector)
+        if options is None:
+            problems.append(problem or f"detector {ident!r}: skipped")
+            continue
+        block["properties"][ident] = options
+        ids.append(ident)
+    block["additionalProperties"] = False
+    return Assembly(schema, tuple(ids), tuple(problems), closed=True)
+
+
+def assemble_schema(detectors: Iterable[Any] | None = None) -> dict[str, Any]:
+    """The assembled schema as a dict (see `assemble` for the problems met)."""
+    return assemble(detectors).schema
+
+
+@lru_cache(maxsize=4)
+def _default_assembly(registry_key: int) -> Assembly:
+    return assemble()
+
+
+def default_assembly() -> Assembly:
+    """The registry's assembly, built once per registry object."""
+    try:
+        from .registry import load_registry
+
+        key = id(load_registry())
+    except Exception:  # noqa: BLE001 - same fallback as `assemble`
+        key = 0
+    return _default_assembly(key)

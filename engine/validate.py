@@ -1,0 +1,158 @@
+"""JSON Schema errors turned into findings a person can act on.
+
+jsonschema's own messages quote whole instances and schemas; here each error
+becomes one short sentence at the line:col of the offending value (or key),
+with a breadcrumb and a hint: "unknown key 'warning_treshold' (did you mean
+'warning_threshold'?)", "expected an integer, got 2.5". Integers are strict:
+`10.0` is not a threshold, and neither is `true`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError
+
+from .findings import Finding
+from .positions import Path, PositionIndex, SourceDoc
+
+_TYPE_NAMES = {"integer": "a whole number", "number": "a number", "string": "a string",
+               "boolean": "true or false", "object": "a mapping", "array": "a list",
+               "null": "null"}
+
+
+def _strict_int(checker: Any, instance: Any) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+StrictValidator = validators.extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int))
+
+
+@lru_cache(maxsize=8)
+def _validator(schema_json: str) -> Any:
+    return StrictValidator(json.loads(schema_json))
+
+
+def validator_for(schema: dict[str, Any]) -> Any:
+    """A (cached) strict Draft 2020-12 validator for `schema`."""
+    return _validator(json.dumps(schema, sort_keys=True))
+
+
+def describe(value: Any) -> str:
+    """`string 'ten'`, `number 2.5`, `list`, ... for messages."""
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {shown!r}"
+    return "a mapping" if isinstance(value, dict) else "a list"
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _is_detectors_block(path: Path) -> bool:
+    return path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
+
+
+class _Translator:
+    def __init__(self, doc: SourceDoc) -> None:
+        self.doc = doc
+        self.index = PositionIndex([doc])
+
+    def make(self, path: Path, message: str, hint: str = "", code: str = "schema",
+             at_key: bool = False) -> Finding:
+        return self.index.finding(self.doc.data, path, "error", message, hint, code, at_key)
+
+    def convert(self, err: ValidationError) -> list[Finding]:
+        path = tuple(err.absolute_path)
+        kind, value, inst = err.validator, err.validator_value, err.instance
+        if kind == "additionalProperties" and isinstance(inst, dict):
+            return self.unknown_keys(path, inst, err.schema)
+        if kind == "required":
+            missing = [k for k in value if isinstance(inst, dict) and k not in inst]
+            return [self.make(path, f"missing required key {k!r}", f"add `{k}:` here", "required")
+                    for k in missing]
+        if kind == "type":
+            return [self.type_error(path, value, inst)]
+        if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+            sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=",
+                    "exclusiveMaximum": "<"}[kind]
+            return [self.make(path, f"must be {sign} {value}, got {inst!r}", "", "range")]
+        if kind == "enum":
+            choices = [str(v) for v in value]
+            extra = _did_you_mean(str(inst), choices)
+            return [self.make(path, f"{describe(inst)} is not allowed here{extra}",
+                              f"use one of: {', '.join(choices)}", "enum")]
+        if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
+            return [self.make(path, "a condition needs exactly one key",
+                              "use one of: all, any, not, text_contains, text_equals, "
+                              "context_contains; combine several with all/any", "condition")]
+        if kind == "minItems":
+            return [self.make(path, "must not be empty", "", "empty")]
+        if kind == "minLength":
+            return [self.make(path, "must not be an empty string", "", "empty")]
+        if kind == "anyOf":  # only keyword-set references use anyOf
+            return [self.make(path, f"expected a keyword set name or a list of names, "
+                              f"got {describe(inst)}", "", "type")]
+        if kind == "pattern":
+            return [self.make(path, f"{describe(inst)} does not match {value}", "", "pattern")]
+        return [self.make(path, err.message, "", "schema")]
+
+    def type_error(self, path: Path, expected: Any, value: Any) -> Finding:
+        wanted = expected if isinstance(expected, list) else [expected]
+        names = " or ".join(_TYPE_NAMES.get(t, t) for t in wanted)
+        hint = ""
+        if "string" in wanted and isinstance(value, (bool, int, float)):
+            hint = "quote the value to make it a string"
+        elif "integer" in wanted and isinstance(value, float):
+            hint = "thresholds and sizes are whole numbers"
+        elif "integer" in wanted and isinstance(value, str):
+            hint = "write the number without quotes"
+        return self.make(path, f"expected {names}, got {describe(value)}", hint, "type")
+
+    def unknown_keys(self, path: Path, inst: dict[str, Any], schema: dict[str, Any]) -> list[Finding]:
+        known = list(schema.get("properties", {}))
+        patterns = list(schema.get("patternProperties", {}))
+        found = []
+        for key in inst:
+            if key in known or any(re.search(p, key) for p in patterns):
+                continue
+            if _is_detectors_block(path):
+                message = f"unknown detector {key!r}{_did_you_mean(key, known)}"
+                hint = f"installed detectors: {', '.join(known)}" if known else ""
+                code = "unknown-detector"
+            else:
+                message = f"unknown key {key!r}{_did_you_mean(key, known)}"
+                hint = f"allowed keys here: {', '.join(known)}" if known else ""
+                code = "unknown-key"
+            found.append(self.make(path + (key,), message, hint, code, at_key=True))
+        return found
+
+
+def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
+    """Every schema violation of `doc.data`, as findings sorted by position."""
+    translator = _Translator(doc)
+    found: list[Finding] = []
+    seen: set[tuple[int, int, str]] = set()
+    for err in validator_for(schema).iter_errors(doc.data):
+        for finding in translator.convert(err):
+            key = (finding.line, finding.col, finding.message)
+            if key not in seen:
+                seen.add(key)
+                found.append(finding)
+    found.sort(key=lambda f: (f.line, f.col))
+    return found
