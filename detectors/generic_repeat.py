@@ -53,7 +53,7 @@ class GenericRepeat(Detector):
         if len(entries) >= warning:
             return self.vote("warn", len(entries), short(call.digest),
                              f"{call.tool} was already called {len(entries)} times with these "
-                             "arguments.", tuple(e.seq for e in entries[-warning:]))
+                             "arguments.", tuple(e.seq for e in entries))
         return None
 
 
