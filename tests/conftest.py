@@ -1,0 +1,59 @@
+"""Shared helpers for the detector and engine tests: small thresholds and call shortcuts.
+
+Rolling-detector tests use warning 3 / critical 5 / breaker 8 / unknown-tool 3 and turn the
+doom-loop detectors off (they would trip at 3 identical calls in one turn and hide what is
+being tested).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import loopguard
+
+UNSET = object()  # leave `loop_detection.enabled` out of the rules
+PENDING = object()  # make the call but never report its result
+SMALL = {
+    "warning_threshold": 3, "critical_threshold": 5, "global_circuit_breaker_threshold": 8,
+    "unknown_tool_threshold": 3, "history_size": 200,
+}
+NO_DOOM = {"doom_loop_exact": {"enabled": False}, "doom_loop_fuzzy": {"enabled": False}}
+
+
+def guard_from(**blocks: Any) -> loopguard.Guard:
+    """A guard from rule blocks over builtin:default (`guard_from(detectors={...})`)."""
+    return loopguard.Guard.from_dict({"version": 1, **blocks})
+
+
+def rolling_guard(enabled: Any = True, loop: dict[str, Any] | None = None,
+                  detectors: dict[str, Any] | None = None, **blocks: Any) -> loopguard.Guard:
+    """Small thresholds, doom-loop detectors off; `enabled=UNSET` leaves the switch unset."""
+    block: dict[str, Any] = {**SMALL, **(loop or {})}
+    if enabled is not UNSET:
+        block["enabled"] = enabled
+    return guard_from(loop_detection=block, detectors={**NO_DOOM, **(detectors or {})}, **blocks)
+
+
+def call(session: loopguard.Session, tool: str, args: Any = None, result: Any = "same", *,
+         error: Any = None, run_id: Any = None, call_id: Any = None) -> loopguard.Decision:
+    """before_call, then (unless blocked or PENDING) after_call; returns the before decision."""
+    decision = session.before_call(tool, args, call_id=call_id, run_id=run_id)
+    if not decision.blocked and result is not PENDING:
+        session.after_call(tool, args, result=None if error is not None else result,
+                           error=error, call_id=call_id, run_id=run_id)
+    return decision
+
+
+def repeat(session: loopguard.Session, times: int, tool: str, args: Any = None,
+           result: Any = "same", **kwargs: Any) -> list[loopguard.Decision]:
+    """The same call `times` times; the list of before decisions."""
+    return [call(session, tool, args, result, **kwargs) for _ in range(times)]
+
+
+def vote_of(decision: loopguard.Decision, detector: str) -> loopguard.Vote | None:
+    """The vote a detector cast on a decision, if any."""
+    return next((v for v in decision.votes if v.detector == detector), None)
+
+
+def actions(decisions: list[loopguard.Decision]) -> list[str]:
+    return [d.action for d in decisions]
