@@ -244,3 +244,23 @@ def test_calls_made_while_tools_are_closed_are_dropped_not_run(drive: Driver) ->
     assert result.text == "诊断完成"
     assert "再查一次" not in [m.get("content") for m in result.messages]  # the skipped round is gone
     assert_every_id_answered(result)
+
+
+def test_arun_turn_accepts_sync_model_and_tools() -> None:
+    portfolio = Portfolio()
+    model = ScriptedModel([calls(("portfolio", {"mode": "view"})), say("两只股票")])
+    session = loopguard.Guard.default().session("mixed")
+    result = asyncio.run(arun_turn(model, {"portfolio": portfolio}, user("我有什么持仓"), session))
+    assert (result.text, model.calls, portfolio.calls) == ("两只股票", 2, [{"mode": "view"}])
+
+
+def test_run_turn_refuses_async_callables_clearly() -> None:
+    async def slow_tool(args: dict[str, Any]) -> str:
+        return "never"
+
+    session = loopguard.Guard.default().session("sync-async")
+    result = run_turn(ScriptedModel([calls(("slow", {})), say("ok")]), {"slow": slow_tool},
+                      user("hi"), session)
+    assert "use arun_turn" in payload(tool_messages(result)[0])["error"]
+    with pytest.raises(TypeError, match="arun_turn"):
+        run_turn(AsyncScriptedModel([say("hi")]), {}, user("hi"), session)
