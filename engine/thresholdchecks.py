@@ -85,8 +85,8 @@ def merged_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
             if key in seen["repair"]:
                 continue  # an agent inheriting the global repair: reported once
             seen["repair"].add(key)
-            if (prefix, high) in erred:
-                continue  # already an ordering error in that very block
+            if any(scope == prefix for scope, _ in erred):
+                continue  # that very block already has an ordering error
             base = prefix + ("loop_detection",)
             path = _place(index, data, top_name, [base + (high,), base + (low,),
                                                   ("loop_detection", high), ("loop_detection", low)])
@@ -94,17 +94,22 @@ def merged_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
                 data, path, "warning", f"after merging{who}, {high} {repair.old} is not above "
                 f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",
                 f"set {high} explicitly above {low}", "threshold-repaired"))
-        found.extend(_never(data, config, prefix, top_name, index, seen["never"], who))
+        repaired = {r.field.rsplit(".", 1)[1] for r in repairs}
+        found.extend(_never(data, config, prefix, top_name, index, seen["never"], who, repaired))
     return found
 
 
 def _never(data: dict[str, Any], config: dict[str, Any], prefix: Path, top_name: str,
-           index: PositionIndex, seen: set[tuple[Any, ...]], who: str) -> list[Finding]:
+           index: PositionIndex, seen: set[tuple[Any, ...]], who: str, repaired: set[str]
+           ) -> list[Finding]:
+    """Thresholds the history or window can never reach (repaired values are not judged)."""
     found: list[Finding] = []
     loop = config.get("loop_detection") or {}
     size = loop.get("history_size")
     for field, level in HISTORY_BOUND:
         value = loop.get(field)
+        if field in repaired:
+            continue
         if not (_num(size) and _num(value) and value > size) or (field, value, size) in seen:
             continue
         seen.add((field, value, size))
