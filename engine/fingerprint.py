@@ -117,17 +117,30 @@ def result_outcome(result: Any, drop: frozenset[str], keep: frozenset[str] | Non
             value = result
     if keep is not None and isinstance(value, Mapping):
         value = {k: v for k, v in value.items() if k in keep}
-    if drop and isinstance(value, (Mapping, list)):
+    if drop and isinstance(value, (dict, list)):
         value = _without(value, drop, 0)
+    elif drop and isinstance(value, Mapping):
+        value = _without(dict(value), drop, 0)
     return b"ok:" + digest_text(canonical_text(value))
 
 
 def _without(value: Any, drop: frozenset[str], depth: int) -> Any:
-    """A copy of `value` without the keys in `drop`, at every depth."""
+    """`value` without the keys in `drop` at every depth; the same object when none occur."""
     if depth > _MAX_DEPTH:
         return value
-    if isinstance(value, Mapping):
-        return {k: _without(v, drop, depth + 1) for k, v in value.items() if k not in drop}
+    if isinstance(value, dict):
+        changed = not drop.isdisjoint(value)
+        items = {}
+        for key, item in value.items():
+            if key in drop:
+                continue
+            if isinstance(item, (dict, list)):
+                new = _without(item, drop, depth + 1)
+                changed = changed or new is not item
+                item = new
+            items[key] = item
+        return items if changed else value
     if isinstance(value, list):
-        return [_without(v, drop, depth + 1) for v in value]
+        out = [_without(v, drop, depth + 1) if isinstance(v, (dict, list)) else v for v in value]
+        return out if any(a is not b for a, b in zip(out, value)) else value
     return value
