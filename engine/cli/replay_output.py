@@ -106,7 +106,8 @@ def skipped_line(record: SkippedTool) -> list[str]:
 
 def session_header(summary: SessionSummary) -> list[str]:
     acts = ", ".join(f"{summary.actions.get(a, 0)} {a}" for a in RANK)
-    lines = [f"session {summary.session}",
+    files = [f for f in summary.files if f != summary.session]
+    lines = [f"session {summary.session}" + (f" ({', '.join(files)})" if files else ""),
              f"  {_n(summary.turns, 'turn')}, {_n(summary.calls, 'tool call')}: {acts}"
              + (f"; {_n(summary.skipped, 'skipped required tool')}" if summary.skipped else "")]
     return lines
