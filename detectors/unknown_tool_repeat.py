@@ -8,6 +8,8 @@ captures the missing tool's name), or when `known_tools` is non-empty and the
 called tool is not in it. Walking back from the newest call of the run, it
 counts consecutive unknown-tool failures of the current call's tool naming the
 same unknown tool (the arguments may differ), and stops at anything else.
+A call of that tool the guard blocked continues the streak (SPEC §1: blocking
+never resets escalation), so a blocked retry stays blocked.
 
 - critical when that streak reaches `unknown_tool_threshold` (10). No warn tier.
 
@@ -27,7 +29,7 @@ import regex
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector
-from loopguard.history import Call, SessionState, scoped_newest_first
+from loopguard.history import VETO, Call, SessionState, scoped_newest_first
 from loopguard.hookspecs import hookimpl
 from loopguard.polls import thresholds
 
@@ -84,16 +86,18 @@ class UnknownToolRepeat(Detector):
         streak: list[int] = []
         name: str | None = None
         for entry in scoped_newest_first(state, call.run_id):
-            if entry.tool != call.tool or entry.unknown is None:
+            if entry.tool != call.tool:
                 break
-            if name is None:
-                name = entry.unknown
-            elif entry.unknown != name:
+            if entry.outcome == VETO:  # a blocked retry extends the streak (SPEC §1)
+                streak.append(entry.seq)
+                continue
+            if entry.unknown is None or (name is not None and entry.unknown != name):
                 break
+            name = entry.unknown
             streak.append(entry.seq)
             if len(streak) >= threshold:
                 break
-        if not streak or len(streak) < threshold:
+        if name is None or len(streak) < threshold:
             return None
         return self.vote("critical", len(streak), f"{call.tool}:{name}",
                          f"{call.tool} failed {len(streak)} times in a row: tool {name!r} "

@@ -7,9 +7,12 @@ being tested).
 
 from __future__ import annotations
 
+from itertools import count
 from typing import Any
 
 import loopguard
+
+_CALL_IDS = count(1)
 
 UNSET = object()  # leave `loop_detection.enabled` out of the rules
 PENDING = object()  # make the call but never report its result
@@ -36,7 +39,12 @@ def rolling_guard(enabled: Any = True, loop: dict[str, Any] | None = None,
 
 def call(session: loopguard.Session, tool: str, args: Any = None, result: Any = "same", *,
          error: Any = None, run_id: Any = None, call_id: Any = None) -> loopguard.Decision:
-    """before_call, then (unless blocked or PENDING) after_call; returns the before decision."""
+    """before_call, then (unless blocked or PENDING) after_call; returns the before decision.
+
+    Every call gets a fresh call id unless one is given, as providers do, so a PENDING call
+    stays unanswered instead of being matched to a later result of the same tool.
+    """
+    call_id = f"call-{next(_CALL_IDS)}" if call_id is None else call_id
     decision = session.before_call(tool, args, call_id=call_id, run_id=run_id)
     if not decision.blocked and result is not PENDING:
         session.after_call(tool, args, result=None if error is not None else result,
