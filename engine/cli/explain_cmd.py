@@ -1,0 +1,148 @@
+"""`loopguard explain FILE... --decision N` (also `loopguard replay FILE... --explain N`).
+
+Replays the files exactly as `loopguard replay` does, stops at decision #N of
+its report, and shows why: every vote, the history entries the detectors
+looked at (the deciding vote's evidence is starred), and the thresholds from
+the effective rules. Exit codes: 0 shown, 2 no such decision or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ..findings import Finding
+from ..replay import DecisionRecord, Replayer
+from .replay_cmd import add_common, load_guard
+from .replay_output import short, where
+
+_ROLLING = ["loop_detection.enabled", "loop_detection.history_size", "loop_detection.warning_threshold",
+            "loop_detection.critical_threshold"]
+THRESHOLDS: dict[str, list[str]] = {
+    "generic_repeat": _ROLLING,
+    "known_poll_no_progress": _ROLLING + ["detectors.known_poll_no_progress.poll_tools"],
+    "ping_pong": _ROLLING,
+    "unknown_tool_repeat": ["loop_detection.enabled", "loop_detection.history_size",
+                            "loop_detection.unknown_tool_threshold"],
+    "global_circuit_breaker": ["loop_detection.enabled", "loop_detection.history_size",
+                               "loop_detection.global_circuit_breaker_threshold"],
+    "doom_loop_exact": [f"detectors.doom_loop_exact.{k}" for k in ("window", "threshold", "exempt")],
+    "doom_loop_fuzzy": [f"detectors.doom_loop_fuzzy.{k}" for k in ("window", "threshold", "min_chars",
+                                                                     "similarity", "exempt")],
+    "post_compaction_guard": ["loop_detection.post_compaction_guard.window_size"],
+}
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "explain", help="show why loopguard made one decision of a replay",
+        description="Replay FILEs and explain decision #N of the replay report: its votes, the history "
+                    "entries that led to it, and the thresholds involved.")
+    add_common(parser)
+    parser.add_argument("--decision", "-d", type=int, required=True, metavar="N",
+                        help="the decision number (#N) shown by `loopguard replay`")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return explain(args, args.decision)
+
+
+def explain(args: argparse.Namespace, number: int) -> int:
+    """Replay until decision #number, print its explanation; 2 when it does not exist."""
+    if number < 1:
+        print("loopguard explain: decision numbers start at 1 (the #N of the replay report)", file=sys.stderr)
+        return 2
+    guard = load_guard(args.rules)
+    if guard is None:
+        return 2
+    replayer = Replayer(guard, args.agent, track_calls=True)
+    failed = False
+    for record in replayer.run(args.files, args.input_format):
+        if isinstance(record, Finding) and record.level == "error":
+            print(record.format_text(), file=sys.stderr)
+            failed = True
+        elif isinstance(record, DecisionRecord) and record.index == number:
+            session = replayer.live_session(record.session)
+            print("\n".join(render(record, session.history(), session.config, replayer)))
+            return 0
+    if not failed:
+        print(f"loopguard explain: there is no decision #{number}; the replay reported "
+              f"{replayer.reported} (run `loopguard replay` to list them)", file=sys.stderr)
+    return 2
+
+
+def lookup(config: Any, dotted: str) -> Any:
+    """The value at a dotted path of the rules dict, or None when unset."""
+    value = config
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def thresholds(decision: Any, config: Any) -> list[str]:
+    detectors = [v.detector for v in decision.votes] or ([decision.detector] if decision.detector else [])
+    paths: list[str] = []
+    for detector in detectors:
+        known = THRESHOLDS.get(detector)
+        if known is None:
+            options = lookup(config, f"detectors.{detector}") or {}
+            known = [f"detectors.{detector}.{key}" for key in options]
+        paths.extend(p for p in known if p not in paths)
+    if decision.escalated or decision.action == "critical":
+        paths.append("aggregator.escalate_criticals")
+    if decision.action == "warn":
+        paths.append("aggregator.warn_every")
+    return [f"  {path} = {json.dumps(lookup(config, path), ensure_ascii=False)}"
+            + ("  (unset: rolling detectors off)" if path == "loop_detection.enabled" and lookup(config, path) is None
+               else "") for path in paths]
+
+
+def render(record: DecisionRecord, history: list[Any], config: Any, replayer: Replayer) -> list[str]:
+    d = record.decision
+    lines = [f"decision #{record.index} at {where(record.file, record.line)}",
+             f"  session {record.session}, turn {d.turn}, call {d.seq}"
+             + (f" (id {d.call_id})" if d.call_id else "") + f", checked {'on its result' if d.phase == 'after' else 'before it ran'}",
+             f"  call: {d.tool}({short(_args(record.args), 120)})",
+             f"  action: {d.action.upper()}, decided by {d.detector}" + (" (escalated: a repeated critical)" if d.escalated else "")]
+    if d.message:
+        lines.append(f"  the model would have been told: {short(d.message, 240)}")
+    if record.after_breaker:
+        lines.append("  note: a breaker had already closed the tools in this turn; the recorded agent kept calling")
+    lines += ["", "votes:"]
+    for vote in d.votes:
+        lines.append(f"  {vote.detector}: {vote.level}, count {vote.count}" + (f", code {vote.code}" if vote.code else ""))
+        lines.append(f"    {short(vote.message, 240)}")
+        if vote.evidence:
+            lines.append("    evidence: calls " + ", ".join(str(seq) for seq in vote.evidence))
+    evidence = set(d.top.evidence) if d.top else set()
+    lines += ["", "history at that moment (oldest first; * = evidence of the deciding vote, > = this call):",
+              "    call  turn  tool                  outcome          where"]
+    for entry in history:
+        info = entry.to_dict()
+        mark = ">" if entry.seq == d.seq else ("*" if entry.seq in evidence else " ")
+        outcome = info.get("outcome") or "pending"
+        if ":" in outcome:
+            kind, digest = outcome.split(":", 1)
+            outcome = f"{kind}:{digest[:8]}"
+        position = replayer.position(record.session, entry.seq)
+        place = f"{where(position[0], position[1])}  {short(_args(position[2]), 60)}" if position else ""
+        lines.append(f"  {mark} {entry.seq:<5} {entry.turn:<5} {short(entry.tool, 20):<21} {outcome:<16} {place}")
+    if not history:
+        lines.append("    (empty)")
+    lines += ["", "thresholds involved (from the effective rules):", *thresholds(d, config)]
+    return lines
+
+
+def _args(args: Any) -> str:
+    if isinstance(args, str):
+        return args
+    try:
+        return json.dumps(args, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(args)
