@@ -141,7 +141,8 @@ class _Loader:
         self.assembly = assembly
         self.result = Analysis("")
         self.done: set[str] = set()
-        self.stack: list[str] = []
+        self.stack: list[str] = []  # identities of the files being expanded
+        self.names: list[str] = []  # their names as shown to the user
 
     def validate(self, doc: SourceDoc) -> bool:
         ok = check_root(doc)
@@ -155,9 +156,11 @@ class _Loader:
         if not self.validate(doc):
             return
         self.stack.append(ident)
+        self.names.append(doc.name)
         for i, entry in enumerate(doc.data.get("extends") or []):
             self.extend(doc, i, entry, base_dir)
         self.stack.pop()
+        self.names.pop()
         self.done.add(ident)
         self.result.layers.append(doc)
 
@@ -187,7 +190,8 @@ class _Loader:
                 self.result.findings.append(doc.findings[-1])
                 return
         if ident in self.stack:
-            chain = " -> ".join([*self.stack[self.stack.index(ident):], ident])
+            start = self.stack.index(ident)
+            chain = " -> ".join([*self.names[start:], self.names[start]])
             doc.error(where, f"extends cycle: {chain}", "remove one of the extends entries",
                       "extends-cycle", path=("extends", i))
             self.result.findings.append(doc.findings[-1])

@@ -15,7 +15,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator, validators
+import regex
+from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 
 from .findings import Finding
@@ -35,9 +36,21 @@ StrictValidator = validators.extend(
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int))
 
 
+MAX_PATTERN_CHARS = 500
+FORMATS = FormatChecker(formats=())
+
+
+@FORMATS.checks("regex", raises=(regex.error, ValueError, OverflowError))
+def _compiles(instance: object) -> bool:
+    """`format: regex` means the `regex` package compiles it (length bounded first)."""
+    if isinstance(instance, str) and len(instance) <= MAX_PATTERN_CHARS:
+        regex.compile(instance, regex.IGNORECASE)
+    return True
+
+
 @lru_cache(maxsize=8)
 def _validator(schema_json: str) -> Any:
-    return StrictValidator(json.loads(schema_json))
+    return StrictValidator(json.loads(schema_json), format_checker=FORMATS)
 
 
 def validator_for(schema: dict[str, Any]) -> Any:
@@ -105,6 +118,12 @@ class _Translator:
             return [self.make(path, "must not be empty", "", "empty")]
         if kind == "minLength":
             return [self.make(path, "must not be an empty string", "", "empty")]
+        if kind == "maxLength" and isinstance(inst, str):
+            return [self.make(path, f"too long: {len(inst)} characters (at most {value})",
+                              "shorten it", "too-long")]
+        if kind == "format" and value == "regex":
+            return [self.make(path, f"pattern does not compile: {err.cause}",
+                              "fix the regular expression (regex syntax)", "bad-regex")]
         if kind == "anyOf":  # only keyword-set references use anyOf
             return [self.make(path, f"expected a keyword set name or a list of names, "
                               f"got {describe(inst)}", "", "type")]
