@@ -1,0 +1,113 @@
+"""Schema assembly: the core schema plus each detector's options schema."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from loopguard.positions import SourceDoc
+from loopguard.rulesfile import analyze_text
+from loopguard.schema import assemble, assemble_schema, core_schema
+from loopguard.validate import schema_findings
+
+
+@dataclass
+class FakeDetector:
+    id: str
+    options_schema: Any = field(default_factory=lambda: {"type": "object"})
+    source: str = "fake[entry]"
+    levels: tuple[str, ...] = ("warn",)
+
+
+GOOD = FakeDetector("slow_tool", {"type": "object", "properties": {
+    "max_seconds": {"type": "integer", "minimum": 1}}})
+
+
+def test_core_schema_is_valid_draft_2020_12_package_data() -> None:
+    text = resources.files("loopguard.schemas").joinpath("rules.schema.json").read_text("utf-8")
+    schema = json.loads(text)
+    Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert core_schema() == schema
+
+
+def test_detector_options_are_placed_under_their_id_with_enabled() -> None:
+    schema = assemble_schema([GOOD])
+    Draft202012Validator.check_schema(schema)
+    block = schema["properties"]["detectors"]
+    assert block["additionalProperties"] is False
+    options = block["properties"]["slow_tool"]
+    assert options["properties"]["enabled"] == {"type": "boolean"}
+    assert options["properties"]["max_seconds"] == {"type": "integer", "minimum": 1}
+    assert options["additionalProperties"] is False
+
+
+def test_plugin_options_are_validated_like_builtins() -> None:
+    schema = assemble_schema([GOOD])
+    doc = SourceDoc("r.yaml", {"version": 1, "detectors": {
+        "slow_tool": {"max_seconds": 0, "max_secs": 3}, "other": {}}},
+        positions={(): (1, 1)})
+    messages = sorted(f.message for f in schema_findings(doc, schema))
+    assert messages == ["must be >= 1, got 0", "unknown detector 'other'",
+                        "unknown key 'max_secs' (did you mean 'max_seconds'?)"]
+
+
+@pytest.mark.parametrize("bad", [{"type": "no-such-type"}, {"properties": 5}, "not a mapping",
+                                 {"minimum": "x"}])
+def test_invalid_options_schema_is_skipped_and_reported(bad: Any) -> None:
+    assembly = assemble([FakeDetector("broken", bad, source="pkg[broken]"), GOOD])
+    assert assembly.detector_ids == ("slow_tool",)
+    [problem] = assembly.problems
+    assert "broken" in problem and "pkg[broken]" in problem
+    assert "broken" not in assembly.schema["properties"]["detectors"]["properties"]
+
+
+def test_detector_without_schema_gets_just_enabled_and_duplicates_are_skipped() -> None:
+    assembly = assemble([FakeDetector("plain", None), FakeDetector("plain")])
+    options = assembly.schema["properties"]["detectors"]["properties"]["plain"]
+    assert options["properties"] == {"enabled": {"type": "boolean"}}
+    assert len(assembly.problems) == 1 and "twice" in assembly.problems[0]
+
+
+def test_assembly_does_not_mutate_the_detector_schema() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {"x": {"type": "string"}}}
+    assemble([FakeDetector("d", schema)])
+    assert schema == {"type": "object", "properties": {"x": {"type": "string"}}}
+
+
+def test_default_assembly_holds_the_installed_detectors() -> None:
+    schema = assemble_schema()
+    ids = set(schema["properties"]["detectors"]["properties"])
+    assert {"generic_repeat", "doom_loop_exact", "doom_loop_fuzzy"} <= ids
+
+
+def test_without_a_registry_the_core_schema_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    import loopguard.schema as schema_module
+
+    monkeypatch.setattr(schema_module, "_registered", lambda: (None, ["no registry"]))
+    assembly = assemble()
+    assert not assembly.closed and assembly.problems == ("no registry",)
+    assert assembly.schema == core_schema()
+    result = analyze_text("version: 1\ndetectors:\n  anything: {enabled: 3}\n", "o.yaml",
+                          assembly=assembly)
+    assert [(f.line, f.col, f.code) for f in result.errors] == [(3, 23, "type")]
+
+
+def test_a_fake_registry_is_used_when_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    assembly = assemble([GOOD])
+    result = analyze_text("version: 1\ndetectors:\n  slow_tool: {max_seconds: 'x'}\n",
+                          "p.yaml", assembly=assembly)
+    mine = [(f.line, f.col, f.code) for f in result.errors if f.file == "p.yaml"]
+    assert mine == [(3, 28, "type")]
+    # the built-in detectors are unknown to this fake registry, so default.yaml's are errors too
+    assert any(f.file == "builtin:default" for f in result.errors)
+
+
+def test_every_detector_option_of_default_rules_validates() -> None:
+    result = analyze_text("version: 1\n", "ok.yaml")
+    assert result.errors == []
