@@ -93,7 +93,8 @@ def format_text(listed: list[dict[str, Any]], faults: list[dict[str, str]]) -> s
         lines.append("faults:")
         lines.extend(f"  {f['source']}: {f['stage']} failed: {f['message']}" for f in faults)
     plugins = sum(1 for item in listed if not item["builtin"])
-    lines.append(f"{len(listed)} detectors ({len(listed) - plugins} built-in, {plugins} plugin), "
+    lines.append(f"{len(listed)} detectors ({len(listed) - plugins} built-in, {plugins} "
+                 f"plugin{'' if plugins == 1 else 's'}), "
                  f"{len(faults)} fault{'' if len(faults) == 1 else 's'}")
     return "\n".join(lines)
 
