@@ -96,7 +96,7 @@ def _entry_points() -> list[tuple[str, str, Any]]:
     """(distribution, entry name, loader) triples, built-ins first, then sorted."""
     found: list[tuple[str, str, Any]] = []
     for ep in metadata.entry_points(group=GROUP):
-        dist = ep.dist.name if ep.dist is not None else "unknown"
+        dist = getattr(ep.dist, "name", None) or "unknown"  # metadata without a Name: no crash
         found.append((dist, ep.name, ep.load))
     own = [f for f in found if f[0] == OWN_DISTRIBUTION]
     if not own:  # running from a source tree without installed metadata

@@ -246,3 +246,13 @@ def test_a_detector_returning_garbage_is_a_fault_not_a_crash(site: FakeSite) -> 
     decision = guard(site).session("s1").before_call("read", {"path": "x"})
     assert decision.action == "allow"
     assert len(decision.faults) == 1 and decision.faults[0].startswith("lgfake-garbage[garbage]: ")
+
+
+def test_a_distribution_without_a_name_does_not_break_discovery(site: FakeSite) -> None:
+    site.add_example()
+    site.add_dist("lgfake-nameless", {"bad": "lgfake_missing_module"})
+    (site.root / "lgfake_nameless-0.1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nVersion: 0.1.0\n", encoding="utf-8")
+    registry = site.registry()
+    assert ids(registry) == (*BUILTINS, "error_cascade")
+    assert [(f.source, f.stage) for f in registry.faults] == [("unknown[bad]", "import")]
