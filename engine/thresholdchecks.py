@@ -88,8 +88,9 @@ def merged_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
             if any(scope == prefix for scope, _ in erred):
                 continue  # that very block already has an ordering error
             base = prefix + ("loop_detection",)
-            path = _place(index, data, top_name, [base + (high,), base + (low,),
-                                                  ("loop_detection", high), ("loop_detection", low)])
+            fields = (high, low, WARNING)  # the repaired value, then what pushed it up
+            path = _place(index, data, top_name, [base + (f,) for f in fields]
+                          + [("loop_detection", f) for f in fields])
             found.append(index.finding(
                 data, path, "warning", f"after merging{who}, {high} {repair.old} is not above "
                 f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from functools import lru_cache
 from typing import Any
 
 import regex
@@ -48,14 +47,18 @@ def _compiles(instance: object) -> bool:
     return True
 
 
-@lru_cache(maxsize=8)
-def _validator(schema_json: str) -> Any:
-    return StrictValidator(json.loads(schema_json), format_checker=FORMATS)
+_VALIDATORS: dict[str, Any] = {}
 
 
 def validator_for(schema: dict[str, Any]) -> Any:
     """A (cached) strict Draft 2020-12 validator for `schema`."""
-    return _validator(json.dumps(schema, sort_keys=True))
+    key = json.dumps(schema, sort_keys=True)
+    found = _VALIDATORS.get(key)
+    if found is None:
+        if len(_VALIDATORS) >= 8:
+            _VALIDATORS.clear()
+        found = _VALIDATORS[key] = StrictValidator(schema, format_checker=FORMATS)
+    return found
 
 
 def describe(value: Any) -> str:
