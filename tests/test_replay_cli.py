@@ -140,3 +140,21 @@ def test_explain_a_decision_that_does_not_exist(capsys: pytest.CaptureFixture[st
     code, out, err = run(capsys, "explain", HEALTHY, "--decision", "1")
     assert code == 2 and out == "" and "there is no decision #1; the replay reported 0" in err
     assert run(capsys, "explain", HEALTHY, "--decision", "0")[0] == 2
+
+
+def test_progress_only_on_a_terminal_for_large_input(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from loopguard.cli import replay_cmd
+
+    path = tmp_path / "log.jsonl"
+    rows = [{"event": "user_message", "text": "go"}]
+    for i in range(1500):
+        rows += [{"event": "assistant_message", "tool_calls": [{"id": f"c{i}", "name": "read", "arguments": {"i": i}}]},
+                 {"event": "tool_result", "call_id": f"c{i}", "content": "ok"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run(capsys, "replay", str(path))[2] == ""  # not a terminal: nothing on stderr
+    monkeypatch.setattr(replay_cmd, "stderr_is_terminal", lambda: True)
+    assert run(capsys, "replay", str(path))[2] == ""  # a terminal, but the input is small
+    monkeypatch.setattr(replay_cmd, "PROGRESS_MIN_BYTES", 0)
+    code, out, err = run(capsys, "replay", str(path))
+    assert code == 0 and "replaying…" in err and "%" in err and "replaying" not in out

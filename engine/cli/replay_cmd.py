@@ -77,8 +77,16 @@ class Progress:
         sys.stderr.flush()
 
 
+def stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def make_progress(files: list[str]) -> Progress | None:
-    if not sys.stderr.isatty():
+    """A progress line for large inputs, only when a person is watching stderr."""
+    if not stderr_is_terminal():
         return None
     total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
     return Progress(total) if total >= PROGRESS_MIN_BYTES else None
