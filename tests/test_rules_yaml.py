@@ -100,3 +100,18 @@ def test_more_than_one_document_is_an_error() -> None:
 def test_empty_text_has_no_data() -> None:
     assert load_yaml("", "t").data is None
     assert load_yaml("# only a comment\n", "t").data is None
+
+
+def test_libyaml_and_pure_python_readers_agree() -> None:
+    from importlib import resources
+
+    from loopguard import yamlsource
+
+    if yamlsource.FAST_LOADER is None:
+        return  # nothing to compare on an installation without libyaml
+    text = resources.files("loopguard.rules").joinpath("default.yaml").read_text("utf-8")
+    text += "extra: {a: &x [1, 持仓], b: *x, c: {<<: {m: 1}, n: 2}, d: 1, d: 2}\n"
+    fast = yamlsource._Builder(text, "t", yamlsource.FAST_LOADER).run()
+    slow = yamlsource._Builder(text, "t", yamlsource.RulesYamlLoader).run()
+    assert fast == slow
+    assert [f.code for f in fast.findings] == ["duplicate-key"]
