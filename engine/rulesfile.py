@@ -25,7 +25,7 @@ from typing import Any
 from .errors import RulesError
 from .findings import Finding
 from .lintchecks import load_checks
-from .normalize import copy_tree, deep_merge
+from .normalize import deep_merge
 from .positions import Path, PositionIndex, SourceDoc
 from .rulestext import decode, parse_text, read_path
 from .schema import Assembly, default_assembly
@@ -117,9 +117,18 @@ def check_root(doc: SourceDoc) -> bool:
     return True
 
 
+def _plain(value: Any) -> Any:
+    """A copy with mappings as dicts and tuples as lists (what a YAML file would give)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
     """A source doc for an in-memory mapping: every path is at 0:0 (no position)."""
-    data = copy_tree(dict(mapping))
+    data = _plain(mapping)
     doc = SourceDoc(name, data)
     stack: list[tuple[Path, Any]] = [((), data)]
     while stack:
@@ -127,6 +136,10 @@ def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
         doc.positions[path] = (0, 0)
         if isinstance(value, dict):
             for key, item in value.items():
+                if not isinstance(key, str):
+                    doc.error((0, 0), f"key {key!r} is not a string", "use string keys",
+                              "key-type", path=path)
+                    continue
                 doc.key_positions[path + (key,)] = (0, 0)
                 stack.append((path + (key,), item))
         elif isinstance(value, list):

@@ -72,7 +72,9 @@ def describe(value: Any) -> str:
     if isinstance(value, str):
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"string {shown!r}"
-    return "a mapping" if isinstance(value, dict) else "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:

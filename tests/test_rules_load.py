@@ -234,3 +234,12 @@ def test_mapping_errors_have_paths_but_no_position() -> None:
     file, line, col, code, _ = only(load_rules_mapping, {"version": 1, "turn": {"bogus": 1}})
     assert (file, line, col, code) == ("<mapping>", 0, 0, "unknown-key")
     assert only(load_rules_mapping, ["not", "a", "mapping"])[3] == "not-a-mapping"
+
+
+def test_mapping_tuples_become_lists_and_odd_values_are_errors() -> None:
+    data = load_rules_mapping({"version": 1, "keyword_sets": {"a": ("x", "y")}}).data
+    assert data["keyword_sets"]["a"] == ["x", "y"]
+    assert only(load_rules_mapping, {"version": 1, "turn": {1: 2}})[3] == "key-type"
+    message = only(load_rules_mapping, {"version": 1, "intents": [
+        {"id": "a", "when": {"text_contains": object()}, "require": {"tool": "t"}}]})[4]
+    assert message == "expected a keyword set name or a list of names, got a Python object"
