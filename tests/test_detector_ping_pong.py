@@ -140,3 +140,40 @@ def test_without_escalation_a_blocked_alternation_stays_critical() -> None:
     session = rolling_guard(aggregator={"escalate_criticals": 0}).session("s")
     decisions = alternate(session, 7)
     assert actions(decisions[4:]) == ["critical"] * 3
+
+
+def test_the_tail_stops_at_a_repeated_entry() -> None:
+    session = rolling_guard().session("s")
+    call(session, *A)
+    call(session, *A)
+    call(session, *B)
+    vote = vote_of(call(session, *A), ID)  # tail B(3) A(2), stopped by A(1)
+    assert vote is not None and vote.count == 3 and sorted(vote.evidence) == [2, 3]
+
+
+def test_other_runs_in_between_do_not_break_the_alternation() -> None:
+    session = rolling_guard().session("s")
+    for i in range(3):
+        call(session, *(A if i % 2 == 0 else B), run_id="r1")
+        call(session, "grep", {"q": i}, run_id="r2")
+    vote = vote_of(call(session, *B, run_id="r1"), ID)
+    assert vote is not None and vote.count == 4
+
+
+def test_the_count_is_bounded_by_the_history() -> None:
+    session = rolling_guard(loop={"history_size": 3}).session("s")
+    decisions = alternate(session, 10)
+    counts = [vote_of(d, ID).count for d in decisions[2:]]  # type: ignore[union-attr]
+    assert counts == [3] + [4] * 7
+    assert "critical" not in actions(decisions)
+
+
+def test_progress_that_left_the_history_no_longer_counts() -> None:
+    session = rolling_guard(loop={"history_size": 6}).session("s")
+    # only A's first result differs; while it is in the history, no critical
+    decisions = alternate(session, 7, result_a=lambda i: "a0" if i == 0 else "a1")
+    assert actions(decisions) == ["allow"] * 2 + ["warn"] * 5
+    decision = call(session, *B)  # call 1 has been evicted: no progress is left in view
+    vote = vote_of(decision, ID)
+    assert vote is not None and (vote.level, vote.count) == ("critical", 7)
+    assert sorted(vote.evidence) == [2, 3, 4, 5, 6, 7]
