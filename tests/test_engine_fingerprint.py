@@ -181,3 +181,14 @@ def test_volatile_fields_are_dropped_at_every_depth() -> None:
         session.after_call("q", {}, result=result, call_id=str(i))
     first, second = (e.outcome for e in session.history())
     assert first == second
+
+
+@pytest.mark.parametrize("tool", [None, 42, b"bytes-name", ("t",), "工具"])
+def test_odd_tool_names_never_raise(tool: Any) -> None:
+    session = loopguard.Guard.from_dict(
+        {"version": 1, "loop_detection": {"enabled": True}}).session("s")
+    session.begin_turn([])
+    assert session.before_call(tool, {"a": 1}, call_id="1").action == "allow"
+    assert session.after_call(tool, {"a": 1}, error=RuntimeError("x"), call_id="1").action == "allow"
+    (entry,) = session.history()
+    assert isinstance(entry.tool, str) and entry.outcome is not None
