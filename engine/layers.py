@@ -1,0 +1,186 @@
+"""The layers of a rules source: `builtin:default`, then `extends:` entries, then the file.
+
+Each `extends:` entry is `builtin:NAME` (`rules/NAME.yaml` of the installed
+package) or a path relative to the including file, and is expanded the same
+way (its own `extends:` first). A layer met twice is applied once; a cycle is
+an error naming the chain. Every layer is checked on its own (`version`
+first, then the schema), so findings point into the file that wrote them;
+then the layers merge (mappings key by key, lists and scalars replace) and
+the merged document gets the reference checks of `lintchecks.load_checks`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from .findings import Finding
+from .lintchecks import load_checks
+from .normalize import deep_merge
+from .positions import PositionIndex, SourceDoc
+from .rulestext import decode, parse_text, read_path
+from .schema import Assembly, default_assembly
+from .validate import describe, schema_findings
+
+BUILTIN = "builtin:"
+BASE = "builtin:default"
+SUPPORTED_VERSION = 1
+MAX_EXTENDS_DEPTH = 32
+_PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+@dataclass
+class Analysis:
+    """Everything learnt while loading one rules source."""
+
+    source: str
+    layers: list[SourceDoc] = field(default_factory=list)
+    data: dict[str, Any] | None = None
+    findings: list[Finding] = field(default_factory=list)
+    unreadable: bool = False
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "error"]
+
+    @property
+    def index(self) -> PositionIndex:
+        return PositionIndex(self.layers)
+
+def builtin_names() -> list[str]:
+    """The bundled packs, as `builtin:NAME` names."""
+    folder = resources.files("loopguard.rules")
+    return sorted(BUILTIN + p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+@lru_cache(maxsize=16)
+def builtin_source(name: str) -> tuple[str, str] | None:
+    """(identity, text) of a bundled pack, or None when there is no such pack."""
+    if not _PACK_NAME.match(name):
+        return None
+    item = resources.files("loopguard.rules").joinpath(f"{name}.yaml")
+    if not item.is_file():
+        return None
+    return os.path.realpath(str(item)), item.read_text(encoding="utf-8")
+
+def check_root(doc: SourceDoc) -> bool:
+    """Is the document a mapping with `version: 1`? (Checked before anything else.)"""
+    data = doc.data
+    if data is None and not doc.has_errors:
+        doc.error((1, 1), "the rules file is empty", "start it with `version: 1`", "empty")
+    if data is None or doc.has_errors:
+        return False
+    root = doc.positions.get((), (1, 1))
+    if not isinstance(data, dict):
+        doc.error(root, f"a rules file must be a mapping of keys to values, not {describe(data)}",
+                  "start it with `version: 1`", "not-a-mapping")
+        return False
+    if "version" not in data:
+        doc.error(root, "missing `version`", "add `version: 1` as the first line", "version")
+        return False
+    version = data["version"]
+    where = doc.positions.get(("version",), root)
+    if isinstance(version, int) and not isinstance(version, bool) and version > SUPPORTED_VERSION:
+        doc.error(where, f"rules version {version} is newer than this loopguard understands "
+                  f"(version {SUPPORTED_VERSION})", "upgrade loopguard-engine, or write "
+                  "`version: 1` rules", "version", path=("version",))
+        return False
+    if version != SUPPORTED_VERSION or isinstance(version, bool):
+        doc.error(where, f"unsupported rules version {version!r}", "write `version: 1`",
+                  "version", path=("version",))
+        return False
+    return True
+
+class LayerLoader:
+    """Collects the layers of one rules source, following `extends:`."""
+
+    def __init__(self, assembly: Assembly) -> None:
+        self.assembly = assembly
+        self.result = Analysis("")
+        self.done: set[str] = set()
+        self.stack: list[str] = []  # identities of the files being expanded
+        self.names: list[str] = []  # their names as shown to the user
+
+    def validate(self, doc: SourceDoc) -> bool:
+        ok = check_root(doc)
+        if ok:
+            doc.findings.extend(schema_findings(doc, self.assembly.schema))
+        self.result.findings.extend(doc.findings)
+        return ok and not doc.has_errors
+
+    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> None:
+        """Validate `doc`, add its `extends:` layers, then the doc itself."""
+        if not self.validate(doc):
+            return
+        self.stack.append(ident)
+        self.names.append(doc.name)
+        for i, entry in enumerate(doc.data.get("extends") or []):
+            self.extend(doc, i, entry, base_dir)
+        self.stack.pop()
+        self.names.pop()
+        self.done.add(ident)
+        self.result.layers.append(doc)
+
+    def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
+        where = doc.positions.get(("extends", i), (1, 1))
+        if entry.startswith(BUILTIN):
+            found = builtin_source(entry[len(BUILTIN):])
+            if found is None:
+                names = ", ".join(builtin_names())
+                doc.error(where, f"unknown bundled pack {entry!r}", f"bundled packs: {names}",
+                          "extends", path=("extends", i))
+                self.result.findings.append(doc.findings[-1])
+                return
+            ident, text, child_dir, name = found[0], found[1], base_dir, entry
+        else:
+            ident = os.path.realpath(os.path.join(base_dir, entry))
+            name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
+            child_dir = os.path.dirname(ident)
+            raw, read_doc = read_path(ident)
+            text = None
+            if raw is not None:
+                text, read_doc = decode(raw, name)
+            if text is None:
+                reason = read_doc.findings[0].message if read_doc.findings else "unreadable"
+                doc.error(where, f"cannot extend {entry!r}: {reason}", "check the path (it is "
+                          "relative to this file)", "extends", path=("extends", i))
+                self.result.findings.append(doc.findings[-1])
+                return
+        if ident in self.stack:
+            start = self.stack.index(ident)
+            chain = " -> ".join([*self.names[start:], self.names[start]])
+            doc.error(where, f"extends cycle: {chain}", "remove one of the extends entries",
+                      "extends-cycle", path=("extends", i))
+            self.result.findings.append(doc.findings[-1])
+            return
+        if ident in self.done:
+            return
+        if len(self.stack) >= MAX_EXTENDS_DEPTH:
+            doc.error(where, f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "",
+                      "extends", path=("extends", i))
+            self.result.findings.append(doc.findings[-1])
+            return
+        self.add(parse_text(text, name), ident, child_dir)
+
+    def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:
+        self.result.source = top.name
+        base = builtin_source(BASE[len(BUILTIN):])
+        if base is not None and base[0] != ident:
+            self.add(parse_text(base[1], BASE), base[0], base_dir)
+        self.add(top, ident, base_dir)
+        if self.result.errors or not self.result.layers or self.result.layers[-1] is not top:
+            return self.result
+        data: dict[str, Any] = {}
+        for layer in self.result.layers:
+            data = deep_merge(data, {k: v for k, v in layer.data.items() if k != "extends"})
+        self.result.data = data
+        self.result.findings.extend(load_checks(data, self.result.index, self.assembly))
+        return self.result
+
+def analyze_doc(doc: SourceDoc, ident: str, base_dir: str,
+                assembly: Assembly | None = None) -> Analysis:
+    """Load a parsed source with its layers; nothing is raised."""
+    return LayerLoader(assembly or default_assembly()).run(doc, ident, base_dir)
