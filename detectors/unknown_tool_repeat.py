@@ -22,6 +22,7 @@ Flagged: `serach` failing with "Unknown tool: serach" 10 times in a row, the
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,13 +30,14 @@ import regex
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector
-from loopguard.history import VETO, Call, SessionState, scoped_newest_first
+from loopguard.history import VETO, Call, HistoryEntry, SessionState
 from loopguard.hookspecs import hookimpl
 from loopguard.polls import thresholds
 
 MAX_PATTERN_LENGTH = 500
 _MATCH_TIMEOUT = 0.05  # seconds: a pathological user pattern must not stall a call
 _SCAN_LIMIT = 4000  # characters of an error text searched
+EVIDENCE_MAX = 64  # history entries listed as a vote's evidence
 
 
 class UnknownToolRepeat(Detector):
@@ -83,25 +85,92 @@ class UnknownToolRepeat(Detector):
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         threshold = cfg[0]
-        streak: list[int] = []
-        name: str | None = None
-        for entry in scoped_newest_first(state, call.run_id):
-            if entry.tool != call.tool:
-                break
-            if entry.outcome == VETO:  # a blocked retry extends the streak (SPEC §1)
-                streak.append(entry.seq)
-                continue
-            if entry.unknown is None or (name is not None and entry.unknown != name):
-                break
-            name = entry.unknown
-            streak.append(entry.seq)
-            if len(streak) >= threshold:
-                break
-        if name is None or len(streak) < threshold:
+        streak = self._streak(state, call.run_id)
+        if streak is None or streak.tool != call.tool or streak.name is None:
             return None
-        return self.vote("critical", len(streak), f"{call.tool}:{name}",
-                         f"{call.tool} failed {len(streak)} times in a row: tool {name!r} "
-                         "does not exist.", tuple(reversed(streak)))
+        count = streak.count(state.history[0].seq)
+        if count < threshold:
+            return None
+        evidence = tuple(streak.seqs[-EVIDENCE_MAX:])
+        return self.vote("critical", count, f"{call.tool}:{streak.name}",
+                         f"{call.tool} failed {count} times in a row: tool {streak.name!r} "
+                         "does not exist.", evidence)
+
+    def _streak(self, state: SessionState, run_id: str | None) -> Streak | None:
+        """The streak ending at the newest entry, folding in only entries added since last time."""
+        memo: Streak | None = state.scratch.get(self.id)
+        if memo is None or memo.run_id != run_id:
+            memo = Streak(run_id)
+        fresh: list[HistoryEntry] = []
+        for entry in reversed(state.history):
+            if entry.seq <= memo.upto:
+                break
+            if entry.run_id == run_id:
+                fresh.append(entry)
+            elif memo.upto:  # another run's entry since the memo: fold again from scratch
+                memo, fresh = Streak(run_id), [e for e in reversed(state.history)
+                                               if e.run_id == run_id]
+                break
+        first = state.history[0].seq if state.history else 0
+        pending = [i for i, entry in enumerate(fresh) if entry.outcome is None]
+        if pending:  # the walk from the newest stops at the newest pending entry
+            memo.fold_all(fresh[pending[-1] + 1:], first)
+            state.scratch[self.id] = memo
+            probe = Streak(run_id)
+            probe.fold_all(fresh[: pending[0]], first)
+            return probe
+        memo.fold_all(fresh, first)
+        state.scratch[self.id] = memo
+        return memo
+
+
+class Streak:
+    """Consecutive unknown-tool failures (and blocked retries) of one tool, oldest first.
+
+    Folding entries oldest-first gives what SPEC §3.4's newest-first walk
+    gives: the newest named failure sets the name, vetoes count, anything
+    else ends the streak. Entries that fall out of the history stop counting.
+    """
+
+    __slots__ = ("run_id", "upto", "tool", "name", "named", "seqs", "vetoes")
+
+    def __init__(self, run_id: str | None) -> None:
+        self.run_id = run_id
+        self.upto = 0  # newest seq folded in
+        self.tool: str | None = None
+        self.name: str | None = None
+        self.named = 0  # seq of the newest named failure
+        self.seqs: list[int] = []  # the streak's entries (bounded by the history size)
+        self.vetoes = 0  # blocked retries since the newest named failure
+
+    def fold_all(self, newest_first: list[HistoryEntry], first_seq: int) -> None:
+        for entry in reversed(newest_first):
+            self.fold(entry)
+        if self.seqs and self.seqs[0] < first_seq:  # keep only what the history still holds
+            del self.seqs[: bisect_left(self.seqs, first_seq)]
+
+    def fold(self, entry: HistoryEntry) -> None:
+        self.upto = entry.seq
+        if entry.tool != self.tool:
+            self.tool, self.name, self.named, self.seqs, self.vetoes = entry.tool, None, 0, [], 0
+        if entry.outcome == VETO:
+            self.seqs.append(entry.seq)
+            self.vetoes += 1
+        elif entry.unknown is not None:
+            if self.name is not None and entry.unknown != self.name:
+                # Another missing tool: the streak restarts here, keeping the blocked
+                # retries just before it (a newest-first walk reads them first).
+                self.seqs = self.seqs[len(self.seqs) - self.vetoes:]
+            self.seqs.append(entry.seq)
+            self.name, self.named, self.vetoes = entry.unknown, entry.seq, 0
+        else:  # a success or another error ends any streak
+            self.name, self.named, self.seqs, self.vetoes = None, 0, [], 0
+
+    def count(self, first_seq: int) -> int:
+        """Streak entries still in the history; 0 when its named failure has left it."""
+        if self.name is None or self.named < first_seq:
+            return 0
+        return len(self.seqs) - bisect_left(self.seqs, first_seq)
 
 
 @hookimpl

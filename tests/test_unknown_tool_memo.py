@@ -1,0 +1,66 @@
+"""The remembered unknown-tool streak gives exactly what SPEC §3.4's walk gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import loopguard
+
+
+def reference(history: list[dict[str, Any]], tool: str, run_id: str | None,
+              threshold: int) -> int | None:
+    """Walk back from the newest scoped entry while entries continue the streak."""
+    count, name = 0, None
+    for entry in reversed(history):
+        if entry["run_id"] != run_id:
+            continue
+        if entry["tool"] != tool:
+            break
+        if entry["outcome"] == "veto":
+            count += 1
+        elif entry["unknown_tool"] is None or (name is not None and entry["unknown_tool"] != name):
+            break
+        else:
+            name = entry["unknown_tool"]
+            count += 1
+    return count if name is not None and count >= threshold else None
+
+
+step = st.tuples(
+    st.sampled_from(["ghost"] * 30 + ["read"]),  # the tool called
+    st.sampled_from(["missing_x"] * 30 + ["missing_y", "ok", "other_error", "pending"]),
+    st.sampled_from([None] * 30 + ["r2"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(step, min_size=1, max_size=50), history_size=st.sampled_from([4, 7, 30]),
+       escalate=st.sampled_from([0, 2]))
+def test_memo_matches_a_fresh_walk(steps: list[tuple[str, str, str | None]], history_size: int,
+                                   escalate: int) -> None:
+    threshold = 3
+    off = {name: {"enabled": False} for name in (
+        "generic_repeat", "known_poll_no_progress", "ping_pong", "global_circuit_breaker",
+        "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard")}
+    guard = loopguard.Guard.from_dict({
+        "version": 1, "detectors": off, "aggregator": {"escalate_criticals": escalate},
+        "loop_detection": {"enabled": True, "history_size": history_size,
+                           "unknown_tool_threshold": threshold}})
+    session = guard.session("s")
+    for i, (tool, result, run_id) in enumerate(steps):
+        before = [e.to_dict() for e in session.history()]
+        decision = session.before_call(tool, {"i": i}, call_id=f"c{i}", run_id=run_id)
+        counts = [v.count for v in decision.votes if v.detector == "unknown_tool_repeat"]
+        expected = reference(before, tool, run_id, threshold)
+        assert counts == ([expected] if expected else []), (i, steps[: i + 1])
+        if result == "pending":
+            continue
+        if result.startswith("missing"):
+            error = f"Unknown tool: {result[-1]}"
+        else:
+            error = "disk full" if result == "other_error" else None
+        session.after_call(tool, {"i": i}, result="fine", error=error, call_id=f"c{i}",
+                           run_id=run_id)
