@@ -134,7 +134,8 @@ class LayerLoader:
                           "extends", path=("extends", i))
                 self.result.findings.append(doc.findings[-1])
                 return
-            ident, text, child_dir, name = found[0], found[1], base_dir, entry
+            ident, text, name = found[0], found[1], entry
+            child_dir = os.path.dirname(ident)
         else:
             ident = os.path.realpath(os.path.join(base_dir, entry))
             name = os.path.relpath(ident) if not os.path.isabs(entry) else entry

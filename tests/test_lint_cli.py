@@ -183,3 +183,26 @@ def test_the_console_script_runs_when_installed(tmp_path: Path) -> None:
     done = subprocess.run([str(script), "lint", "builtin:default"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout == ""
+
+
+def test_skipped_detectors_are_named_on_stderr(files: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import loopguard.cli.lint_cmd as lint_cmd
+    import loopguard.cli.schema_cmd as schema_cmd
+    from loopguard.registry import load_registry
+    from loopguard.schema import assemble
+
+    class Broken:
+        id = "broken"
+        options_schema = {"type": "bogus"}
+        source = "thirdparty[broken]"
+
+    assembly = assemble([*load_registry().detectors, Broken()])
+    monkeypatch.setattr(lint_cmd, "default_assembly", lambda: assembly)
+    monkeypatch.setattr(schema_cmd, "default_assembly", lambda: assembly)
+    code, out, err = run(capsys, "lint", "clean.yaml")
+    assert (code, out) == (0, "")
+    assert "loopguard: warning: detector 'broken' (thirdparty[broken]): invalid options schema" in err
+    code, out, err = run(capsys, "schema")
+    assert code == 0 and "broken" not in json.loads(out)["properties"]["detectors"]["properties"]
+    assert "thirdparty[broken]" in err
