@@ -103,6 +103,7 @@ class _Translator:
         if not isinstance(value, dict):
             self.type_error(src, shown, "a mapping")
             return result
+        self.put(prefix + ("loop_detection",), {}, src, shown)  # where the block starts
         for key, item in value.items():
             at, here = src + (key,), f"{shown}.{key}"
             if key in LOOP_KEYS:
