@@ -122,7 +122,8 @@ def assemble_schema(detectors: Iterable[Any] | None = None) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=4)
-def _default_assembly(registry_key: int) -> Assembly:
+def _default_assembly(registry: Any) -> Assembly:
+    """Keyed by the registry object itself (not its id, which a new registry may reuse)."""
     return assemble()
 
 
@@ -131,7 +132,7 @@ def default_assembly() -> Assembly:
     try:
         from .registry import load_registry
 
-        key = id(load_registry())
+        registry: Any = load_registry()
     except Exception:  # noqa: BLE001 - same fallback as `assemble`
-        key = 0
-    return _default_assembly(key)
+        registry = None
+    return _default_assembly(registry)
