@@ -45,7 +45,7 @@ class GenericRepeat(Detector):
             return None
         if polls.matches(call.tool, call.args):
             return None
-        streak, evidence = no_progress_streak(entries, critical)
+        streak, evidence = no_progress_streak(state, call)
         if streak >= critical:
             return self.vote("critical", streak, short(call.digest),
                              f"{call.tool} was called {streak} times in a row with the same "

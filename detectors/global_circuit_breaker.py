@@ -38,7 +38,7 @@ class GlobalCircuitBreaker(Detector):
         entries = same_signature(state, call)
         if len(entries) < cfg:
             return None
-        streak, evidence = no_progress_streak(entries, cfg)
+        streak, evidence = no_progress_streak(state, call)
         if streak < cfg:
             return None
         return self.vote("breaker", streak, short(call.digest),

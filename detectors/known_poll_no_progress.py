@@ -66,7 +66,7 @@ class KnownPollNoProgress(Detector):
         entries = same_signature(state, call)
         if len(entries) < min(warning, critical):
             return None
-        streak, evidence = no_progress_streak(entries, max(warning, critical))
+        streak, evidence = no_progress_streak(state, call)
         if streak >= critical:
             level = "critical"
         elif streak >= warning:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -93,7 +94,7 @@ class SessionState:
         self.history: deque[HistoryEntry] = deque()
         # (run_id, digest) -> entries of that signature, oldest first; only when a
         # rolling detector needs it (kept in step with `history`).
-        self.index: dict[Any, list[HistoryEntry]] | None = {} if indexed else None
+        self.index: dict[Any, Bucket] | None = {} if indexed else None
         self.seq = 0
         self.turn = 0
         self.last_used = time.monotonic()
@@ -110,6 +111,65 @@ def sig_key(run_id: str | None, digest: bytes) -> Any:
     return digest if run_id is None else (run_id, digest)
 
 
+class Bucket:
+    """One signature's entries (oldest first) and its no-progress streak, kept up to date.
+
+    SPEC §2 defines the streak by walking newest to oldest: pending entries are
+    skipped, the first outcome sets the reference, equal outcomes and vetoes
+    add one, the first different outcome stops. Folding completed entries
+    oldest-first gives the same count, so each call folds only the entries
+    completed since the last one. A pending entry stops the permanent fold
+    (its outcome lands later, in the middle); entries after it are folded
+    into a throw-away copy.
+    """
+
+    __slots__ = ("entries", "upto", "ref", "seqs", "vetoes")
+
+    def __init__(self) -> None:
+        self.entries: list[HistoryEntry] = []
+        self.upto = 0  # newest seq folded in for good
+        self.ref: bytes | None = None
+        self.seqs: list[int] = []  # the streak's entries, oldest first
+        self.vetoes = 0  # vetoes since the newest real outcome
+
+    def _fold(self, entry: HistoryEntry) -> None:
+        outcome = entry.outcome
+        if outcome == VETO:
+            self.vetoes += 1
+        elif self.ref is None or outcome == self.ref:
+            self.ref, self.vetoes = outcome, 0
+        else:  # progress: the streak restarts, keeping the vetoes just before it
+            self.seqs = self.seqs[len(self.seqs) - self.vetoes:] if self.vetoes else []
+            self.ref, self.vetoes = outcome, 0
+        self.seqs.append(entry.seq)
+
+    def streak(self, first_seq: int) -> tuple[int, tuple[int, ...]]:
+        """(count, the streak's seqs) over the entries still in the history."""
+        entries = self.entries
+        i = len(entries)
+        while i and entries[i - 1].seq > self.upto:
+            i -= 1
+        view = self
+        for entry in entries[i:]:
+            if entry.outcome is None:
+                if view is self:
+                    view = self._copy()
+                continue
+            if view is self:
+                self.upto = entry.seq
+            view._fold(entry)
+        if self.seqs and self.seqs[0] < first_seq:
+            del self.seqs[: bisect_left(self.seqs, first_seq)]
+        seqs = view.seqs
+        start = bisect_left(seqs, first_seq)
+        return len(seqs) - start, tuple(seqs[start:])
+
+    def _copy(self) -> Bucket:
+        other = Bucket()
+        other.ref, other.seqs, other.vetoes = self.ref, list(self.seqs), self.vetoes
+        return other
+
+
 def append(state: SessionState, entry: HistoryEntry, history_size: int) -> None:
     """Record an entry, evicting the oldest beyond `history_size`."""
     history = state.history
@@ -119,20 +179,36 @@ def append(state: SessionState, entry: HistoryEntry, history_size: int) -> None:
         if index is not None:
             key = sig_key(old.run_id, old.digest)
             bucket = index.get(key)
-            if bucket:
-                bucket.pop(0)
-                if not bucket:
+            if bucket is not None:
+                bucket.entries.pop(0)
+                if not bucket.entries:
                     del index[key]
     history.append(entry)
     if index is not None:
-        index.setdefault(sig_key(entry.run_id, entry.digest), []).append(entry)
+        key = sig_key(entry.run_id, entry.digest)
+        bucket = index.get(key)
+        if bucket is None:
+            bucket = index[key] = Bucket()
+        bucket.entries.append(entry)
 
 
 def same_signature(state: SessionState, call: Call) -> list[HistoryEntry]:
     """Scoped entries with the call's tool and arguments, oldest first."""
     if state.index is not None:
-        return state.index.get(sig_key(call.run_id, call.digest), [])
+        bucket = state.index.get(sig_key(call.run_id, call.digest))
+        return bucket.entries if bucket is not None else []
     return [e for e in state.history if e.digest == call.digest and e.run_id == call.run_id]
+
+
+def no_progress_streak(state: SessionState, call: Call) -> tuple[int, tuple[int, ...]]:
+    """SPEC §2 no-progress streak of the call's signature: (count, matching seqs)."""
+    first = state.history[0].seq if state.history else 0
+    if state.index is not None:
+        bucket = state.index.get(sig_key(call.run_id, call.digest))
+        return bucket.streak(first) if bucket is not None else (0, ())
+    scratch = Bucket()
+    scratch.entries = same_signature(state, call)
+    return scratch.streak(first)
 
 
 def scoped_newest_first(state: SessionState, run_id: str | None) -> Iterator[HistoryEntry]:
@@ -140,28 +216,3 @@ def scoped_newest_first(state: SessionState, run_id: str | None) -> Iterator[His
     for entry in reversed(state.history):
         if entry.run_id == run_id:
             yield entry
-
-
-def no_progress_streak(entries: list[HistoryEntry], cap: int) -> tuple[int, tuple[int, ...]]:
-    """SPEC §2 streak over one signature's entries: equal outcomes from the newest back.
-
-    Pending entries are skipped; vetoes count as equal to the outcome they
-    block. Counting stops at `cap` (no threshold needs more).
-    """
-    reference: bytes | None = None
-    count = 0
-    evidence: list[int] = []
-    for entry in reversed(entries):
-        outcome = entry.outcome
-        if outcome is None:
-            continue
-        if outcome != VETO:
-            if reference is None:
-                reference = outcome
-            elif outcome != reference:
-                break
-        count += 1
-        evidence.append(entry.seq)
-        if count >= cap:
-            break
-    return count, tuple(evidence)

@@ -29,7 +29,7 @@ def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"session {POLL}" in out
     assert "  1 turn, 10 tool calls: 4 allow, 3 warn, 1 critical, 2 breaker" in out
     assert f"  #1  {POLL}:118  turn 1 call 5  command_status  WARN  known_poll_no_progress (count 3)" in out
-    assert "BREAKER  known_poll_no_progress (count 6, escalated)" in out
+    assert "BREAKER  known_poll_no_progress (count 7, escalated)" in out
     assert "after a breaker: the recorded agent kept calling" in out
     assert out.rstrip().splitlines()[-2].startswith("summary: 1 session, 1 turn, 10 tool calls — 3 warn, 1 critical")
 
