@@ -132,7 +132,8 @@ class Session:
         """Record a call's result (or error); post-call detectors may trip a breaker.
 
         The call is matched to its `before_call` by `call_id`, or without one by
-        tool name (oldest unanswered first); an unmatched call is recorded now.
+        tool name and arguments (oldest unanswered first); an unmatched call is
+        recorded now.
         """
         state, policy = self._state, self._policy
         name = tool if isinstance(tool, str) else str(tool)
@@ -144,7 +145,7 @@ class Session:
             outcome = result_outcome(result, drop, keep)
         with state.lock:
             state.last_used = time.monotonic()
-            entry = self._close(cid if cid is not None else name)
+            entry = self._close(cid if cid is not None else name, name, args)
             if entry is None:  # after_call without before_call: record it now
                 parsed = parse_args(args)
                 state.seq += 1
@@ -234,18 +235,26 @@ class Session:
         else:
             waiting.append(entry)
 
-    def _close(self, key: str) -> HistoryEntry | None:
+    def _close(self, key: str, tool: str, args: Any) -> HistoryEntry | None:
+        """The open call answered by this after_call, if any.
+
+        By call id; without one, the oldest open call of the tool — and when
+        several calls of that tool are open, the oldest with the same arguments.
+        """
         opened = self._state.scratch.get("_open")
         if not opened:
             return None
         waiting = opened.get(key)
         if not waiting:
             return None
-        entry = waiting.pop(0)
+        index = 0
+        if len(waiting) > 1:
+            digest = args_digest(tool, canonical_text(parse_args(args)))
+            index = next((i for i, e in enumerate(waiting) if e.digest == digest), 0)
+        entry = waiting.pop(index)
         if not waiting:
             del opened[key]
         return entry
-
 
 def _text(error: Any) -> str:
     try:

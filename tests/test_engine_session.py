@@ -137,3 +137,16 @@ def test_sessions_with_the_same_id_share_state() -> None:
     decision = call(guard.session("shared"), "read", READ)
     assert vote_of(decision, "generic_repeat") is not None
     assert call(guard.session("other"), "read", READ).action == "allow"
+
+
+def test_after_call_without_ids_pairs_parallel_calls_by_arguments() -> None:
+    session = loopguard.Guard.default().session("pairs")
+    session.begin_turn([])
+    session.before_call("read", {"path": "a"})
+    session.before_call("read", {"path": "b"})
+    session.after_call("read", {"path": "b"}, result="B")  # answered out of order
+    entries = {e.seq: e for e in session.history()}
+    assert entries[1].outcome is None and entries[2].outcome is not None
+    session.after_call("read", {"path": "a"}, result="A")
+    assert all(e.outcome is not None for e in session.history())
+    assert len(session.history()) == 2
