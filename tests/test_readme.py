@@ -1,0 +1,50 @@
+"""The README's promises: its Python examples print what it shows, its quickstart is what CI runs."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text("utf-8")
+
+
+def _pairs() -> list[tuple[str, str]]:
+    """Each ```python block with the ```text block right after it."""
+    pattern = r"```python\n(.*?)```\s*\n```text\n(.*?)```"
+    return re.findall(pattern, README, re.DOTALL)
+
+
+def _clean(text: str) -> list[str]:
+    return [line.rstrip() for line in text.strip().splitlines()]
+
+
+@pytest.mark.parametrize("index", range(len(_pairs())))
+def test_python_examples_print_what_the_readme_shows(index: int) -> None:
+    code, shown = _pairs()[index]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, f"README.md example {index + 1}", "exec"), {"__name__": "readme"})
+    assert _clean(out.getvalue()) == _clean(shown)
+
+
+def test_there_are_examples_and_the_agent_loop_is_short() -> None:
+    pairs = _pairs()
+    assert len(pairs) >= 2
+    loop = next(code for code, _ in pairs if "run_turn" in code)
+    assert len(loop.strip().splitlines()) < 30
+
+
+def test_quickstart_is_two_commands_and_ci_runs_the_test_one() -> None:
+    quickstart = README.split("## Quickstart", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", quickstart, re.DOTALL)
+    assert block is not None
+    commands = [line for line in block.group(1).splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert "loopguard replay" in commands[0]
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    assert commands[1] in ci
