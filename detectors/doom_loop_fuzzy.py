@@ -68,7 +68,7 @@ class DoomLoopFuzzy(Detector):
             return None
         mine = grams(call.canonical)
         kept["current"] = (call.seq, mine)
-        matched = [call.seq] if mine else []  # a call is as similar as it gets to itself
+        matched = [call.seq] if len(mine) else []  # a call is as similar as it gets to itself
         for tool, other, seq in reversed(kept["calls"]):
             if len(matched) >= threshold:
                 break  # enough evidence: the rest cannot change the vote

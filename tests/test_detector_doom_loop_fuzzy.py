@@ -158,3 +158,35 @@ def test_gram_sets_and_jaccard_follow_the_spec() -> None:
     assert jaccard(grams(""), grams("abc")) == 0.0
     assert jaccard(grams("abcd"), grams("abcd")) == 1.0
     assert jaccard(grams("abcd"), grams("abce")) == pytest.approx(1 / 3)
+
+
+def page(i: int, size: int = 4000) -> dict[str, str]:
+    """A long text (beyond the array representation's threshold) with a small edit per i."""
+    body = "".join(CHARS[(k * 7 + k // 13) % len(CHARS)] for k in range(size))
+    return {"path": "notes.md", "content": body[:100] + f"edit {i}" + body[100:]}
+
+
+def test_long_near_identical_texts_trip_the_breaker_without_faults() -> None:
+    session = session_with()
+    decisions = [call(session, "write", page(i)) for i in range(3)]
+    assert all(d.faults == () for d in decisions)
+    assert actions(decisions) == ["allow", "allow", "breaker"]
+
+
+def test_long_unrelated_texts_do_not_trip_it() -> None:
+    session = session_with()
+    texts = [{"content": "".join(CHARS[(k * (i + 3)) % len(CHARS)] + str(k % (i + 5))
+                                 for k in range(1500))} for i in range(3)]
+    decisions = [call(session, "write", t) for t in texts]
+    assert all(d.faults == () for d in decisions)
+    assert actions(decisions) == ["allow"] * 3
+
+
+def test_a_short_and_a_long_text_near_the_boundary_compare_exactly() -> None:
+    """Grams of texts on both sides of the representation boundary compare like Python sets."""
+    base = "".join(CHARS[(k * 5) % len(CHARS)] + CHARS[k % 7] for k in range(140))
+    short, long = base[:250], base[:258]
+    expected_a = {short[i:i + 3] for i in range(len(short) - 2)}
+    expected_b = {long[i:i + 3] for i in range(len(long) - 2)}
+    expected = len(expected_a & expected_b) / len(expected_a | expected_b)
+    assert jaccard(grams(short), grams(long)) == pytest.approx(expected)
