@@ -8,6 +8,7 @@ rules file fails here with a `RulesError` naming file, line and column.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Mapping
@@ -19,6 +20,8 @@ from .policy import CompiledPolicy, compile_policy
 from .registry import Registry, load_registry
 from .session import Session
 from .store import MemoryStore, SessionStore
+
+log = logging.getLogger("loopguard")
 
 
 class Guard:
@@ -35,6 +38,7 @@ class Guard:
         self._lock = threading.Lock()
         hook = self.registry.plugin_manager.hook.loopguard_on_decision
         self._listeners = bool(hook.get_hookimpls())
+        self._faulted: set[str] = set()
 
     # -- construction ------------------------------------------------------
     @classmethod
@@ -87,6 +91,14 @@ class Guard:
         key = session_id if agent is None else f"{agent}\x00{session_id}"
         state = self.store.get(key, lambda: SessionState(policy.history_size, policy.indexed))
         return Session(self, session_id, agent, policy, state)
+
+    def _report_fault(self, source: str, error: str) -> None:
+        """Log a failing detector once per source, so an isolated fault is never silent."""
+        if source in self._faulted:
+            return
+        self._faulted.add(source)
+        log.error("loopguard detector %s failed and was isolated: %s (later failures are "
+                  "recorded in Decision.faults only)", source, error)
 
     def _notify(self, session_id: str, decision: Decision) -> None:
         """Hand non-allow decisions to `loopguard_on_decision` plugins (isolated)."""

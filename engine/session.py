@@ -203,6 +203,7 @@ class Session:
     def _fault(self, stage: Any, exc: Exception, faults: list[str] | None) -> Vote | None:
         """Record a detector that raised; with `fail_mode: closed` it votes critical."""
         error = f"{type(exc).__name__}: {exc}"
+        self.guard._report_fault(stage.source, error)
         if faults is None:
             return None
         faults.append(f"{stage.source}: {error}")

@@ -208,3 +208,12 @@ def test_a_detector_failing_after_the_call_is_isolated_too() -> None:
     after = session.after_call("t", {}, result="ok", call_id="1")
     assert after.action == "allow" and "fake-dist[after_boom]" in after.faults[0]
     assert session.history()[0].outcome is not None
+
+
+def test_a_failing_detector_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    session = guard_with(Boom()).session("s")
+    with caplog.at_level("ERROR", logger="loopguard"):
+        for i in range(3):
+            session.before_call("search", {"q": i})
+    logged = [r for r in caplog.records if "fake-dist[boom]" in r.getMessage()]
+    assert len(logged) == 1 and "isolated" in logged[0].getMessage()
