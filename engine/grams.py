@@ -4,7 +4,8 @@ A gram set is computed once per call and kept in the detector's window, so a
 comparison never rebuilds either side. Two exact representations, chosen by
 length because each wins on its side of the line:
 
-- a short text (< `ARRAY_FROM` characters): a frozenset of 3-character strings;
+- a short text (< `ARRAY_FROM` characters): a frozenset of 3-tuples of
+  characters (built by `zip` in C, about twice as fast as slicing);
 - a long text: a sorted NumPy array of unique 63-bit gram codes (three 21-bit
   code points packed, so distinct grams never collide). Building it is ~20x
   faster than a Python set of 10 KB of grams, and the intersection of two
@@ -28,9 +29,9 @@ _SHIFT_2 = np.uint64(21)
 def grams(text: str) -> Any:
     """The set of character 3-grams; a text shorter than 3 is one gram, empty is empty."""
     if len(text) < 3:
-        return frozenset((text,)) if text else frozenset()
+        return frozenset((tuple(text),)) if text else frozenset()
     if len(text) < ARRAY_FROM:
-        return frozenset([text[i:i + 3] for i in range(len(text) - 2)])
+        return frozenset(zip(text, text[1:], text[2:]))
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     points = points.astype(np.uint64)
     codes = (points[:-2] << _SHIFT_1) | (points[1:-1] << _SHIFT_2) | points[2:]
@@ -44,7 +45,7 @@ def _as_array(gram_set: frozenset) -> np.ndarray:
     """A short text's gram set in the array form (only near the length boundary)."""
     codes = []
     for gram in gram_set:
-        padded = gram.rjust(3, "\0") if len(gram) < 3 else gram
+        padded = ("\0",) * (3 - len(gram)) + gram
         codes.append((ord(padded[0]) << 42) | (ord(padded[1]) << 21) | ord(padded[2]))
     return np.array(sorted(codes), dtype=np.uint64)
 
@@ -71,7 +72,13 @@ def jaccard(a: Any, b: Any) -> float:
 
 def similar(a: Any, b: Any, threshold: float) -> bool:
     """True when jaccard(a, b) >= threshold, skipping the count when sizes rule it out."""
-    small, large = sorted((len(a), len(b)))
-    if small == 0 or small < threshold * large:  # even a full overlap could not reach it
+    size_a, size_b = len(a), len(b)
+    if size_a == 0 or size_b == 0:
         return False
-    return jaccard(a, b) >= threshold
+    if size_a <= size_b:
+        if size_a < threshold * size_b:  # even a full overlap could not reach it
+            return False
+    elif size_b < threshold * size_a:
+        return False
+    inter = _intersection(a, b)
+    return inter >= threshold * (size_a + size_b - inter)
