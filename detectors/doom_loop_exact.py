@@ -18,7 +18,6 @@ arguments (another tool).
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +25,7 @@ from loopguard.decision import Vote
 from loopguard.detector import Detector, short
 from loopguard.history import Call, SessionState
 from loopguard.hookspecs import hookimpl
+from loopguard.window import TurnWindow
 
 WINDOW_OPTIONS: dict[str, Any] = {
     "window": {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -45,19 +45,16 @@ class DoomLoopExact(Detector):
         window = int(options.get("window", 6))
         return window, int(options.get("threshold", 3)), frozenset(options.get("exempt") or ())
 
-    def _window(self, state: SessionState, call: Call, size: int) -> deque[tuple[bytes, int]]:
-        """This turn's earlier calls (digest, seq), at most `size - 1` of them."""
-        kept = state.scratch.get(self.id)
-        if kept is None or kept[0] != call.turn:
-            kept = (call.turn, deque(maxlen=max(size - 1, 0)))
-            state.scratch[self.id] = kept
-        return kept[1]
+    def _window(self, state: SessionState, call: Call, size: int) -> TurnWindow:
+        """This turn's earlier calls as (digest, seq), at most `size - 1` of them."""
+        return TurnWindow.of(state, self.id, call.turn, size - 1)
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         size, threshold, exempt = cfg
         if call.tool in exempt:
             return None
-        earlier = [seq for digest, seq in self._window(state, call, size) if digest == call.digest]
+        earlier = [seq for digest, seq in self._window(state, call, size).items
+                   if digest == call.digest]
         count = len(earlier) + 1
         if count < threshold:
             return None
@@ -68,7 +65,7 @@ class DoomLoopExact(Detector):
     def record(self, call: Call, state: SessionState, cfg: Any) -> None:
         size, _, exempt = cfg
         if call.tool not in exempt:
-            self._window(state, call, size).append((call.digest, call.seq))
+            self._window(state, call, size).push((call.digest, call.seq))
 
 
 @hookimpl

@@ -19,7 +19,6 @@ line -> breaker on the third. Not flagged: short arguments under `min_chars`
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +27,7 @@ from loopguard.detector import Detector, short
 from loopguard.grams import grams, similar
 from loopguard.history import Call, SessionState
 from loopguard.hookspecs import hookimpl
+from loopguard.window import TurnWindow
 
 from .doom_loop_exact import WINDOW_OPTIONS
 
@@ -50,13 +50,9 @@ class DoomLoopFuzzy(Detector):
                 int(options.get("min_chars", 50)), float(options.get("similarity", 0.8)),
                 frozenset(options.get("exempt") or ()))
 
-    def _window(self, state: SessionState, call: Call, size: int) -> dict[str, Any]:
+    def _window(self, state: SessionState, call: Call, size: int) -> TurnWindow:
         """This turn's earlier calls as (tool, grams or short text, seq), at most `size - 1`."""
-        kept = state.scratch.get(self.id)
-        if kept is None or kept["turn"] != call.turn:
-            kept = {"turn": call.turn, "calls": deque(maxlen=max(size - 1, 0)), "current": None}
-            state.scratch[self.id] = kept
-        return kept
+        return TurnWindow.of(state, self.id, call.turn, size - 1)
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         size, threshold, min_chars, similarity, exempt = cfg
@@ -64,12 +60,12 @@ class DoomLoopFuzzy(Detector):
             return None
         kept = self._window(state, call, size)
         if len(call.canonical) < min_chars:
-            kept["current"] = (call.seq, None)
+            kept.current = (call.seq, None)
             return None
         mine = grams(call.canonical)
-        kept["current"] = (call.seq, mine)
+        kept.current = (call.seq, mine)
         matched = [call.seq] if len(mine) else []  # a call is as similar as it gets to itself
-        for tool, other, seq in reversed(kept["calls"]):
+        for tool, other, seq in reversed(kept.items):
             if len(matched) >= threshold:
                 break  # enough evidence: the rest cannot change the vote
             if tool != call.tool:
@@ -90,12 +86,12 @@ class DoomLoopFuzzy(Detector):
         if call.tool in exempt:
             return
         kept = self._window(state, call, size)
-        current = kept["current"]
+        current = kept.current
         mine = current[1] if current is not None and current[0] == call.seq else None
         # A text under `min_chars` is never checked itself but can still be compared
         # against: keep it as text (short, so cheap) and build its grams on demand.
-        kept["calls"].append((call.tool, call.canonical if mine is None else mine, call.seq))
-        kept["current"] = None
+        kept.push((call.tool, call.canonical if mine is None else mine, call.seq))
+        kept.current = None
 
 
 @hookimpl
