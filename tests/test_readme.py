@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 from pathlib import Path
 
@@ -48,3 +49,23 @@ def test_quickstart_is_two_commands_and_ci_runs_the_test_one() -> None:
     assert "loopguard replay" in commands[0]
     ci = (ROOT / ".ci" / "run").read_text("utf-8")
     assert commands[1] in ci
+
+
+def test_quickstart_report_lines_are_what_replay_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    from loopguard.cli import main
+
+    quickstart = README.split("## Quickstart", 1)[1]
+    shown = re.search(r"```text\n(.*?)```", quickstart, re.DOTALL)
+    assert shown is not None
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples" / "transcripts").glob("*.json*"))
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # the report names files as given, relative to the clone
+    try:
+        assert main(["replay", *files]) == 0
+    finally:
+        os.chdir(cwd)
+    printed = capsys.readouterr().out.splitlines()
+    lines = [line for line in shown.group(1).splitlines() if line.strip() and line != "…"]
+    assert len(lines) >= 10
+    for line in lines:
+        assert line in printed, line
