@@ -20,7 +20,7 @@ class Vote(NamedTuple):
 
     detector: str
     level: str  # "warn" | "critical" | "breaker"
-    count: int
+    count: int  # type: ignore[assignment]  # a field name, shadowing tuple.count on purpose
     key: str  # stable across calls of the same pattern (used to de-duplicate warnings)
     message: str
     evidence: tuple[int, ...] = ()  # sequence numbers of the history entries that matched

@@ -164,6 +164,7 @@ class LayerLoader:
                       "extends", path=("extends", i))
             self.result.findings.append(doc.findings[-1])
             return
+        assert text is not None  # every branch above either set it or returned
         self.add(parse_text(text, name), ident, child_dir)
 
     def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:

@@ -15,7 +15,7 @@ Example (fails): `loop_detection: {warning_threshold: 20, critical_threshold: 20
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from .findings import Finding
 from .lintchecks import scopes
@@ -28,7 +28,7 @@ HISTORY_BOUND = ((WARNING, "error"), (CRITICAL, "warning"), (BREAKER, "warning")
 DOOM_LOOPS = ("doom_loop_exact", "doom_loop_fuzzy")
 
 
-def _num(value: Any) -> bool:
+def _num(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -138,7 +138,7 @@ class _Translator:
 
     def type_error(self, path: Path, expected: Any, value: Any) -> Finding:
         wanted = expected if isinstance(expected, list) else [expected]
-        names = " or ".join(_TYPE_NAMES.get(t, t) for t in wanted)
+        names = " or ".join(str(_TYPE_NAMES.get(t, t)) for t in wanted)
         hint = ""
         if "string" in wanted and isinstance(value, (bool, int, float)):
             hint = "quote the value to make it a string"

@@ -18,7 +18,7 @@ pass with an explicit stack:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 from yaml.nodes import ScalarNode
@@ -66,7 +66,7 @@ RulesYamlLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 try:  # libyaml's parser is ~50x faster; positions and events are the same
     from yaml.constructor import SafeConstructor
-    from yaml.cyaml import CParser
+    from yaml.cyaml import CParser  # type: ignore[attr-defined]
     from yaml.resolver import Resolver
 
     class _FastLoader(CParser, SafeConstructor, Resolver):  # type: ignore[misc]
@@ -140,7 +140,7 @@ class _Builder:
         self.documents = 0
         self.root: Any = None
 
-    def fail(self, pos: Pos, message: str, hint: str = "", code: str = "yaml-syntax") -> None:
+    def fail(self, pos: Pos, message: str, hint: str = "", code: str = "yaml-syntax") -> NoReturn:
         self.doc.error(pos, message, hint, code)
         raise _Abort
 

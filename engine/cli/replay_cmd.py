@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if guard is None:
         return 2
     out = sys.stdout
-    reporter = {"text": lambda: TextReport(out, args.rules or "builtin:default"),
+    reporter: Any = {"text": lambda: TextReport(out, args.rules or "builtin:default"),
                 "json": lambda: JsonReport(out), "github": lambda: GithubReport(out)}[args.format]()
     progress = make_progress(args.files)
     replayer = Replayer(guard, args.agent, progress)
