@@ -47,7 +47,8 @@ class TailMemo:
     walk the tail again, which is always exact.
     """
 
-    __slots__ = ("run_id", "newest", "oldest", "sides", "refs", "last", "breaks", "exact")
+    __slots__ = ("run_id", "newest", "oldest", "sides", "refs", "last", "breaks", "exact",
+                 "evidence")
 
     def __init__(self, run_id: str | None, tail: list[HistoryEntry]) -> None:
         self.run_id = run_id
@@ -58,6 +59,7 @@ class TailMemo:
         self.last: dict[bytes, int] = {tail[0].digest: 0, tail[1].digest: 0}
         self.breaks: dict[bytes, int] = {tail[0].digest: 0, tail[1].digest: 0}
         self.exact = True  # False once a pending call was folded in
+        self.evidence: tuple[int, ...] | None = None  # set when seqs are not consecutive
         for entry in reversed(tail):
             self.add(entry)
 
@@ -97,6 +99,8 @@ class PingPong(Detector):
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical = cfg
+        if not self._may_alternate(state, call):
+            return None  # the common case: no tail to extend, nothing to remember yet
         memo = self._tail(state, call.run_id)
         if memo is None or call.digest != memo.sides[1]:
             return None
@@ -116,6 +120,18 @@ class PingPong(Detector):
                              f"{call.tool} and {other_tool} alternated for {count} calls.",
                              evidence)
         return None
+
+    @staticmethod
+    def _may_alternate(state: SessionState, call: Call) -> bool:
+        """Whether the call repeats the second newest call of its run, which differs from the newest."""
+        history = state.history
+        if len(history) >= 2 and history[-1].run_id == call.run_id == history[-2].run_id:
+            newest, other = history[-1].digest, history[-2].digest
+            return other == call.digest and newest != other
+        entries = scoped_newest_first(state, call.run_id)
+        newest_entry, other_entry = next(entries, None), next(entries, None)
+        return (newest_entry is not None and other_entry is not None
+                and other_entry.digest == call.digest and newest_entry.digest != call.digest)
 
     def _tail(self, state: SessionState, run_id: str | None) -> TailMemo | None:
         """The current tail: the remembered one extended by the entries added since."""
@@ -161,19 +177,19 @@ class PingPong(Detector):
             memo.oldest = memo.newest - len(tail) + 1
             memo.breaks = {side: (0 if stalled else memo.newest) for side in memo.breaks}
             memo.exact = True
+            memo.evidence = tuple(e.seq for e in reversed(tail[:EVIDENCE_MAX]))
             state.scratch.pop(self.id, None)
             return memo
         state.scratch[self.id] = memo
         return memo
 
-    def _evidence(self, state: SessionState, memo: TailMemo, length: int) -> tuple[int, ...]:
+    @staticmethod
+    def _evidence(state: SessionState, memo: TailMemo, length: int) -> tuple[int, ...]:
         """Sequence numbers of the newest tail entries (at most EVIDENCE_MAX), oldest first."""
-        seqs: list[int] = []
-        for entry in scoped_newest_first(state, memo.run_id):
-            if len(seqs) >= min(length, EVIDENCE_MAX):
-                break
-            seqs.append(entry.seq)
-        return tuple(reversed(seqs))
+        if memo.evidence is not None:
+            return memo.evidence
+        newest = memo.newest  # a remembered tail is one run's consecutive entries
+        return tuple(range(newest - min(length, EVIDENCE_MAX) + 1, newest + 1))
 
 
 @hookimpl

@@ -101,6 +101,16 @@ class UnknownToolRepeat(Detector):
         memo: Streak | None = state.scratch.get(self.id)
         if memo is None or memo.run_id != run_id:
             memo = Streak(run_id)
+        newest = state.history[-1] if state.history else None
+        if (newest is not None and newest.run_id == run_id and newest.outcome is not None
+                and newest.outcome != VETO and newest.unknown is None):
+            # The common case: the newest call completed and is not an unknown-tool
+            # failure, so no streak runs through it; start afresh after it in O(1).
+            if memo.tool is not None or memo.seqs:
+                memo = Streak(run_id)
+            memo.upto = newest.seq
+            state.scratch[self.id] = memo
+            return None
         fresh: list[HistoryEntry] = []
         for entry in reversed(state.history):
             if entry.seq <= memo.upto:

@@ -13,7 +13,7 @@ VETO = "veto"
 
 
 def reference(history: list[dict[str, Any]], digest: str, run_id: str | None,
-              warning: int, critical: int) -> tuple[str, int] | None:
+              warning: int, critical: int) -> tuple[str, int, tuple[int, ...]] | None:
     """SPEC §3.3, read straight off a history snapshot."""
     scoped = [e for e in reversed(history) if e["run_id"] == run_id]
     if len(scoped) < 2 or scoped[1]["args_digest"] == scoped[0]["args_digest"]:
@@ -38,10 +38,11 @@ def reference(history: list[dict[str, Any]], digest: str, run_id: str | None,
             elif entry["outcome"] != VETO:
                 ref = ref or entry["outcome"]
                 stalled = stalled and entry["outcome"] == ref
+    evidence = tuple(sorted(e["seq"] for e in tail[:64]))
     if count >= critical and stalled:
-        return ("critical", count)
+        return ("critical", count, evidence)
     if count >= warning:
-        return ("warn", count)
+        return ("warn", count, evidence)
     return None
 
 
@@ -74,7 +75,7 @@ def test_memo_matches_a_fresh_walk(steps: list[tuple[str, str, str | None]], his
         before = [e.to_dict() for e in session.history()]
         decision = session.before_call(tool, args, call_id=f"c{i}", run_id=run_id)
         digests.setdefault(which, session.history()[-1].to_dict()["args_digest"])
-        votes = [(v.level, v.count) for v in decision.votes if v.detector == "ping_pong"]
+        votes = [(v.level, v.count, v.evidence) for v in decision.votes if v.detector == "ping_pong"]
         expected = reference(before, digests[which], run_id, warning, critical)
         assert votes == ([expected] if expected else []), (i, steps[: i + 1])
         if result != "pending":
