@@ -22,7 +22,9 @@ from typing import Any
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector, short
-from loopguard.history import Call, SessionState, no_progress_streak, same_signature
+from loopguard.history import (
+    EVIDENCE_MAX, Call, SessionState, no_progress_streak, same_signature,
+)
 from loopguard.hookspecs import hookimpl
 from loopguard.polls import PollMatcher, thresholds
 
@@ -53,7 +55,7 @@ class GenericRepeat(Detector):
         if len(entries) >= warning:
             return self.vote("warn", len(entries), short(call.digest),
                              f"{call.tool} was already called {len(entries)} times with these "
-                             "arguments.", tuple(e.seq for e in entries))
+                             "arguments.", tuple(e.seq for e in entries[-EVIDENCE_MAX:]))
         return None
 
 

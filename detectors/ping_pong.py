@@ -30,11 +30,12 @@ from typing import Any
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector, short
-from loopguard.history import VETO, Call, HistoryEntry, SessionState, scoped_newest_first
+from loopguard.history import (
+    EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState, scoped_newest_first,
+)
 from loopguard.hookspecs import hookimpl
 from loopguard.polls import thresholds
 
-EVIDENCE_MAX = 64
 
 
 class TailMemo:

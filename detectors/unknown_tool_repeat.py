@@ -30,14 +30,13 @@ import regex
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector
-from loopguard.history import VETO, Call, HistoryEntry, SessionState
+from loopguard.history import EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState
 from loopguard.hookspecs import hookimpl
 from loopguard.polls import thresholds
 
 MAX_PATTERN_LENGTH = 500
 _MATCH_TIMEOUT = 0.05  # seconds: a pathological user pattern must not stall a call
 _SCAN_LIMIT = 4000  # characters of an error text searched
-EVIDENCE_MAX = 64  # history entries listed as a vote's evidence
 
 
 class UnknownToolRepeat(Detector):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 VETO = b"veto"  # the outcome of a call the guard blocked
+EVIDENCE_MAX = 64  # history entries a vote lists as evidence, newest kept
 
 
 class HistoryEntry:
@@ -144,7 +145,7 @@ class Bucket:
         self.seqs.append(entry.seq)
 
     def streak(self, first_seq: int) -> tuple[int, tuple[int, ...]]:
-        """(count, the streak's seqs) over the entries still in the history."""
+        """(count, the streak's newest seqs) over the entries still in the history."""
         entries = self.entries
         i = len(entries)
         while i and entries[i - 1].seq > self.upto:
@@ -162,7 +163,7 @@ class Bucket:
             del self.seqs[: bisect_left(self.seqs, first_seq)]
         seqs = view.seqs
         start = bisect_left(seqs, first_seq)
-        return len(seqs) - start, tuple(seqs[start:])
+        return len(seqs) - start, tuple(seqs[max(start, len(seqs) - EVIDENCE_MAX):])
 
     def _copy(self) -> Bucket:
         other = Bucket()
