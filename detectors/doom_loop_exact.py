@@ -53,19 +53,15 @@ class DoomLoopExact(Detector):
         size, threshold, exempt = cfg
         if call.tool in exempt:
             return None
-        earlier = [seq for digest, seq in self._window(state, call, size).items
-                   if digest == call.digest]
+        window = self._window(state, call, size)
+        earlier = [seq for digest, seq in window.items if digest == call.digest]
+        window.push((call.digest, call.seq))  # its own window: recording here saves a pass
         count = len(earlier) + 1
         if count < threshold:
             return None
         return self.vote("breaker", count, short(call.digest),
                          f"{call.tool} was called {count} times with the same arguments in the "
                          f"last {size} calls of this turn.", (*earlier, call.seq))
-
-    def record(self, call: Call, state: SessionState, cfg: Any) -> None:
-        size, _, exempt = cfg
-        if call.tool not in exempt:
-            self._window(state, call, size).push((call.digest, call.seq))
 
 
 @hookimpl

@@ -60,10 +60,11 @@ class DoomLoopFuzzy(Detector):
             return None
         kept = self._window(state, call, size)
         if len(call.canonical) < min_chars:
-            kept.current = (call.seq, None)
+            # Never checked itself but still compared against: kept as text (short, so
+            # cheap), its grams built on demand.
+            kept.push((call.tool, call.canonical, call.seq))
             return None
         mine = grams(call.canonical)
-        kept.current = (call.seq, mine)
         matched = [call.seq] if len(mine) else []  # a call is as similar as it gets to itself
         for tool, other, seq in reversed(kept.items):
             if len(matched) >= threshold:
@@ -74,24 +75,13 @@ class DoomLoopFuzzy(Detector):
                 other = grams(other)
             if similar(mine, other, similarity):
                 matched.append(seq)
+        kept.push((call.tool, mine, call.seq))  # its own window: recording here saves a pass
         if len(matched) < threshold:
             return None
         return self.vote("breaker", len(matched), short(call.digest),
                          f"{call.tool} was called {len(matched)} times with nearly the same "
                          f"arguments (similarity >= {similarity:g}) in the last {size} calls "
                          "of this turn.", tuple(sorted(matched)))
-
-    def record(self, call: Call, state: SessionState, cfg: Any) -> None:
-        size, _, min_chars, _, exempt = cfg
-        if call.tool in exempt:
-            return
-        kept = self._window(state, call, size)
-        current = kept.current
-        mine = current[1] if current is not None and current[0] == call.seq else None
-        # A text under `min_chars` is never checked itself but can still be compared
-        # against: keep it as text (short, so cheap) and build its grams on demand.
-        kept.push((call.tool, call.canonical if mine is None else mine, call.seq))
-        kept.current = None
 
 
 @hookimpl

@@ -15,13 +15,12 @@ from .history import SessionState
 class TurnWindow:
     """The newest `size` items recorded in one turn (older turns are forgotten)."""
 
-    __slots__ = ("turn", "size", "items", "current")
+    __slots__ = ("turn", "size", "items")
 
     def __init__(self, turn: int, size: int) -> None:
         self.turn = turn
         self.size = size
         self.items: list[Any] = []
-        self.current: Any = None  # what a detector computed for the call being checked
 
     @classmethod
     def of(cls, state: SessionState, key: str, turn: int, size: int) -> TurnWindow:
