@@ -97,8 +97,8 @@ class Guard:
         if source in self._faulted:
             return
         self._faulted.add(source)
-        log.error("loopguard detector %s failed and was isolated: %s (later failures are "
-                  "recorded in Decision.faults only)", source, error)
+        log.error("loopguard plugin %s failed and was isolated: %s (later failures of it "
+                  "are not logged again)", source, error)
 
     def _notify(self, session_id: str, decision: Decision) -> None:
         """Hand non-allow decisions to `loopguard_on_decision` plugins (isolated)."""
@@ -107,5 +107,5 @@ class Guard:
         try:
             self.registry.plugin_manager.hook.loopguard_on_decision(
                 session_id=session_id, decision=decision)
-        except Exception:  # noqa: BLE001 — a listener must not break the host
-            pass
+        except Exception as exc:  # noqa: BLE001 — a listener must not break the host
+            self._report_fault("loopguard_on_decision", f"{type(exc).__name__}: {exc}")
