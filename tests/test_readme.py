@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import loopguard
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text("utf-8")
 
@@ -69,3 +71,16 @@ def test_quickstart_report_lines_are_what_replay_prints(capsys: pytest.CaptureFi
     assert len(lines) >= 10
     for line in lines:
         assert line in printed, line
+
+
+def test_the_annotated_rules_example_lints_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from loopguard.cli import main
+
+    section = README.split("## Rules files", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(block.group(1), "utf-8")
+    assert main(["lint", "--strict", str(rules)]) == 0, capsys.readouterr().out
+    guard = loopguard.Guard.from_file(rules)
+    assert guard.policy("safe-runner").config["loop_detection"]["warning_threshold"] == 8
