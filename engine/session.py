@@ -85,7 +85,7 @@ class Session:
                     run_id: Any = None) -> Decision:
         """Decide whether a tool call may run; records it in the history."""
         state, policy = self._state, self._policy
-        name = tool if isinstance(tool, str) else str(tool)
+        name = tool if isinstance(tool, str) else _text(tool)
         parsed = parse_args(args)
         canonical = canonical_text(parsed)
         digest = args_digest(name, canonical)
@@ -136,7 +136,7 @@ class Session:
         recorded now.
         """
         state, policy = self._state, self._policy
-        name = tool if isinstance(tool, str) else str(tool)
+        name = tool if isinstance(tool, str) else _text(tool)
         cid = None if call_id is None else str(call_id)
         if error is not None:
             outcome = error_outcome(error)

@@ -192,3 +192,30 @@ def test_odd_tool_names_never_raise(tool: Any) -> None:
     assert session.after_call(tool, {"a": 1}, error=RuntimeError("x"), call_id="1").action == "allow"
     (entry,) = session.history()
     assert isinstance(entry.tool, str) and entry.outcome is not None
+
+
+def test_odd_tool_names_arguments_and_results_never_raise() -> None:
+    class Hostile:
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+        __repr__ = __str__
+
+    cycle: dict[str, object] = {}
+    cycle["self"] = cycle
+    deep: list[object] = []
+    node = deep
+    for _ in range(5000):
+        child: list[object] = []
+        node.append(child)
+        node = child
+    session = loopguard.Guard.from_dict(
+        {"version": 1, "loop_detection": {"enabled": True}}).session("odd")
+    odd = [None, "", "{", b"\xff", Hostile(), {1: 2, "a": {3}}, float("nan"), deep, cycle,
+           ("t",), 10**400, "\ud800"]
+    for tool in ("t", None, 5, Hostile(), "\ud800x"):
+        for value in odd:
+            session.before_call(tool, value)
+            session.after_call(tool, value, result=value)
+            session.after_call(tool, value, error=value if value is not None else "e")
+    assert len(session.history()) == 30  # capped, and every call was recorded
