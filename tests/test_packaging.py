@@ -68,3 +68,10 @@ def test_wheel_maps_folders_into_loopguard_only(tmp_path: Path) -> None:
                    "loopguard/py.typed", "loopguard/detectors/ping_pong.py",
                    "loopguard/cli/__init__.py", "loopguard/transcripts/__init__.py"):
         assert needed in names
+
+
+def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from loopguard.cli import main
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"loopguard {metadata.version('loopguard-engine')}"

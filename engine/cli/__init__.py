@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from importlib import metadata
 import sys
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loopguard", description="Keep LLM agents out of tool-call loops."
     )
+    parser.add_argument("--version", action="version", version=f"loopguard {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:
@@ -27,6 +29,13 @@ def build_parser() -> argparse.ArgumentParser:
             continue  # a subcommand not built yet is simply not offered
         module.add_parser(sub)
     return parser
+
+
+def _version() -> str:
+    try:
+        return metadata.version("loopguard-engine")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
