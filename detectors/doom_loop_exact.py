@@ -19,7 +19,7 @@ arguments (another tool).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import Detector, short
@@ -37,7 +37,7 @@ WINDOW_OPTIONS: dict[str, Any] = {
 class DoomLoopExact(Detector):
     id = "doom_loop_exact"
     levels = ("breaker",)
-    options_schema: dict[str, Any] = {
+    options_schema: ClassVar[dict[str, Any]] = {
         "type": "object", "properties": dict(WINDOW_OPTIONS), "additionalProperties": False,
     }
 

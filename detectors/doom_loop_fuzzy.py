@@ -20,7 +20,7 @@ line -> breaker on the third. Not flagged: short arguments under `min_chars`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import Detector, short
@@ -35,7 +35,7 @@ from .doom_loop_exact import WINDOW_OPTIONS
 class DoomLoopFuzzy(Detector):
     id = "doom_loop_fuzzy"
     levels = ("breaker",)
-    options_schema: dict[str, Any] = {
+    options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             **WINDOW_OPTIONS,

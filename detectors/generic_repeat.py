@@ -18,7 +18,7 @@ Not flagged: `read` of 30 different files; `command_status` (a poll).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector, short
@@ -33,7 +33,7 @@ class GenericRepeat(Detector):
     id = "generic_repeat"
     levels = ("warn", "critical")
     gating = ROLLING
-    options_schema: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+    options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         limits = thresholds(config)

@@ -16,7 +16,7 @@ the 31st call -> breaker. Not flagged: 30 calls whose results differ.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector, short
@@ -29,7 +29,7 @@ class GlobalCircuitBreaker(Detector):
     id = "global_circuit_breaker"
     levels = ("breaker",)
     gating = ROLLING
-    options_schema: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+    options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         return int(thresholds(config).get("global_circuit_breaker_threshold", 30))

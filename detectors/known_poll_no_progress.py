@@ -20,7 +20,7 @@ every time; `read({"path": "a"})` (not a poll).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector, short
@@ -35,7 +35,7 @@ class KnownPollNoProgress(Detector):
     id = "known_poll_no_progress"
     levels = ("warn", "critical")
     gating = ROLLING
-    options_schema: dict[str, Any] = {
+    options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             "poll_tools": {

@@ -26,7 +26,7 @@ at most the newest 64 tail entries.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector, short
@@ -92,7 +92,7 @@ class PingPong(Detector):
     id = "ping_pong"
     levels = ("warn", "critical")
     gating = ROLLING
-    options_schema: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+    options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         limits = thresholds(config)

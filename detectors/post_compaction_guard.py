@@ -19,7 +19,7 @@ different results; identical calls that were not preceded by a compaction.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import UNLESS_DISABLED, Detector, short
@@ -31,7 +31,7 @@ class PostCompactionGuard(Detector):
     id = "post_compaction_guard"
     levels = ("breaker",)
     gating = UNLESS_DISABLED
-    options_schema: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+    options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         block = (config.get("loop_detection") or {}).get("post_compaction_guard") or {}

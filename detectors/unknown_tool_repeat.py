@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import regex
 
@@ -43,7 +43,7 @@ class UnknownToolRepeat(Detector):
     id = "unknown_tool_repeat"
     levels = ("critical",)
     gating = ROLLING
-    options_schema: dict[str, Any] = {
+    options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             "patterns": {"type": "array", "items": {"type": "string", "format": "regex",
