@@ -77,7 +77,7 @@ class Aggregator:
     def render(self, state: SessionState, key: str, **fields: Any) -> str:
         """A message template in the session's language."""
         lang = state.lang or messages.language(self.config, "")
-        return messages.template(self.config, key, lang).format_map(messages._KeepUnknown(fields))
+        return messages.fill(messages.template(self.config, key, lang), **fields)
 
     def fault_vote(self, detector_id: str, source: str, error: str) -> Vote | None:
         """With `fail_mode: closed`, a failing detector votes critical."""

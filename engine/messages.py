@@ -60,11 +60,15 @@ def template(config: Mapping[str, Any], key: str, lang: str) -> str:
     return FALLBACK.get(key, key)
 
 
-def render(config: Mapping[str, Any], key: str, text_for_language: str | None,
-           **fields: Any) -> str:
-    """Render template `key` in the language chosen for `text_for_language`."""
-    text = template(config, key, language(config, text_for_language))
+def fill(text: str, **fields: Any) -> str:
+    """A template with its `{fields}` filled; a malformed one is returned as written."""
     try:
         return text.format_map(_KeepUnknown(fields))
     except (ValueError, IndexError, KeyError, TypeError, AttributeError):
-        return text  # a malformed template is shown as written rather than crashing a turn
+        return text  # shown as written rather than crashing a turn or a tool call
+
+
+def render(config: Mapping[str, Any], key: str, text_for_language: str | None,
+           **fields: Any) -> str:
+    """Render template `key` in the language chosen for `text_for_language`."""
+    return fill(template(config, key, language(config, text_for_language)), **fields)

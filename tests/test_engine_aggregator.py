@@ -217,3 +217,13 @@ def test_a_failing_detector_is_logged_once(caplog: pytest.LogCaptureFixture) -> 
             session.before_call("search", {"q": i})
     logged = [r for r in caplog.records if "fake-dist[boom]" in r.getMessage()]
     assert len(logged) == 1 and "isolated" in logged[0].getMessage()
+
+
+def test_a_malformed_message_template_never_breaks_a_call() -> None:
+    guard = loopguard.Guard.from_dict({"version": 1, "messages": {
+        "language": "en", "en": {"breaker": "Stopped {message"}}})
+    session = guard.session("s")
+    session.begin_turn([])
+    decisions = [session.before_call("search", {"q": 1}) for _ in range(3)]
+    assert decisions[-1].action == "breaker"
+    assert decisions[-1].message == "Stopped {message"
