@@ -10,7 +10,9 @@
 - a keyword set defined but never used, an empty set, an empty or duplicated
   keyword (after the rules' own normalisation) (warnings);
 - a tool listed twice in a detector's `exempt` list (warning);
-- an intent id used twice (error); a detector listed twice in `order` (warning).
+- an intent id used twice (error); a detector listed twice in `order` (warning);
+- a message template whose braces do not parse (`bad-template`, warning: the
+  engine shows such a template as written instead of filling it in).
 
 Example (fails): `when: {text_contains: portfolio_veiw}` -> "undefined keyword set
 'portfolio_veiw' (did you mean 'portfolio_view'?)".
@@ -19,6 +21,7 @@ Example (fails): `when: {text_contains: portfolio_veiw}` -> "undefined keyword s
 from __future__ import annotations
 
 import difflib
+import string
 from collections.abc import Iterator
 from typing import Any
 
@@ -168,6 +171,7 @@ def hygiene_checks(data: dict[str, Any], top: dict[str, Any], index: PositionInd
         if isinstance(order, list):
             found.extend(_duplicates(data, index, prefix + ("aggregator", "order"), order, str,
                                      "detector"))
+    found.extend(_template_findings(data, top, index))
     for prefix, block in scopes(data):
         seen: set[str] = set()
         for i, intent in enumerate(block.get("intents") or []):
@@ -177,6 +181,31 @@ def hygiene_checks(data: dict[str, Any], top: dict[str, Any], index: PositionInd
                                            f"intent id {ident!r} is used twice",
                                            "give every intent its own id", "duplicate-id"))
             seen.add(str(ident))
+    return found
+
+
+def _template_findings(data: dict[str, Any], top: dict[str, Any], index: PositionIndex
+                       ) -> list[Finding]:
+    """Message templates (`messages.<lang>.<key>`) whose `{fields}` do not parse."""
+    found: list[Finding] = []
+    for prefix, block in scopes(top):
+        messages = block.get("messages")
+        if not isinstance(messages, dict):
+            continue
+        for lang, texts in messages.items():
+            if not isinstance(texts, dict):
+                continue
+            for key, text in texts.items():
+                if not isinstance(text, str):
+                    continue
+                try:
+                    list(string.Formatter().parse(text))
+                except ValueError as exc:
+                    found.append(index.finding(
+                        data, prefix + ("messages", lang, key), "warning",
+                        f"message template does not parse ({exc}); it will be shown as written",
+                        "write fields as {message}; double a literal brace: {{ or }}",
+                        "bad-template"))
     return found
 
 
