@@ -7,6 +7,8 @@ and `hookimpl` for detector plugins.
 
 from __future__ import annotations
 
+import logging
+
 from .decision import Decision, Vote
 from .detector import Detector
 from .errors import InputError, LoopguardError, RulesError
@@ -24,6 +26,10 @@ __all__ = [
     "SessionStore", "TurnExpectation", "Vote", "hookimpl",
 ]
 __version__ = "0.1.0"
+
+# A library logs, the host decides where it goes: without this, Python's last-resort
+# handler would print every warning decision to stderr.
+logging.getLogger("loopguard").addHandler(logging.NullHandler())
 
 
 def __getattr__(name: str) -> object:

@@ -3,11 +3,15 @@
 Highest level wins; ties go to the detector listed first in
 `aggregator.order`. Escalation: the Nth critical decision in one run of a
 session becomes a breaker (`aggregator.escalate_criticals`, 0 = off).
-Warnings notify the model once per key and then once per `warn_every` bucket.
+Warnings notify the model once per key and then once per `warn_every` bucket
+(`aggregator.warn_notes: false` keeps them out of the model's view). Every
+non-allow decision is logged on the `loopguard.decisions` logger: warn at
+WARNING, critical and breaker at ERROR.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +20,7 @@ from .decision import RANK, Decision, Vote
 from .history import Call, SessionState
 
 _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
+decision_log = logging.getLogger("loopguard.decisions")
 
 
 class Aggregator:
@@ -27,6 +32,7 @@ class Aggregator:
         self.escalate = int(block.get("escalate_criticals", 2) or 0)
         self.warn_every = max(1, int(block.get("warn_every", 10) or 1))
         self.fail_closed = block.get("fail_mode", "open") == "closed"
+        self.warn_notes = block.get("warn_notes", True) is not False
         self.config = config
 
     def rank(self, vote: Vote) -> tuple[int, int]:
@@ -52,7 +58,11 @@ class Aggregator:
             if self.escalate and count >= self.escalate:
                 action, escalated = "breaker", True
         elif action == "warn":
-            notify = self._should_notify(state, top)
+            notify = self._should_notify(state, top) and self.warn_notes
+        if decision_log.isEnabledFor(logging.WARNING):
+            decision_log.log(logging.WARNING if action == "warn" else logging.ERROR,
+                             "%s %s (seq %d, turn %d): %s [%s, count %d]", action, call.tool,
+                             call.seq, call.turn, top.message, top.detector, top.count)
         key = {"warn": "warn_note", "critical": "blocked", "breaker": "breaker"}[action]
         text = None
         if action != "warn" or notify:

@@ -227,3 +227,20 @@ def test_a_malformed_message_template_never_breaks_a_call() -> None:
     decisions = [session.before_call("search", {"q": 1}) for _ in range(3)]
     assert decisions[-1].action == "breaker"
     assert decisions[-1].message == "Stopped {message"
+
+
+def test_decisions_are_logged_and_warn_notes_can_be_turned_off(
+        caplog: pytest.LogCaptureFixture) -> None:
+    rules = {"version": 1, "aggregator": {"warn_notes": False},
+             "loop_detection": {"enabled": True, "warning_threshold": 2, "critical_threshold": 4},
+             "detectors": {"doom_loop_exact": {"enabled": False}}}
+    session = loopguard.Guard.from_dict(rules).session("s")
+    with caplog.at_level("WARNING", logger="loopguard.decisions"):
+        decisions = []
+        for i in range(3):
+            decisions.append(session.before_call("read", {"p": 1}, call_id=str(i)))
+            session.after_call("read", {"p": 1}, result=f"r{i}", call_id=str(i))
+    assert decisions[-1].action == "warn"
+    assert (decisions[-1].notify, decisions[-1].message) == (False, None)
+    warned = [r for r in caplog.records if r.name == "loopguard.decisions"]
+    assert len(warned) == 1 and warned[0].levelname == "WARNING" and "read" in warned[0].getMessage()
