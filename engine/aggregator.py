@@ -23,6 +23,19 @@ _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
 decision_log = logging.getLogger("loopguard.decisions")
 
 
+def _log_has_handlers() -> bool:
+    """Whether a real handler would receive decision logs (building a record costs ~3 µs)."""
+    logger: logging.Logger | None = decision_log
+    while logger is not None:
+        for handler in logger.handlers:
+            if not isinstance(handler, logging.NullHandler):
+                return True
+        if not logger.propagate:
+            return False
+        logger = logger.parent
+    return False
+
+
 class Aggregator:
     """Compiled once per policy from the `aggregator` block."""
 
@@ -59,7 +72,7 @@ class Aggregator:
                 action, escalated = "breaker", True
         elif action == "warn":
             notify = self._should_notify(state, top) and self.warn_notes
-        if decision_log.isEnabledFor(logging.WARNING):
+        if decision_log.isEnabledFor(logging.WARNING) and _log_has_handlers():
             decision_log.log(logging.WARNING if action == "warn" else logging.ERROR,
                              "%s %s (seq %d, turn %d): %s [%s, count %d]", action, call.tool,
                              call.seq, call.turn, top.message, top.detector, top.count)
