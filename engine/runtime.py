@@ -10,7 +10,11 @@ how they call the model and the tools. The runtime uses only the public Session 
 - `tools` maps names to callables taking the parsed argument dict. An exception becomes an
   error result the model sees and a failure in the session's history. Arguments that are not
   valid JSON (or not an object) are never passed to the tool: the model gets an error result.
-- When no tools are offered (after a breaker), tool calls in the model's reply are dropped.
+- A breaker answers every call of its round, closes the tools and ends the turn with the
+  model's text so far (or, when it wrote none, the breaker's message), unless a required-tool
+  retry applies: that asks for one more round, with tools offered (SPEC §1, §4). So the model
+  is always called with `tools_enabled=True`; the parameter is part of the contract for hosts
+  that build their own loop on the Session API.
 - `on_round(round, messages)` (optional) runs before every model call from round 2 on; if it
   returns a list, that list becomes the model's context from then on (a compacted history)
   and the runtime calls `session.compacted()`.
@@ -61,7 +65,6 @@ class TurnResult:
 @dataclass(frozen=True)
 class _AskModel:
     messages: list[Message]
-    tools_enabled: bool
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,6 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
     new: list[Message] = []
     skipped: list[int] = []  # ids of retry messages and the rounds they replaced
     events: list[TurnEvent] = []
-    tools_closed = False
 
     def add(message: Message) -> None:
         new.append(message)
@@ -155,39 +157,47 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
             if replacement is not None:
                 context = list(replacement)
                 session.compacted()
-        reply = yield _AskModel(list(context), not tools_closed)
+        reply = yield _AskModel(list(context))
         assistant = _assistant(reply, rnd)
-        if tools_closed:  # no tools were offered: calls the model makes anyway are dropped
-            assistant.pop("tool_calls", None)
         round_start = len(new)
         add(assistant)
         calls = assistant.get("tool_calls", [])
-        if calls and not tools_closed:
-            broken = False
+        stopped_by: Decision | None = None  # the breaker that cut this round short
+        if calls:
             for call in calls:
                 fn = call.get("function")
                 fn = fn if isinstance(fn, Mapping) else {}
                 name = str(fn.get("name") or "")
-                if broken:
+                if stopped_by is not None:
                     text = render(config, "aborted", lang_text)
                     add({"role": "tool", "tool_call_id": call["id"], "content": _status("aborted", message=text)})
                     continue
-                content, broken, decisions = yield from _one_call(
+                content, decisions = yield from _one_call(
                     tools, session, name, fn.get("arguments"), call["id"], run_id)
                 events.extend(TurnEvent("decision", rnd, d, _describe(d, name)) for d in decisions)
                 add({"role": "tool", "tool_call_id": call["id"], "content": content})
-            tools_closed = tools_closed or broken
-            continue
-        outcome = session.finish_round(assistant.get("content"))
+                stopped_by = next((d for d in decisions if d.action == "breaker"), None)
+            if stopped_by is None:
+                continue
+        round_text = assistant.get("content")
+        if stopped_by is not None:
+            # SPEC §1: a breaker closes the tools and ends the turn with the model's text so
+            # far, unless a required-tool retry applies (which asks for one more call).
+            round_text = _latest_text(new, skipped) or None
+        outcome = session.finish_round(round_text)
         if outcome.action == "retry":
             events.append(TurnEvent("retry", rnd, None, f"{outcome.problem}: {outcome.message}"))
             retry = {"role": "user", "content": outcome.message}
             add(retry)
             skipped += [id(m) for m in new[round_start:]]  # the answer and the retry
-            tools_closed = False
             continue
         final = outcome.text or ""
-        if final != (assistant.get("content") or ""):
+        if stopped_by is not None:
+            if round_text is None:  # the model wrote nothing: the answer says why it stopped
+                final = "\n\n".join(t for t in (final.strip(), stopped_by.message or "") if t)
+            if final != (assistant.get("content") or ""):
+                new.append({"role": "assistant", "content": final})
+        elif final != (assistant.get("content") or ""):
             where = next(i for i, m in enumerate(new) if m is assistant)
             new[where] = dict(assistant, content=final)
         kept = [m for m in new if id(m) not in skipped]
@@ -202,15 +212,24 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
     return TurnResult(text, new, events, cap, stopped=True)
 
 
+def _latest_text(new: list[Message], skipped: list[int]) -> str:
+    """The newest non-empty assistant text of this turn (not counting replaced answers)."""
+    for message in reversed(new):
+        text = message.get("content") if message.get("role") == "assistant" else None
+        if isinstance(text, str) and text.strip() and id(message) not in skipped:
+            return text
+    return ""
+
+
 def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, raw: Any,
-              call_id: str, run_id: str | None) -> Generator[Any, Any, tuple[str, bool, list[Decision]]]:
-    """One tool call through the guard: (content for the model, breaker tripped, decisions)."""
+              call_id: str, run_id: str | None) -> Generator[Any, Any, tuple[str, list[Decision]]]:
+    """One tool call through the guard: (content for the model, the decisions made)."""
     args, problem = _parse_args(raw)
     decision = session.before_call(name, args, call_id=call_id, run_id=run_id)
     if decision.action == "breaker":
-        return _guard_result(decision, "error"), True, [decision]
+        return _guard_result(decision, "error"), [decision]
     if decision.action == "critical":
-        return _guard_result(decision, "blocked"), False, [decision]
+        return _guard_result(decision, "blocked"), [decision]
     result: Any = None
     error = problem
     if error is None and name not in tools:
@@ -226,7 +245,7 @@ def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, 
     if notes:
         content = "\n\n".join([content, *notes])
     decisions = [decision] + ([after] if after.action != "allow" else [])
-    return content, after.action == "breaker", decisions
+    return content, decisions
 
 
 def _describe(decision: Decision, name: str) -> str:
@@ -251,7 +270,7 @@ def run_turn(model: Model, tools: Mapping[str, Callable[..., Any]], messages: Se
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         if isinstance(request, _AskModel):
-            answer = model(request.messages, tools_enabled=request.tools_enabled)
+            answer = model(request.messages, tools_enabled=True)
             if inspect.isawaitable(answer):
                 _discard(answer)
                 raise TypeError("the model returned an awaitable: use arun_turn for async models")
@@ -277,7 +296,7 @@ async def arun_turn(model: Model, tools: Mapping[str, Callable[..., Any]],
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         if isinstance(request, _AskModel):
-            answer = model(request.messages, tools_enabled=request.tools_enabled)
+            answer = model(request.messages, tools_enabled=True)
             if inspect.isawaitable(answer):
                 answer = await answer
             continue

@@ -97,15 +97,28 @@ def test_a_question_needing_no_tool_takes_one_model_call(drive: Driver) -> None:
 def test_the_same_call_three_rounds_in_a_row_gets_one_doom_loop_error(drive: Driver) -> None:
     search = calls(("search", {"q": "海德股份"}))
     ran: list[Any] = []
-    result, model = drive([search, search, search, say("查不到更多了")],
+    result, model = drive([search, search, search, say("never asked")],
                           {"search": lambda a: ran.append(a) or {"hits": 0}}, user("查一下海德股份"))
     errors = [payload(m) for m in tool_messages(result) if payload(m).get("status") == "error"]
     assert len(errors) == 1 and errors[0]["detector"] == "doom_loop_exact"
     assert errors[0]["reason"] == "tool-loop" and errors[0]["count"] == 3
     assert len(ran) == 2
-    assert model.requests[3][1] is False  # tools closed after the breaker
-    assert result.text == "查不到更多了"
+    # SPEC §1: the breaker ends the turn (no required tool here, so no retry): 3 model calls,
+    # and as the model wrote no text, the answer is the breaker's explanation.
+    assert model.calls == 3
+    breaker = next(e.decision for e in result.events if e.decision and e.decision.action == "breaker")
+    assert breaker.message and result.text == breaker.message
+    assert result.messages[-1] == {"role": "assistant", "content": result.text}
     assert_every_id_answered(result)
+
+
+def test_a_breaker_keeps_the_text_the_model_wrote_so_far(drive: Driver) -> None:
+    search = calls(("search", {"q": "x"}))
+    first = calls(("search", {"q": "x"}), content="我先搜索一下。")
+    result, model = drive([first, search, search], {"search": lambda a: "none"}, user("查一下 x"))
+    assert model.calls == 3
+    assert result.text == "我先搜索一下。"
+    assert result.messages[-1] == {"role": "assistant", "content": "我先搜索一下。"}
 
 
 def test_a_breaker_in_a_round_with_several_calls_answers_all_of_them(drive: Driver) -> None:
@@ -169,7 +182,10 @@ def test_a_retry_after_a_breaker_reopens_the_tools(drive: Driver) -> None:
     result, model = drive([loop, loop, loop, say("没查到"), calls(("portfolio", {"mode": "diagnose"})),
                            say("诊断完成")], {"search": lambda a: "none", "portfolio": portfolio},
                           user("帮我看看持仓"))
-    assert [enabled for _, enabled in model.requests] == [True, True, True, False, True, True]
+    # round 3: breaker, requirement unmet -> retry 1; round 4: a text answer -> retry 2;
+    # round 5: the required call; round 6: the answer. Tools are offered on every retry.
+    assert [enabled for _, enabled in model.requests] == [True] * 6
+    assert [e.kind for e in result.events].count("retry") == 2
     assert portfolio.calls == [{"mode": "diagnose"}]
     assert result.text == "诊断完成"
     assert not [m for m in result.messages if m["role"] == "user"]
@@ -221,28 +237,30 @@ def test_a_breaker_from_after_call_closes_the_tools(drive: Driver) -> None:
             return list(messages)
         return None
 
-    result, model = drive([poll, poll, poll, poll, say("the task is stuck")],
+    result, model = drive([poll, poll, poll, poll, say("never asked")],
                           {"check_background_tasks": lambda a: {"running": 1}}, user("wait for it"),
                           on_round=compact)
     breaker = [e.decision for e in result.events if e.decision and e.decision.action == "breaker"]
     assert len(breaker) == 1 and breaker[0].phase == "after"
     assert breaker[0].detector == "post_compaction_guard"
-    assert [enabled for _, enabled in model.requests] == [True, True, True, True, False]
+    assert model.calls == 4  # the breaker on round 4's result ends the turn (SPEC §1)
+    assert result.text == breaker[0].message
     last_result = tool_messages(result)[-1]["content"]
     assert last_result.startswith('{"running": 1}') and last_result.endswith(breaker[0].message)
     assert_every_id_answered(result)
 
 
-def test_calls_made_while_tools_are_closed_are_dropped_not_run(drive: Driver) -> None:
+def test_a_looping_model_under_a_requirement_gets_its_retries_then_a_warning(drive: Driver) -> None:
     ran: list[Any] = []
     loop = calls(("search", {"q": "持仓"}))
-    result, model = drive([loop, loop, loop, calls(("search", {"q": "again"}), content="再查一次"),
-                           calls(("portfolio", {"mode": "diagnose"})), say("诊断完成")],
-                          {"search": lambda a: ran.append(a) or "none", "portfolio": Portfolio()},
+    result, model = drive([loop, loop, loop, loop, loop], {"search": lambda a: ran.append(a) or "none"},
                           user("帮我看看持仓"))
-    assert len(ran) == 2 and model.requests[3][1] is False
-    assert result.text == "诊断完成"
-    assert "再查一次" not in [m.get("content") for m in result.messages]  # the skipped round is gone
+    # rounds 3, 4 and 5 each end in a doom-loop breaker; the first two get retries, the last
+    # finishes with the exhausted warning in front of the breaker's explanation.
+    assert model.calls == 5 and len(ran) == 2
+    assert [e.kind for e in result.events].count("retry") == 2
+    assert result.text.startswith("⚠") and "portfolio" in result.text
+    assert not [m for m in result.messages if m["role"] == "user"]
     assert_every_id_answered(result)
 
 
