@@ -223,7 +223,11 @@ class Session:
             self._policy.turn_policy.note_breaker(state.turn_state)
 
     def _open(self, entry: HistoryEntry) -> None:
-        """Remember a call until its after_call (by call id, else by tool name)."""
+        """Remember a call until its after_call (by call id, else by tool name).
+
+        Bounded: at most `_MAX_OPEN` keys and `_MAX_OPEN` calls per key, the oldest
+        forgotten first (a host that never reports results must not leak memory).
+        """
         opened = self._state.scratch.get("_open")
         if opened is None:
             opened = self._state.scratch["_open"] = {}
@@ -231,16 +235,20 @@ class Session:
         waiting = opened.get(key)
         if waiting is None:
             opened[key] = [entry]
-            if len(opened) > _MAX_OPEN:  # never answered: forget the oldest
+            if len(opened) > _MAX_OPEN:
                 del opened[next(iter(opened))]
         else:
             waiting.append(entry)
+            if len(waiting) > _MAX_OPEN:
+                del waiting[0]
 
     def _close(self, key: str, tool: str, args: Any) -> HistoryEntry | None:
         """The open call answered by this after_call, if any.
 
-        By call id; without one, the oldest open call of the tool — and when
-        several calls of that tool are open, the oldest with the same arguments.
+        By call id. Without one, by tool name: the oldest open call of the tool;
+        when several are open, the oldest with the same arguments, preferring a
+        call that ran over one the guard blocked (the runtime never reports a
+        result for a blocked call).
         """
         opened = self._state.scratch.get("_open")
         if not opened:
@@ -251,11 +259,14 @@ class Session:
         index = 0
         if len(waiting) > 1:
             digest = args_digest(tool, canonical_text(parse_args(args)))
-            index = next((i for i, e in enumerate(waiting) if e.digest == digest), 0)
+            same = [i for i, e in enumerate(waiting) if e.digest == digest]
+            ran = [i for i in same if waiting[i].outcome != VETO]
+            index = (ran or same or [0])[0]
         entry = waiting.pop(index)
         if not waiting:
             del opened[key]
         return entry
+
 
 def _text(error: Any) -> str:
     try:

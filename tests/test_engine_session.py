@@ -150,3 +150,27 @@ def test_after_call_without_ids_pairs_parallel_calls_by_arguments() -> None:
     session.after_call("read", {"path": "a"}, result="A")
     assert all(e.outcome is not None for e in session.history())
     assert len(session.history()) == 2
+
+
+def test_without_ids_a_result_pairs_with_the_call_that_ran_not_a_blocked_one() -> None:
+    session = loopguard.Guard.default().session("veto-pairs")
+    session.begin_turn([])
+    for _ in range(2):
+        session.before_call("search", {"q": "x"})
+        session.after_call("search", {"q": "x"}, result="none")
+    assert session.before_call("search", {"q": "x"}).action == "breaker"  # never reported
+    session.begin_turn([])  # a new turn: the doom-loop window starts afresh
+    assert session.before_call("search", {"q": "x"}).action == "allow"
+    session.after_call("search", {"q": "x"}, result="found")
+    outcomes = {e.seq: e.to_dict()["outcome"] for e in session.history()}
+    assert outcomes[3] == "veto"
+    assert outcomes[4] is not None and outcomes[4].startswith("ok:")
+
+
+def test_open_calls_stay_bounded_when_results_never_come() -> None:
+    session = loopguard.Guard.from_dict({"version": 1, "detectors": {
+        "doom_loop_exact": {"enabled": False}}}).session("leak")
+    for i in range(2000):
+        session.before_call("poll", {"i": i})  # same key (no call id), never answered
+    opened = session._state.scratch["_open"]
+    assert sum(len(v) for v in opened.values()) <= 256
