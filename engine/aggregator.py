@@ -20,6 +20,7 @@ from .decision import RANK, Decision, Vote
 from .history import Call, SessionState
 
 _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
+_MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is per run)
 decision_log = logging.getLogger("loopguard.decisions")
 
 
@@ -66,8 +67,10 @@ class Aggregator:
         escalated = False
         notify = False
         if action == "critical":
-            count = state.criticals.get(call.run_id, 0) + 1
-            state.criticals[call.run_id] = count
+            count = state.criticals.pop(call.run_id, 0) + 1
+            state.criticals[call.run_id] = count  # newest last: the oldest runs are dropped
+            if len(state.criticals) > _MAX_RUNS:
+                del state.criticals[next(iter(state.criticals))]
             if self.escalate and count >= self.escalate:
                 action, escalated = "breaker", True
         elif action == "warn":

@@ -244,3 +244,16 @@ def test_decisions_are_logged_and_warn_notes_can_be_turned_off(
     assert (decisions[-1].notify, decisions[-1].message) == (False, None)
     warned = [r for r in caplog.records if r.name == "loopguard.decisions"]
     assert len(warned) == 1 and warned[0].levelname == "WARNING" and "read" in warned[0].getMessage()
+
+
+def test_escalation_state_stays_bounded_over_many_runs() -> None:
+    rules = {"version": 1, "loop_detection": {"enabled": True, "warning_threshold": 1,
+                                              "critical_threshold": 2},
+             "detectors": {"doom_loop_exact": {"enabled": False}}}
+    session = loopguard.Guard.from_dict(rules).session("runs")
+    for run in range(300):
+        for i in range(3):
+            session.before_call("read", {"p": 1}, call_id=f"{run}-{i}", run_id=f"r{run}")
+            session.after_call("read", {"p": 1}, result="same", call_id=f"{run}-{i}",
+                               run_id=f"r{run}")
+    assert len(session._state.criticals) <= 64
