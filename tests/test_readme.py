@@ -18,7 +18,7 @@ README = (ROOT / "README.md").read_text("utf-8")
 
 def _pairs() -> list[tuple[str, str]]:
     """Each ```python block with the ```text block right after it."""
-    pattern = r"```python\n(.*?)```\s*\n```text\n(.*?)```"
+    pattern = r"```python\n((?:(?!```).)*)```\s*\n```text\n((?:(?!```).)*)```"
     return re.findall(pattern, README, re.DOTALL)
 
 
@@ -84,3 +84,17 @@ def test_the_annotated_rules_example_lints_clean(tmp_path: Path, capsys: pytest.
     assert main(["lint", "--strict", str(rules)]) == 0, capsys.readouterr().out
     guard = loopguard.Guard.from_file(rules)
     assert guard.policy("safe-runner").config["loop_detection"]["warning_threshold"] == 8
+
+
+def test_the_detector_walkthrough_code_defines_a_valid_plugin() -> None:
+    from jsonschema import Draft202012Validator
+
+    section = README.split("## Write a detector", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    scope: dict[str, object] = {"__name__": "readme_plugin"}
+    exec(compile(block.group(1), "README.md detector", "exec"), scope)
+    detectors = scope["loopguard_register_detectors"]()  # type: ignore[operator]
+    assert [d.id for d in detectors] == ["error_cascade"]
+    Draft202012Validator.check_schema(detectors[0].options_schema)
+    assert detectors[0].configure({}, {}) == (4, "warn")
