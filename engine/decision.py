@@ -85,5 +85,3 @@ class Decision(NamedTuple):
             "votes": [v.to_dict() for v in self.votes],
         }
 
-
-ALLOW = Decision("allow")

@@ -33,8 +33,12 @@ class Detector:
     # (third-party plugins); the built-ins take theirs from rules/default.yaml.
     defaults: ClassVar[dict[str, Any]] = {}
 
-    def configure(self, options: Mapping[str, Any], loop_detection: Mapping[str, Any]) -> Any:
-        """Compile options once per policy; the result is passed to every check."""
+    def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        """Compile options once per policy; the result is passed to every check.
+
+        `options` is this detector's block (without `enabled`), `config` the whole
+        effective rules dict (thresholds live in `config["loop_detection"]`).
+        """
         return {**self.defaults, **options}
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:

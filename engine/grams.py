@@ -16,12 +16,11 @@ length because each wins on its side of the line:
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 ARRAY_FROM = 256
-Grams = Union[frozenset, np.ndarray]  # noqa: UP007 — a runtime alias on Python 3.10
 _SHIFT_1 = np.uint64(42)
 _SHIFT_2 = np.uint64(21)
 

@@ -16,7 +16,6 @@ messages read the same in every format, so without markers Chat is used.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -127,8 +126,3 @@ def _format(path: str, head: str) -> str:
                       code="wrong-shape",
                       hint="expected chat messages, Responses items, Anthropic messages or loopguard events; "
                            "force one with --input-format " + "|".join(FORMATS))
-
-
-def display_name(path: str) -> str:
-    """How a file is named in reports: as given on the command line."""
-    return os.path.normpath(path)
