@@ -72,7 +72,13 @@ class Guard:
 
     # -- sessions ----------------------------------------------------------
     def policy(self, agent: str | None = None) -> CompiledPolicy:
-        """The compiled policy for an agent (its overrides merged and repaired)."""
+        """The compiled policy for an agent (its overrides merged and repaired).
+
+        An agent without an override block shares the global policy, so arbitrary
+        agent names never grow the cache.
+        """
+        if agent is not None and agent not in (self.document.get("agents") or {}):
+            agent = None
         policy = self._policies.get(agent)
         if policy is None:
             from .normalize import effective_config

@@ -174,3 +174,13 @@ def test_open_calls_stay_bounded_when_results_never_come() -> None:
         session.before_call("poll", {"i": i})  # same key (no call id), never answered
     opened = session._state.scratch["_open"]
     assert sum(len(v) for v in opened.values()) <= 256
+
+
+def test_agents_without_overrides_share_the_global_policy() -> None:
+    guard = loopguard.Guard.from_dict({"version": 1, "agents": {
+        "safe-runner": {"loop_detection": {"enabled": True}}}})
+    assert guard.policy("someone-else") is guard.policy(None)
+    assert guard.policy("safe-runner") is not guard.policy(None)
+    for i in range(50):
+        guard.session("s", agent=f"user-{i}")
+    assert len(guard._policies) <= 2
