@@ -21,12 +21,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import ROLLING, Detector, short
+from loopguard.detector import ROLLING, Detector, short, thresholds
 from loopguard.history import (
     EVIDENCE_MAX, Call, SessionState, no_progress_streak, same_signature,
 )
 from loopguard.hookspecs import hookimpl
-from loopguard.polls import PollMatcher, thresholds
+from loopguard.polls import PollMatcher
 
 
 class GenericRepeat(Detector):

@@ -19,10 +19,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import ROLLING, Detector, short
+from loopguard.detector import ROLLING, Detector, short, thresholds
 from loopguard.history import Call, SessionState, no_progress_streak, same_signature
 from loopguard.hookspecs import hookimpl
-from loopguard.polls import thresholds
 
 
 class GlobalCircuitBreaker(Detector):

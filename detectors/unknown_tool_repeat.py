@@ -29,10 +29,9 @@ from typing import Any, ClassVar
 import regex
 
 from loopguard.decision import Vote
-from loopguard.detector import ROLLING, Detector
+from loopguard.detector import ROLLING, Detector, thresholds
 from loopguard.history import EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState
 from loopguard.hookspecs import hookimpl
-from loopguard.polls import thresholds
 
 MAX_PATTERN_LENGTH = 500
 _MATCH_TIMEOUT = 0.05  # seconds: a pathological user pattern must not stall a call

@@ -66,6 +66,11 @@ class Detector:
         return Vote(self.id, level, count, f"{self.id}:{key}", message, evidence, code)
 
 
+def thresholds(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `loop_detection` block of an effective rules dict (already repaired)."""
+    return config.get("loop_detection") or {}
+
+
 def short(digest: bytes) -> str:
     """A short printable form of a digest, for stable vote keys."""
     return digest[-16:].hex()[:12]

@@ -42,8 +42,3 @@ class PollMatcher:
             ):
                 return True
         return False
-
-
-def thresholds(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The `loop_detection` block (already repaired by `normalize`)."""
-    return config.get("loop_detection") or {}

@@ -95,18 +95,8 @@ class Session:
             call = Call(name, parsed, canonical, digest, state.seq, state.turn,
                         None if run_id is None else str(run_id),
                         None if call_id is None else str(call_id))
-            votes: list[Vote] = []
             faults: list[str] = []
-            for check, cfg, stage in policy.checks:
-                try:
-                    vote = check(call, state, cfg)
-                except Exception as exc:  # noqa: BLE001 — a plugin must never take the host down
-                    vote = self._fault(stage, exc, faults)
-                if vote is not None:
-                    if vote.__class__ is not Vote or vote.level not in LEVELS:
-                        vote = self._not_a_vote(stage, vote, faults)
-                    if vote is not None:
-                        votes.append(vote)
+            votes = self._votes(policy.checks, call, faults)
             for record, cfg, stage in policy.records:
                 try:
                     record(call, state, cfg)
@@ -159,18 +149,8 @@ class Session:
             entry.outcome = call.outcome = outcome
             if error is not None:
                 call.error = error if isinstance(error, str) else _text(error)
-            votes: list[Vote] = []
             faults: list[str] = []
-            for after, cfg, stage in policy.afters:
-                try:
-                    vote = after(call, state, cfg)
-                except Exception as exc:  # noqa: BLE001
-                    vote = self._fault(stage, exc, faults)
-                if vote is not None:
-                    if vote.__class__ is not Vote or vote.level not in LEVELS:
-                        vote = self._not_a_vote(stage, vote, faults)
-                    if vote is not None:
-                        votes.append(vote)
+            votes = self._votes(policy.afters, call, faults)
             entry.unknown = call.unknown
             decision = policy.aggregator.decide(call, votes, faults, state, "after")
             if decision.action == "breaker":
@@ -200,6 +180,22 @@ class Session:
         return self._state.tools_closed
 
     # -- internals ---------------------------------------------------------
+    def _votes(self, hooks: Any, call: Call, faults: list[str]) -> list[Vote]:
+        """Run `check` or `after` hooks; a detector that raises or returns junk is a fault."""
+        state = self._state
+        votes: list[Vote] = []
+        for hook, cfg, stage in hooks:
+            try:
+                vote = hook(call, state, cfg)
+            except Exception as exc:  # noqa: BLE001 — a plugin must never take the host down
+                vote = self._fault(stage, exc, faults)
+            if vote is not None:
+                if vote.__class__ is not Vote or vote.level not in LEVELS:
+                    vote = self._not_a_vote(stage, vote, faults)
+                if vote is not None:
+                    votes.append(vote)
+        return votes
+
     def _fault(self, stage: Any, exc: Exception, faults: list[str] | None) -> Vote | None:
         """Record a detector that raised; with `fail_mode: closed` it votes critical."""
         error = f"{type(exc).__name__}: {exc}"

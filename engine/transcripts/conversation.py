@@ -150,11 +150,7 @@ def _jsonl(source: Source, fmt: Format) -> Stream:
             state.found = state.found or isinstance(obj, dict)
             state.file_level = True
             yield from _element(obj, translator, fmt, ctx)
-    if not state.found:
-        raise _no_messages(source, fmt)
-    yield from translator.flush(ctx)
-    if state.file_level:
-        yield EndOfSession(ctx.session, ctx.file, ctx.line)
+    yield from _finish(state, source, fmt, translator, ctx)
 
 
 def _document(source: Source, fmt: Format) -> Stream:
@@ -178,6 +174,12 @@ def _document(source: Source, fmt: Format) -> Stream:
             state.found = state.found or isinstance(value, dict)
             state.file_level = True
             yield from _element(value, translator, fmt, ctx)
+    yield from _finish(state, source, fmt, translator, ctx)
+
+
+def _finish(state: _State, source: Source, fmt: Format, translator: Translator,
+            ctx: Context) -> Stream:
+    """End of a file: no conversation at all is an error; else flush the file-level one."""
     if not state.found:
         raise _no_messages(source, fmt)
     yield from translator.flush(ctx)
