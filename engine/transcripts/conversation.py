@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..findings import Finding
-from .events import EndOfSession, Event
+from .events import EndOfSession, Event, ToolCall
 from .jsonstream import stream_document
 from .source import Source, input_error, json_lines, warning
 
@@ -85,6 +85,26 @@ def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[An
                        f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",
                        "bad-arguments")
         return raw, note
+
+
+def read_tool_calls(raw_calls: list[Any], ctx: Context, nested: bool,
+                    calls: list[ToolCall]) -> Iterator[Finding]:
+    """Collect an assistant message's calls into `calls`, yielding warnings.
+
+    Each call is `{id, name, arguments}`, or with `nested` the Chat shape
+    `{id, function: {name, arguments}}`; a call without a name is skipped.
+    """
+    for index, raw in enumerate(raw_calls):
+        body = raw.get("function") if nested and isinstance(raw, dict) else raw
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            what = "function name" if nested else "name"
+            yield warning(ctx.file, ctx.line, f"tool call #{index + 1} has no {what}; skipped", "bad-call")
+            continue
+        call_id = str(raw.get("id") or f"call@{ctx.line}.{index + 1}")
+        args, note = parse_arguments(body.get("arguments"), ctx, call_id, body["name"])
+        if note is not None:
+            yield note
+        calls.append(ToolCall(call_id, body["name"], args))
 
 
 def _is_conversation(obj: Any, fmt: Format) -> bool:

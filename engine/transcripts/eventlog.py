@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..findings import Finding
-from .conversation import Context, parse_arguments
+from .conversation import Context, read_tool_calls
 from .events import (AssistantMessage, Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult,
                      UserMessage)
 from .source import Source, input_error, json_lines, warning
@@ -89,15 +89,7 @@ def _event(obj: dict[str, Any], ctx: Context) -> Iterator[Event | Finding]:
     elif kind == "assistant_message":
         calls: list[ToolCall] = []
         raw_calls = obj.get("tool_calls") or []
-        for index, raw in enumerate(raw_calls if isinstance(raw_calls, list) else []):
-            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-                yield warning(ctx.file, ctx.line, f"tool call #{index + 1} has no name; skipped", "bad-call")
-                continue
-            call_id = str(raw.get("id") or f"call@{ctx.line}.{index + 1}")
-            args, note = parse_arguments(raw.get("arguments"), ctx, call_id, raw["name"])
-            if note is not None:
-                yield note
-            calls.append(ToolCall(call_id, raw["name"], args))
+        yield from read_tool_calls(raw_calls if isinstance(raw_calls, list) else [], ctx, False, calls)
         yield AssistantMessage(ctx.session, _text(obj), tuple(calls), *where)
     elif kind == "tool_result":
         name = obj.get("name")

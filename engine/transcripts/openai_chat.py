@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conversation import Context, Stream, parse_arguments
+from .conversation import Context, Stream, read_tool_calls
 from .events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
 from .source import warning
 
@@ -68,16 +68,7 @@ class ChatTranslator:
         if not isinstance(raw_calls, list):
             raw_calls = []
             yield warning(ctx.file, ctx.line, "`tool_calls` is not a list; ignored", "bad-message")
-        for index, raw in enumerate(raw_calls):
-            function = raw.get("function") if isinstance(raw, dict) else None
-            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-                yield warning(ctx.file, ctx.line, f"tool call #{index + 1} has no function name; skipped", "bad-call")
-                continue
-            call_id = str(raw.get("id") or f"call@{ctx.line}.{index + 1}")
-            args, note = parse_arguments(function.get("arguments"), ctx, call_id, function["name"])
-            if note is not None:
-                yield note
-            calls.append(ToolCall(call_id, function["name"], args))
+        yield from read_tool_calls(raw_calls, ctx, True, calls)
         text = content_text(obj.get("content")) or (obj.get("refusal") or "")
         yield AssistantMessage(ctx.session, text, tuple(calls), ctx.run_id, ctx.file, ctx.line)
 
