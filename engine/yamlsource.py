@@ -157,7 +157,7 @@ class _Builder:
             while self.loader.check_event():
                 self.handle(self.loader.get_event())
         except _Abort:
-            pass
+            pass  # `fail` already recorded the finding; what was read so far is kept
         except yaml.MarkedYAMLError as exc:
             self.syntax_failed = True
             where = exc.problem_mark or exc.context_mark

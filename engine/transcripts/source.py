@@ -43,8 +43,7 @@ class Source:
             if os.path.isdir(path):
                 raise input_error(path, 0, "is a directory, not a transcript file", code="not-a-file")
             self.size = os.path.getsize(path)
-            with open(path, "rb"):
-                pass
+            os.close(os.open(path, os.O_RDONLY))  # fail now, with a clear message, if unreadable
         except FileNotFoundError:
             raise input_error(path, 0, "file not found", code="missing-file") from None
         except PermissionError:
