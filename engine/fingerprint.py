@@ -109,6 +109,20 @@ def error_outcome(error: Any) -> bytes:
 
 def result_outcome(result: Any, drop: frozenset[str], keep: frozenset[str] | None) -> bytes:
     """Digest of a result after dropping volatile fields (or keeping only some)."""
+    return outcome_of_text(result_text(result, drop, keep))
+
+
+def outcome_of_text(text: str) -> bytes:
+    """The outcome digest of a normalised result text (see `result_text`)."""
+    return b"ok:" + digest_text(text)
+
+
+def result_text(result: Any, drop: frozenset[str], keep: frozenset[str] | None) -> str:
+    """A result as canonical text, volatile fields dropped (or only `keep` kept).
+
+    A string result stays as is unless it is a JSON object or array and fields
+    are to be dropped or kept; then it is parsed and treated like the value.
+    """
     value = result
     if isinstance(value, str) and value[:1] in ("{", "[") and (drop or keep):
         try:
@@ -121,7 +135,7 @@ def result_outcome(result: Any, drop: frozenset[str], keep: frozenset[str] | Non
         value = _without(value, drop, 0)
     elif drop and isinstance(value, Mapping):
         value = _without(dict(value), drop, 0)
-    return b"ok:" + digest_text(canonical_text(value))
+    return canonical_text(value)
 
 
 def _without(value: Any, drop: frozenset[str], depth: int) -> Any:

@@ -23,12 +23,14 @@ EVIDENCE_MAX = 64  # history entries a vote lists as evidence, newest kept
 class HistoryEntry:
     """One recorded call. `outcome` is None while the call is pending."""
 
-    __slots__ = ("seq", "tool", "digest", "outcome", "run_id", "turn", "call_id", "unknown")
+    __slots__ = ("seq", "tool", "digest", "outcome", "run_id", "turn", "call_id", "unknown", "round")
 
     def __init__(
-        self, seq: int, tool: str, digest: bytes, run_id: str | None, turn: int, call_id: str | None
+        self, seq: int, tool: str, digest: bytes, run_id: str | None, turn: int, call_id: str | None,
+        round: int = 0,
     ) -> None:
         self.seq = seq
+        self.round = round  # the model response (batch) that asked for this call
         self.tool = tool
         self.digest = digest  # args digest: covers the tool name and the canonical arguments
         self.outcome: bytes | None = None
@@ -57,6 +59,7 @@ class HistoryEntry:
             "outcome": shown,
             "run_id": self.run_id,
             "turn": self.turn,
+            "round": self.round,
             "call_id": self.call_id,
             "unknown_tool": self.unknown,
         }
@@ -77,9 +80,12 @@ class Call:
     turn: int
     run_id: str | None
     call_id: str | None
+    round: int = 0  # the model response (batch) that asked for this call; see Session.begin_round
     outcome: bytes | None = None  # set for after_call checks
     unknown: str | None = None  # set by after_call checks of unknown-tool failures
     error: str | None = None  # the error text, for after_call checks of failures
+    text: str | None = None  # after_call: the normalised result text, or the error text
+    meaning: Any = None  # after_call: (failed, status, shape), computed once by OutcomeReader.read
 
 
 class SessionState:
@@ -87,7 +93,7 @@ class SessionState:
 
     __slots__ = (
         "lock", "history", "index", "seq", "turn", "last_used", "criticals", "warned",
-        "scratch", "turn_state", "lang", "tools_closed",
+        "scratch", "turn_state", "lang", "tools_closed", "round", "batch_open",
     )
 
     def __init__(self, history_size: int, indexed: bool) -> None:
@@ -105,6 +111,8 @@ class SessionState:
         self.turn_state: Any = None  # the turn tracker's state (required tool, retries)
         self.lang: str | None = None
         self.tools_closed = False
+        self.round = 0  # number of the newest round (model response) seen
+        self.batch_open = False  # begin_round() was called: calls share `round` until the next one
 
 
 def sig_key(run_id: str | None, digest: bytes) -> Any:

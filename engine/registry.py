@@ -31,6 +31,7 @@ OWN_DISTRIBUTION = "loopguard-engine"
 BUILTIN_MODULES = (
     "generic_repeat", "known_poll_no_progress", "ping_pong", "unknown_tool_repeat",
     "global_circuit_breaker", "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard",
+    "cycle",
 )
 AUTOLOAD_ENV = "LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD"
 BLOCK_ENV = "LOOPGUARD_BLOCK_PLUGINS"

@@ -236,6 +236,8 @@ class Replayer:
     def _flush(self, live: _Live) -> Iterator[Record]:
         """Feed the calls of the round that just ended, in order."""
         calls, live.round = list(live.round.values()), OrderedDict()
+        if calls:
+            live.session.begin_round()  # one response's calls are one batch
         for pending in calls:
             yield from self._feed(live, pending)
 

@@ -7,9 +7,11 @@ how they call the model and the tools. The runtime uses only the public Session 
 
 - `model(messages, tools_enabled=True)` returns an assistant message in OpenAI shape
   (a bare string is read as its content). An exception from the model propagates.
-- `tools` maps names to callables taking the parsed argument dict. An exception becomes an
-  error result the model sees and a failure in the session's history. Arguments that are not
-  valid JSON (or not an object) are never passed to the tool: the model gets an error result.
+- `tools` maps names to callables taking the parsed argument dict; its names are what the
+  agent offers, so a required tool missing from it is no requirement (`begin_turn(tools=…)`).
+  An exception becomes an error result the model sees and a failure in the session's
+  history. Arguments that are not valid JSON (or not an object) are never passed to the
+  tool: the model gets an error result.
 - A breaker answers every call of its round, closes the tools and ends the turn with the
   model's text so far (or, when it wrote none, the breaker's message), unless a required-tool
   retry applies: that asks for one more round, with tools offered (SPEC §1, §4). So the model
@@ -141,7 +143,7 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
     config = session.config
     cap = int((config.get("turn") or {}).get("max_tool_rounds", 15))
     lang_text = _language_text(messages, config)
-    session.begin_turn(list(messages))
+    session.begin_turn(list(messages), tools=list(tools) if isinstance(tools, Mapping) else None)
     context: list[Message] = list(messages)
     new: list[Message] = []
     skipped: list[int] = []  # ids of retry messages and the rounds they replaced
@@ -164,6 +166,7 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
         calls = assistant.get("tool_calls", [])
         stopped_by: Decision | None = None  # the breaker that cut this round short
         if calls:
+            session.begin_round()  # the calls of one response are one batch
             for call in calls:
                 fn = call.get("function")
                 fn = fn if isinstance(fn, Mapping) else {}

@@ -9,12 +9,12 @@ whole history or the number of sessions.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import messages as texts
 from .decision import LEVELS, Decision, Vote
-from .fingerprint import args_digest, canonical_text, error_outcome, parse_args, result_outcome
+from .fingerprint import args_digest, canonical_text, error_outcome, outcome_of_text, parse_args, result_text
 from .history import VETO, Call, HistoryEntry, SessionState, append
 from .turns import RoundOutcome, TurnExpectation
 
@@ -46,16 +46,22 @@ class Session:
         return self._state.turn
 
     # -- turns -------------------------------------------------------------
-    def begin_turn(self, messages: Sequence[Any]) -> TurnExpectation | None:
-        """Start a user turn; returns the tool the model must call, if any."""
+    def begin_turn(self, messages: Sequence[Any], tools: Iterable[str] | None = None
+                   ) -> TurnExpectation | None:
+        """Start a user turn; returns the tool the model must call, if any.
+
+        `tools` (optional) names the tools the agent offers this turn; a required tool
+        not among them is no requirement. None means unknown: every tool counts as offered.
+        """
         state, policy = self._state, self._policy
         with state.lock:
             state.turn += 1
             state.tools_closed = False
+            state.batch_open = False
             state.last_used = time.monotonic()
             if state.turn_state is None:
                 state.turn_state = policy.turn_policy.new_state()
-            expectation = policy.turn_policy.begin_turn(state.turn_state, messages)
+            expectation = policy.turn_policy.begin_turn(state.turn_state, messages, tools)
             state.lang = texts.language(policy.config, state.turn_state.user_text)
             for hook, cfg, stage in policy.turn_hooks:
                 try:
@@ -80,6 +86,26 @@ class Session:
         ts = self._state.turn_state
         return None if ts is None else ts.expectation
 
+    # -- rounds ------------------------------------------------------------
+    def begin_round(self) -> int:
+        """A model response arrived: the calls it asked for, until the next `begin_round`,
+        `end_round` or turn, form one batch (round).
+
+        Calls of one batch were chosen together, before the model saw any of their
+        results, so they never count as repeats of one another. Without
+        `begin_round`, every call is a round of its own. Returns the round number.
+        """
+        state = self._state
+        with state.lock:
+            state.round += 1
+            state.batch_open = True
+            return state.round
+
+    def end_round(self) -> None:
+        """The current batch is over; later calls are rounds of their own until `begin_round`."""
+        with self._state.lock:
+            self._state.batch_open = False
+
     # -- calls -------------------------------------------------------------
     def before_call(self, tool: Any, args: Any = None, call_id: Any = None,
                     run_id: Any = None) -> Decision:
@@ -92,9 +118,11 @@ class Session:
         with state.lock:
             state.seq += 1
             state.last_used = time.monotonic()
+            if not state.batch_open:
+                state.round += 1
             call = Call(name, parsed, canonical, digest, state.seq, state.turn,
                         None if run_id is None else str(run_id),
-                        None if call_id is None else str(call_id))
+                        None if call_id is None else str(call_id), state.round)
             faults: list[str] = []
             votes = self._votes(policy.checks, call, faults)
             for record, cfg, stage in policy.records:
@@ -103,7 +131,7 @@ class Session:
                 except Exception as exc:  # noqa: BLE001
                     self._fault(stage, exc, faults)
             decision = policy.aggregator.decide(call, votes, faults, state, "before")
-            entry = HistoryEntry(call.seq, name, digest, call.run_id, call.turn, call.call_id)
+            entry = HistoryEntry(call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round)
             if decision.action != "allow" and decision.action != "warn":
                 entry.outcome = VETO
             append(state, entry, policy.history_size)
@@ -129,26 +157,31 @@ class Session:
         name = tool if isinstance(tool, str) else _text(tool)
         cid = None if call_id is None else str(call_id)
         if error is not None:
+            text = error if isinstance(error, str) else _text(error)
             outcome = error_outcome(error)
         else:
             drop, keep = policy.outcome_rules(name)
-            outcome = result_outcome(result, drop, keep)
+            text = result_text(result, drop, keep)
+            outcome = outcome_of_text(text)
         with state.lock:
             state.last_used = time.monotonic()
             entry = self._close(cid if cid is not None else name, name, args)
             if entry is None:  # after_call without before_call: record it now
                 parsed = parse_args(args)
                 state.seq += 1
+                if not state.batch_open:
+                    state.round += 1
                 entry = HistoryEntry(state.seq, name, args_digest(name, canonical_text(parsed)),
-                                     None if run_id is None else str(run_id), state.turn, cid)
+                                     None if run_id is None else str(run_id), state.turn, cid, state.round)
                 append(state, entry, policy.history_size)
             call = Call(name, None, "", entry.digest, entry.seq, entry.turn, entry.run_id,
-                        entry.call_id)
+                        entry.call_id, entry.round)
             if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
                 return policy.aggregator.decide(call, (), (), state, "after")
             entry.outcome = call.outcome = outcome
+            call.text = text
             if error is not None:
-                call.error = error if isinstance(error, str) else _text(error)
+                call.error = text
             faults: list[str] = []
             votes = self._votes(policy.afters, call, faults)
             entry.unknown = call.unknown
