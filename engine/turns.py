@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,12 +182,21 @@ class TurnPolicy:
                 return TurnExpectation(intent.id, intent.tool, dict(intent.args), intent.reason)
         return None
 
-    def begin_turn(self, state: TurnState, messages: Any) -> TurnExpectation | None:
-        """Reset `state` for a new turn and return what the model must call, if anything."""
+    def begin_turn(self, state: TurnState, messages: Any, tools: Iterable[str] | None = None
+                   ) -> TurnExpectation | None:
+        """Reset `state` for a new turn and return what the model must call, if anything.
+
+        `tools` names the tools the agent offers this turn (None: unknown, so every tool
+        counts as offered). A required tool the agent does not offer is no requirement.
+        """
         if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
             messages = []
         state.user_text = self.user_text(messages)
-        state.expectation = self.expectation_for(messages, state.user_text)
+        expectation = self.expectation_for(messages, state.user_text)
+        names = offered_names(tools)
+        if expectation is not None and names is not None and expectation.tool not in names:
+            expectation = None
+        state.expectation = expectation
         state.retries, state.rounds = 0, 0
         state.satisfied = state.tools_closed = False
         return state.expectation
@@ -236,6 +245,24 @@ class TurnPolicy:
                          retries=state.retries, call=exp.call)
         final = f"{warning}\n\n{text}" if text and text.strip() else warning
         return RoundOutcome("finish", None, final, problem, state.retries, True, exp)
+
+
+def offered_names(tools: Any) -> frozenset[str] | None:
+    """The tool names an agent offers, from a name, an iterable of names or a mapping's keys.
+
+    None (or anything that is not a name or an iterable) means unknown; entries that are
+    not strings are ignored, so bad input never raises.
+    """
+    if tools is None:
+        return None
+    if isinstance(tools, str):
+        return frozenset((tools,))
+    if isinstance(tools, (bytes, bytearray)):
+        return None
+    try:
+        return frozenset(t for t in tools if isinstance(t, str))
+    except TypeError:
+        return None
 
 
 def _count(block: Mapping[str, Any], key: str, default: int) -> int:
