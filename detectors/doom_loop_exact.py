@@ -130,12 +130,13 @@ class DoomLoopExact(Detector):
             shape = item.shape if item.shape is not None else veto_of(state, item.seq)
             if shape is None:
                 break  # still running: nothing known yet
-            if ref is None:
-                ref, failed = shape, item.failed
-                poll = item.status or cfg["polls"].matches(call.tool, call.args)
-            elif shape != ref and shape != VETO:
-                break
-            if later - i > 1 and not item.failed:
+            if shape != VETO:  # a blocked call counts as the outcome it blocked
+                if ref is None:
+                    ref, failed = shape, item.failed
+                    poll = item.status or cfg["polls"].matches(call.tool, call.args)
+                elif shape != ref:
+                    break
+            if later - i > 1 and not (item.failed or (shape == VETO and failed)):
                 break  # other work happened between two successes
             seqs.append(item.seq)
             later = i

@@ -1,20 +1,31 @@
-"""doom_loop_fuzzy — nearly the same long call over and over within one turn (SPEC §3.7).
+"""doom_loop_fuzzy — nearly the same long call over and over (SPEC §3.7).
 
-On by default, independent of `loop_detection.enabled`. For calls whose
-canonical argument text has at least `min_chars` (50) characters, it compares
-the text with every call of the same tool among the last `window` (6) calls of
-the current turn (itself included) by the Jaccard similarity of their sets of
-character 3-grams. Calls of `exempt` tools are neither checked nor recorded.
+Independent of `loop_detection.enabled`; off in `builtin:default` (on real
+traffic, reads of neighbouring files, pages of one file and searches for
+nearby airports have "similar" arguments), on in `builtin:portfolio`. For
+calls whose canonical argument text has at least `min_chars` (50)
+characters, it compares the text with every call of the same tool among the
+last `window` (6) calls of the session (`scope: session`) or of the current
+turn (`scope: turn`), itself included, by the Jaccard similarity of their
+sets of character 3-grams. Calls of `exempt` tools are neither checked nor
+recorded; calls of the current call's own round (one model response) are
+never compared with it.
 
-- breaker when `threshold` (3) calls, the current one included, reach
-  similarity `similarity` (0.8).
+- a `level` vote (critical by default) when `threshold` (3) calls, the
+  current one included, reach similarity `similarity` (0.8) — with
+  `outcome: same` (the default) only when the earlier similar calls all had
+  the same outcome (failures compared digit-blind), with `outcome: any`
+  (SPEC §3.7) whatever their outcomes.
 
 Options: `window` (6), `threshold` (3), `min_chars` (50), `similarity` (0.8),
-`exempt` (`[check_background_tasks]`).
+`outcome` (`same` | `any`), `scope` (`session` | `turn`), `level`
+(`critical` | `breaker`), `exempt` (`[check_background_tasks]`).
 
-Flagged: three `write_file` calls in one turn whose 2 KB contents differ by one
-line -> breaker on the third. Not flagged: short arguments under `min_chars`
-(the exact detector covers them); three writes of unrelated contents.
+Flagged: three `write_file` calls whose 2 KB contents differ by one line,
+the first two rejected with the same error -> a vote on the third. Not
+flagged: short arguments under `min_chars` (the exact detector covers them);
+three writes of unrelated contents; with `outcome: same`, similar calls whose
+results differ.
 """
 
 from __future__ import annotations
@@ -25,16 +36,19 @@ from typing import Any, ClassVar
 from loopguard.decision import Vote
 from loopguard.detector import Detector, short
 from loopguard.grams import grams, similar
-from loopguard.history import Call, SessionState
+from loopguard.history import VETO, Call, SessionState
 from loopguard.hookspecs import hookimpl
-from loopguard.window import TurnWindow
+from loopguard.outcomes import OutcomeReader
+from loopguard.window import TurnWindow, veto_of
 
 from .doom_loop_exact import WINDOW_OPTIONS
+
+_TOOL, _GRAMS, _SEQ, _ROUND, _SHAPE = range(5)  # fields of a window item (a small list)
 
 
 class DoomLoopFuzzy(Detector):
     id = "doom_loop_fuzzy"
-    levels = ("breaker",)
+    levels = ("critical", "breaker")
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -46,42 +60,73 @@ class DoomLoopFuzzy(Detector):
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        return (int(options.get("window", 6)), int(options.get("threshold", 3)),
-                int(options.get("min_chars", 50)), float(options.get("similarity", 0.8)),
-                frozenset(options.get("exempt") or ()))
-
-    def _window(self, state: SessionState, call: Call, size: int) -> TurnWindow:
-        """This turn's earlier calls as (tool, grams or short text, seq), at most `size - 1`."""
-        return TurnWindow.of(state, self.id, call.turn, size - 1)
+        return {
+            "window": int(options.get("window", 6)),
+            "threshold": int(options.get("threshold", 3)),
+            "min_chars": int(options.get("min_chars", 50)),
+            "similarity": float(options.get("similarity", 0.8)),
+            "same": options.get("outcome", "same") == "same",
+            "turn_scope": options.get("scope", "session") == "turn",
+            "level": options.get("level", "critical"),
+            "exempt": frozenset(options.get("exempt") or ()),
+            "reader": OutcomeReader(config),
+        }
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        size, threshold, min_chars, similarity, exempt = cfg
-        if call.tool in exempt:
+        if call.tool in cfg["exempt"]:
             return None
-        kept = self._window(state, call, size)
-        if len(call.canonical) < min_chars:
+        kept = TurnWindow.of(state, self.id, call.turn if cfg["turn_scope"] else 0, cfg["window"] - 1)
+        if len(call.canonical) < cfg["min_chars"]:
             # Never checked itself but still compared against: kept as text (short, so
             # cheap), its grams built on demand.
-            kept.push((call.tool, call.canonical, call.seq))
+            kept.push([call.tool, call.canonical, call.seq, call.round, None])
             return None
         mine = grams(call.canonical)
+        matched = self._matches(call, state, mine, kept.items, cfg)
+        kept.push([call.tool, mine, call.seq, call.round, None])  # recording here saves a pass
+        if len(matched) < cfg["threshold"]:
+            return None
+        what = " and the same outcome" if cfg["same"] else ""
+        return self.vote(cfg["level"], len(matched), short(call.digest),
+                         f"{call.tool} was called {len(matched)} times with nearly the same "
+                         f"arguments (similarity >= {cfg['similarity']:g}){what} in the last "
+                         f"{cfg['window']} calls.", tuple(sorted(matched)))
+
+    @staticmethod
+    def _matches(call: Call, state: SessionState, mine: Any, items: list[Any], cfg: Any) -> list[int]:
+        """The current call and the similar earlier calls (with one outcome, when `same`)."""
         matched = [call.seq] if len(mine) else []  # a call is as similar as it gets to itself
-        for tool, other, seq in reversed(kept.items):
-            if len(matched) >= threshold:
+        ref: bytes | None = None
+        for item in reversed(items):
+            if len(matched) >= cfg["threshold"]:
                 break  # enough evidence: the rest cannot change the vote
-            if tool != call.tool:
+            if item[_TOOL] != call.tool or item[_ROUND] == call.round:
                 continue
+            other = item[_GRAMS]
             if isinstance(other, str):  # a short text, kept as is: its grams are cheap
                 other = grams(other)
-            if similar(mine, other, similarity):
-                matched.append(seq)
-        kept.push((call.tool, mine, call.seq))  # its own window: recording here saves a pass
-        if len(matched) < threshold:
+            if not similar(mine, other, cfg["similarity"]):
+                continue
+            if cfg["same"]:
+                shape = item[_SHAPE] if item[_SHAPE] is not None else veto_of(state, item[_SEQ])
+                if shape is None:
+                    break  # still running: nothing known yet
+                if ref is None:
+                    ref = shape
+                elif shape != ref and shape != VETO:
+                    break
+            matched.append(item[_SEQ])
+        return matched
+
+    def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
+        window: TurnWindow | None = state.scratch.get(self.id)
+        if window is None or not cfg["same"] or call.outcome is None:
             return None
-        return self.vote("breaker", len(matched), short(call.digest),
-                         f"{call.tool} was called {len(matched)} times with nearly the same "
-                         f"arguments (similarity >= {similarity:g}) in the last {size} calls "
-                         "of this turn.", tuple(sorted(matched)))
+        for item in reversed(window.items):
+            if item[_SEQ] == call.seq:
+                item[_SHAPE] = cfg["reader"].read(call)[2]
+                break
+        return None
 
 
 @hookimpl

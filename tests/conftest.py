@@ -20,7 +20,11 @@ SMALL = {
     "warning_threshold": 3, "critical_threshold": 5, "global_circuit_breaker_threshold": 8,
     "unknown_tool_threshold": 3, "history_size": 200,
 }
-NO_DOOM = {"doom_loop_exact": {"enabled": False}, "doom_loop_fuzzy": {"enabled": False}}
+NO_DOOM = {"doom_loop_exact": {"enabled": False}, "doom_loop_fuzzy": {"enabled": False},
+           "cycle": {"enabled": False}}
+# The doom-loop detectors as SPEC §3.6-3.7 write them (what builtin:portfolio uses): arguments
+# only, the window restarts each turn, a breaker.
+SPEC_DOOM = {"outcome": "any", "scope": "turn", "window": 6, "level": "breaker"}
 
 
 def guard_from(**blocks: Any) -> loopguard.Guard:

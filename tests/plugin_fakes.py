@@ -27,6 +27,7 @@ EXAMPLE_SOURCE = "loopguard-error-cascade[error_cascade]"
 BUILTINS = (
     "generic_repeat", "known_poll_no_progress", "ping_pong", "unknown_tool_repeat",
     "global_circuit_breaker", "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard",
+    "cycle",
 )
 _OUR_MODULES = ("loopguard_error_cascade", "lgfake_")
 

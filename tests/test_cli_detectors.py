@@ -59,9 +59,10 @@ def test_builtin_defaults_come_from_the_bundled_rules(site: FakeSite, capsys: py
     by_id = {d["id"]: d for d in listed(capsys)["detectors"]}
     exact = by_id["doom_loop_exact"]
     assert (exact["source"], exact["builtin"], exact["levels"], exact["gating"]) == (
-        "loopguard-engine[doom_loop_exact]", True, ["breaker"], "always")
+        "loopguard-engine[doom_loop_exact]", True, ["warn", "critical", "breaker"], "always")
     assert {name: o.get("default") for name, o in exact["options"].items()} == {
-        "window": 6, "threshold": 3, "exempt": ["check_background_tasks"]}
+        "window": 8, "threshold": 3, "exempt": ["check_background_tasks"], "outcome": "same",
+        "scope": "session", "level": "critical", "poll_threshold": 6, "similarity": 0.8}
     assert by_id["generic_repeat"]["gating"] == "rolling"
     assert by_id["post_compaction_guard"]["gating"] == "unless_disabled"
 
@@ -81,7 +82,7 @@ def test_text_output_shows_source_levels_gating_and_options(
         "    level      warn | critical  default warn",
     ]
     assert "doom_loop_exact  (built-in: loopguard-engine[doom_loop_exact])" in lines
-    assert lines[-1] == "9 detectors (8 built-in, 1 plugin), 0 faults"
+    assert lines[-1] == "10 detectors (9 built-in, 1 plugin), 0 faults"
 
 
 def test_faults_are_listed_by_name_and_fatal_only_with_strict(
@@ -90,14 +91,14 @@ def test_faults_are_listed_by_name_and_fatal_only_with_strict(
     site.add_dist("lgfake-broken", {"broken": "lgfake_missing_module"})
     site.registry()
     result = listed(capsys)
-    assert len(result["detectors"]) == 9
+    assert len(result["detectors"]) == 10
     assert result["faults"] == [{"source": "lgfake-broken[broken]", "stage": "import",
                                  "message": "ModuleNotFoundError: No module named 'lgfake_missing_module'"}]
     code, out, _ = run(capsys, "detectors")
     assert code == 0
     assert ("  lgfake-broken[broken]: import failed: ModuleNotFoundError: "
             "No module named 'lgfake_missing_module'") in out.splitlines()
-    assert out.splitlines()[-1] == "9 detectors (8 built-in, 1 plugin), 1 fault"
+    assert out.splitlines()[-1] == "10 detectors (9 built-in, 1 plugin), 1 fault"
     assert run(capsys, "detectors", "--strict")[0] == 1
 
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import UNSET, actions, call, guard_from, repeat, vote_of
+from conftest import SPEC_DOOM, UNSET, actions, call, guard_from, repeat, vote_of
 
 ID = "doom_loop_exact"
 SEARCH = {"q": "x"}
 
 
 def session_with(**detector: Any):  # type: ignore[no-untyped-def]
-    session = guard_from(detectors={ID: detector} if detector else {}).session("s")
+    session = guard_from(detectors={ID: {**SPEC_DOOM, **detector}, "cycle": {"enabled": False}}).session("s")
     session.begin_turn([{"role": "user", "content": "go"}])
     return session
 
@@ -116,9 +116,9 @@ def test_detector_switch_turns_it_off() -> None:
 @pytest.mark.parametrize("enabled", [UNSET, False, True])
 def test_on_whatever_loop_detection_enabled_says(enabled: object) -> None:
     loop = {} if enabled is UNSET else {"enabled": enabled}
-    session = guard_from(loop_detection=loop).session("s")
+    session = guard_from(loop_detection=loop).session("s")  # the default rules
     session.begin_turn([])
-    assert actions(repeat(session, 3, "search", SEARCH)) == ["allow", "allow", "breaker"]
+    assert actions(repeat(session, 3, "search", SEARCH)) == ["allow", "allow", "critical"]
 
 
 def test_arguments_differing_only_in_key_order_are_identical() -> None:

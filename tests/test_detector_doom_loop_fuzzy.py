@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import UNSET, actions, call, guard_from, repeat, vote_of
+from conftest import SPEC_DOOM, UNSET, actions, call, guard_from, repeat, vote_of
 
 from loopguard.grams import grams, jaccard
 
@@ -28,9 +28,8 @@ def raw_text(length: int, i: int) -> str:
 
 
 def session_with(exact: bool = False, **fuzzy: Any):  # type: ignore[no-untyped-def]
-    detectors: dict[str, Any] = {"doom_loop_exact": {"enabled": exact}}
-    if fuzzy:
-        detectors[ID] = fuzzy
+    detectors: dict[str, Any] = {"doom_loop_exact": {"enabled": exact, **SPEC_DOOM},
+                                 ID: {"enabled": True, **SPEC_DOOM, **fuzzy}, "cycle": {"enabled": False}}
     session = guard_from(detectors=detectors).session("s")
     session.begin_turn([{"role": "user", "content": "go"}])
     return session
@@ -124,7 +123,8 @@ def test_detector_switch_turns_it_off() -> None:
 @pytest.mark.parametrize("enabled", [UNSET, False, True])
 def test_on_whatever_loop_detection_enabled_says(enabled: object) -> None:
     loop = {} if enabled is UNSET else {"enabled": enabled}
-    guard = guard_from(loop_detection=loop, detectors={"doom_loop_exact": {"enabled": False}})
+    guard = guard_from(loop_detection=loop, detectors={"doom_loop_exact": {"enabled": False},
+                                                       ID: {"enabled": True, **SPEC_DOOM}})
     session = guard.session("s")
     session.begin_turn([])
     assert [call(session, "write", draft(i)).action for i in range(3)][-1] == "breaker"

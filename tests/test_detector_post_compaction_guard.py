@@ -2,7 +2,7 @@
 completed calls are observed; a breaker (code `compaction_loop_persisted`) fires on the last
 observation only, and only if all of them are the same (tool, arguments, outcome).
 
-Every call starts a new turn here, so the per-turn doom-loop detectors stay quiet.
+The doom-loop and cycle detectors are off here, so only this detector votes.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import UNSET, guard_from, vote_of
+from conftest import NO_DOOM, UNSET, guard_from, vote_of
 
 import loopguard
 
@@ -22,7 +22,8 @@ def session_with(enabled: Any = UNSET, **blocks: Any) -> loopguard.Session:
     loop = dict(blocks.pop("loop_detection", {}))
     if enabled is not UNSET:
         loop["enabled"] = enabled
-    return guard_from(loop_detection=loop, **blocks).session("s")
+    detectors = {**NO_DOOM, **blocks.pop("detectors", {})}
+    return guard_from(loop_detection=loop, detectors=detectors, **blocks).session("s")
 
 
 def done(session: loopguard.Session, tool: str = "build", args: Any = BUILD,

@@ -87,7 +87,9 @@ LONG = {"text": "a long argument text that is well over fifty characters in tota
     ([*ORDER[:3], "doom_loop_fuzzy", "doom_loop_exact", *ORDER[5:]], "doom_loop_fuzzy"),
 ])
 def test_ties_are_broken_by_the_rules_order(order: list[str] | None, winner: str) -> None:
-    blocks = {} if order is None else {"aggregator": {"order": order}}
+    blocks: dict = {} if order is None else {"aggregator": {"order": order}}
+    spec = {"outcome": "any", "level": "breaker"}
+    blocks["detectors"] = {"doom_loop_exact": spec, "doom_loop_fuzzy": {"enabled": True, **spec}}
     session = guard_from(**blocks).session("s")
     session.begin_turn([])
     decision = repeat(session, 3, "write", LONG)[-1]
@@ -178,8 +180,8 @@ def test_an_allowed_call_has_no_votes_and_no_message() -> None:
 def test_fail_open_isolates_a_failing_detector(garbage: bool) -> None:
     session = guard_with(Boom(garbage)).session("s")
     session.begin_turn([])
-    decisions = [session.before_call("search", {"q": 1}) for _ in range(3)]
-    assert actions(decisions) == ["allow", "allow", "breaker"]  # doom_loop_exact still votes
+    decisions = [call(session, "search", {"q": 1}) for _ in range(3)]
+    assert actions(decisions) == ["allow", "allow", "critical"]  # doom_loop_exact still votes
     for decision in decisions:
         assert vote_of(decision, "boom") is None
         assert len(decision.faults) == 1 and "fake-dist[boom]" in decision.faults[0]
@@ -221,7 +223,8 @@ def test_a_failing_detector_is_logged_once(caplog: pytest.LogCaptureFixture) -> 
 
 def test_a_malformed_message_template_never_breaks_a_call() -> None:
     guard = loopguard.Guard.from_dict({"version": 1, "messages": {
-        "language": "en", "en": {"breaker": "Stopped {message"}}})
+        "language": "en", "en": {"breaker": "Stopped {message"}},
+        "detectors": {"doom_loop_exact": {"outcome": "any", "level": "breaker"}}})
     session = guard.session("s")
     session.begin_turn([])
     decisions = [session.before_call("search", {"q": 1}) for _ in range(3)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import NO_DOOM, SMALL, actions, call, guard_from, repeat, rolling_guard, vote_of
+from conftest import NO_DOOM, SMALL, SPEC_DOOM, actions, call, guard_from, repeat, rolling_guard, vote_of
 
 import loopguard
 
@@ -51,9 +51,9 @@ def test_nested_agent_blocks_merge_key_by_key() -> None:
     guard = guard_from(agents={"patient": {"detectors": {"doom_loop_exact": {"threshold": 5}}}})
     session = guard.session("s", agent="patient")
     exact = session.config["detectors"]["doom_loop_exact"]
-    assert (exact["threshold"], exact["window"], exact["exempt"]) == (5, 6, ["check_background_tasks"])
+    assert (exact["threshold"], exact["window"], exact["exempt"]) == (5, 8, ["check_background_tasks"])
     session.begin_turn([])
-    assert actions(repeat(session, 5, "search", {"q": 1})) == ["allow"] * 4 + ["breaker"]
+    assert actions(repeat(session, 5, "search", {"q": 1})) == ["allow"] * 4 + ["critical"]
 
 
 # -- threshold repair --------------------------------------------------------------------
@@ -153,7 +153,7 @@ def test_after_call_without_ids_pairs_parallel_calls_by_arguments() -> None:
 
 
 def test_without_ids_a_result_pairs_with_the_call_that_ran_not_a_blocked_one() -> None:
-    session = loopguard.Guard.default().session("veto-pairs")
+    session = guard_from(detectors={"doom_loop_exact": SPEC_DOOM}).session("veto-pairs")
     session.begin_turn([])
     for _ in range(2):
         session.before_call("search", {"q": "x"})

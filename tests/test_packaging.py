@@ -35,6 +35,7 @@ def test_console_script_and_entry_points_are_declared() -> None:
     assert detectors == sorted([
         "generic_repeat", "known_poll_no_progress", "ping_pong", "unknown_tool_repeat",
         "global_circuit_breaker", "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard",
+        "cycle",
     ])
 
 
@@ -48,7 +49,7 @@ def test_the_installed_command_runs() -> None:
 def test_guard_default_loads_the_bundled_pack() -> None:
     guard = loopguard.Guard.default()
     ids = [stage.detector.id for stage in guard.policy().stages]
-    assert ids == ["post_compaction_guard", "doom_loop_exact", "doom_loop_fuzzy"]
+    assert ids == ["post_compaction_guard", "doom_loop_exact", "cycle"]
 
 
 @pytest.mark.slow
@@ -64,7 +65,8 @@ def test_wheel_maps_folders_into_loopguard_only(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
     assert tops == {"loopguard", next(t for t in tops if t.endswith(".dist-info"))}
-    for needed in ("loopguard/rules/default.yaml", "loopguard/schemas/rules.schema.json",
+    for needed in ("loopguard/rules/default.yaml", "loopguard/rules/portfolio.yaml",
+                   "loopguard/rules/portfolio-en.yaml", "loopguard/schemas/rules.schema.json",
                    "loopguard/py.typed", "loopguard/detectors/ping_pong.py",
                    "loopguard/cli/__init__.py", "loopguard/transcripts/__init__.py"):
         assert needed in names

@@ -59,7 +59,7 @@ def test_memo_matches_a_fresh_walk(steps: list[tuple[str, str, str | None]], his
     warning, critical = 3, 6
     off = {name: {"enabled": False} for name in (
         "generic_repeat", "known_poll_no_progress", "unknown_tool_repeat", "global_circuit_breaker",
-        "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard")}
+        "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard", "cycle")}
     guard = loopguard.Guard.from_dict({
         "version": 1, "detectors": off, "aggregator": {"escalate_criticals": 0},
         "loop_detection": {"enabled": True, "history_size": history_size,
