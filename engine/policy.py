@@ -2,7 +2,7 @@
 
 A `CompiledPolicy` is immutable and shared by every session of one agent: the
 ordered detector pipeline (gated by `loop_detection.enabled` and each
-detector's switch), the aggregator, outcome normalisation and the turn policy.
+detector's switch, see `is_active`), the aggregator, outcome normalisation and the turn policy.
 """
 
 from __future__ import annotations
@@ -62,13 +62,19 @@ class CompiledPolicy:
 
 
 def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
-    """SPEC §3 gating: the master switch first, then the detector's own switch."""
+    """SPEC §3 gating: the master switch first, then the detector's own switch.
+
+    A rolling detector runs when the master is true (unless its own switch is false) or,
+    with the master unset, only when its own switch is explicitly true (issue 9): so
+    `generic_repeat: {enabled: true}` alone turns it on. A false master stops them all.
+    """
     gating = getattr(detector, "gating", ALWAYS)
+    own = options.get("enabled")
     if gating == ROLLING and enabled is not True:
-        return False
+        return enabled is not False and own is True
     if gating == UNLESS_DISABLED and enabled is False:
         return False
-    return options.get("enabled", True) is not False
+    return own is not False
 
 
 def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPolicy:

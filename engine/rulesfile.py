@@ -101,7 +101,7 @@ def analyze_builtin(name: str, assembly: Assembly | None = None) -> Analysis:
     """Load a bundled pack by its `builtin:NAME` name."""
     found = builtin_source(name[len(BUILTIN):]) if name.startswith(BUILTIN) else None
     if found is None:
-        finding = Finding(name, 1, 1, "error", f"unknown bundled pack {name!r}",
+        finding = Finding(name, 1, 1, "error", f"unknown bundled pack {name!r}", "",
                           f"bundled packs: {', '.join(builtin_names())}", "unreadable")
         return Analysis(name, findings=[finding], unreadable=True)
     return analyze_doc(parse_text(found[1], name), found[0], os.path.dirname(found[0]), assembly)
@@ -125,8 +125,13 @@ def _document(result: Analysis) -> RulesDocument:
 
 
 def load_rules_path(path: str | os.PathLike[str]) -> RulesDocument:
-    """Load a rules file (YAML, or OpenClaw JSON5) with its `extends:` layers."""
-    return _document(analyze_path(path))
+    """Load a rules file (YAML, or OpenClaw JSON5) with its `extends:` layers.
+
+    `builtin:NAME` loads a bundled pack, as `loopguard lint` does, so `replay --rules
+    builtin:portfolio` and `Guard.from_file("builtin:portfolio")` work.
+    """
+    name = os.fspath(path)
+    return _document(analyze_builtin(name) if name.startswith(BUILTIN) else analyze_path(name))
 
 
 def load_rules_text(text: str, name: str = "<string>") -> RulesDocument:

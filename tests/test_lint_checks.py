@@ -69,8 +69,8 @@ def test_unknown_tool_threshold_above_history_is_a_warning() -> None:
 
 def test_duplicate_intent_ids_and_order_entries() -> None:
     text = ("version: 1\naggregator:\n  order: [ping_pong, generic_repeat, ping_pong]\n"
-            "intents:\n  - {id: a, when: {text_contains: followup}, require: {tool: t}}\n"
-            "  - {id: a, when: {text_contains: affirmative}, require: {tool: t}}\n")
+            "intents:\n  - {id: a, when: {text_contains: plan_marker}, require: {tool: t}}\n"
+            "  - {id: a, when: {text_contains: step_word}, require: {tool: t}}\n")
     assert codes(text) == [(3, 38, "warning", "duplicate-detector"),
                            (6, 10, "error", "duplicate-id")]
 

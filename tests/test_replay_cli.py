@@ -35,8 +35,8 @@ def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_text_report_of_skipped_tools(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "replay", PORTFOLIO)
-    assert code == 0
+    code, out, _ = run(capsys, "replay", "--rules", "builtin:portfolio", PORTFOLIO)
+    assert code == 0 and "(rules: builtin:portfolio)" in out
     assert out.count('SKIPPED REQUIRED TOOL portfolio(mode="diagnose")') == 2
     assert "a retry would have been sent" in out and "retry message: " in out
 
@@ -68,15 +68,17 @@ def test_fail_on_levels_reached(capsys: pytest.CaptureFixture[str], level: str, 
 
 def test_fail_on_not_reached(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "replay", "--fail-on", "warn", HEALTHY)[0] == 0
-    assert run(capsys, "replay", "--fail-on", "critical", PORTFOLIO)[0] == 0  # skipped tools count as warn
-    assert run(capsys, "replay", "--fail-on", "warn", PORTFOLIO)[0] == 1
+    rules = ("--rules", "builtin:portfolio")
+    assert run(capsys, "replay", *rules, "--fail-on", "critical", PORTFOLIO)[0] == 0  # skipped tools count as warn
+    assert run(capsys, "replay", *rules, "--fail-on", "warn", PORTFOLIO)[0] == 1
+    assert run(capsys, "replay", "--fail-on", "warn", PORTFOLIO)[0] == 0  # the default requires no tool
 
 
 def test_missing_file_exit_2_but_other_files_are_replayed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     missing = str(tmp_path / "gone.jsonl")
     code, out, err = run(capsys, "replay", missing, HEALTHY)
     assert code == 2
-    assert f"{missing}:0:0: error: file not found" in err
+    assert f"{missing}:1:1: error: file not found" in err
     assert "319 tool calls" in out and "1 unreadable input" in out
 
 
@@ -87,7 +89,7 @@ def test_unreadable_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, co
     path = tmp_path / "bad.json"
     path.write_bytes(content)
     code, _, err = run(capsys, "replay", str(path))
-    assert code == 2 and f"{path}:1:0: error:" in err and needle in err
+    assert code == 2 and f"{path}:1:1: error:" in err and needle in err
 
 
 def test_invalid_arguments_do_not_stop_the_replay(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

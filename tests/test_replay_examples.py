@@ -30,7 +30,9 @@ def of(records: list, kind: type) -> list:
 
 
 def test_portfolio_answered_from_imagination() -> None:
-    records = replay("portfolio-from-imagination.chat.json")
+    assert of(replay("portfolio-from-imagination.chat.json"), SkippedTool) == []  # default: no intents
+    portfolio = loopguard.Guard.from_file("builtin:portfolio")
+    records = replay("portfolio-from-imagination.chat.json", guard=portfolio)
     assert flagged(records) == []
     skipped = of(records, SkippedTool)
     assert [(s.turn, s.call, s.problem, s.retry) for s in skipped] == [

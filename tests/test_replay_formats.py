@@ -112,8 +112,11 @@ WRITERS = {"eventlog": (as_eventlog, "log.jsonl"), "openai-chat": (as_chat, "cha
            "openai-responses": (as_responses, "responses.jsonl"), "anthropic": (as_anthropic, "claude.json")}
 
 
+PORTFOLIO = loopguard.Guard.from_file("builtin:portfolio")  # the reference skips a required tool
+
+
 def outcome(path: Path) -> tuple[list[tuple], list[tuple]]:
-    records = list(Replayer(loopguard.Guard.default()).run([str(path)]))
+    records = list(Replayer(PORTFOLIO).run([str(path)]))
     decisions = [(r.decision.seq, r.decision.turn, r.decision.tool, r.decision.phase, r.decision.action,
                   r.decision.detector, tuple(v.to_dict()["evidence"] for v in r.decision.votes))
                  for r in records if isinstance(r, DecisionRecord)]

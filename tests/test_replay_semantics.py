@@ -30,6 +30,9 @@ def result(call_id: str, content: Any, error: bool = False) -> dict[str, Any]:
     return {"event": "tool_result", "call_id": call_id, "content": content, "is_error": error}
 
 
+PORTFOLIO = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]})
+
+
 def replay(path: str, guard: Any = None) -> list:
     return list(Replayer(guard or loopguard.Guard.default()).run([path]))
 
@@ -38,7 +41,7 @@ class SpyGuard:
     """Wraps a real guard and records what each session's begin_turn received."""
 
     def __init__(self) -> None:
-        self.guard = loopguard.Guard.default()
+        self.guard = PORTFOLIO
         self.turns: list[list[dict[str, Any]]] = []
 
     def session(self, name: str, agent: str | None = None) -> Any:
@@ -79,7 +82,8 @@ def test_errors_are_fed_as_errors(tmp_path: Path) -> None:
 
 def test_retries_are_counted_until_exhausted(tmp_path: Path) -> None:
     path = write(tmp_path / "retry.jsonl", [user("帮我看看持仓"), say("都很好"), say("1. 先看看 2. 再分析"), say("")])
-    skipped = [r for r in replay(path) if isinstance(r, SkippedTool)]
+    assert [r for r in replay(path) if isinstance(r, SkippedTool)] == []  # default: no intents
+    skipped = [r for r in replay(path, PORTFOLIO) if isinstance(r, SkippedTool)]
     assert [(s.problem, s.retry, s.retries) for s in skipped] == [
         ("text_only", True, 1), ("plan_only", True, 2), ("no_output", False, 2)]
 
@@ -87,7 +91,7 @@ def test_retries_are_counted_until_exhausted(tmp_path: Path) -> None:
 def test_required_tool_called_means_no_skip(tmp_path: Path) -> None:
     path = write(tmp_path / "ok.jsonl", [user("帮我看看持仓"), say("", ("p", "portfolio", '{"mode": "diagnose"}')),
                                          result("p", {"cash": 1}), say("体检完成")])
-    assert [r for r in replay(path) if isinstance(r, SkippedTool)] == []
+    assert [r for r in replay(path, PORTFOLIO) if isinstance(r, SkippedTool)] == []
 
 
 def test_begin_turn_gets_a_bounded_tail_with_the_context(tmp_path: Path) -> None:

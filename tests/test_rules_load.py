@@ -48,8 +48,9 @@ def test_mappings_merge_key_by_key_lists_replace() -> None:
     data = load_rules_text("version: 1\ndetectors:\n  doom_loop_exact: {exempt: [a]}\n"
                            "keyword_sets: {extra: [x]}\nintents: []\n").data
     exact = data["detectors"]["doom_loop_exact"]
-    assert exact == {"enabled": True, "window": 6, "threshold": 3, "exempt": ["a"]}
-    assert "portfolio_view" in data["keyword_sets"] and data["keyword_sets"]["extra"] == ["x"]
+    base = load_rules_mapping({"version": 1}).data["detectors"]["doom_loop_exact"]
+    assert exact == dict(base, exempt=["a"]) and len(base) > 1
+    assert "plan_marker" in data["keyword_sets"] and data["keyword_sets"]["extra"] == ["x"]
     assert data["intents"] == []
 
 
@@ -67,11 +68,29 @@ def test_agents_are_kept_as_written() -> None:
 
 
 def test_bundled_packs_are_listed_and_load() -> None:
-    assert {"builtin:default", "builtin:portfolio-en"} <= set(builtin_names())
+    assert {"builtin:default", "builtin:portfolio", "builtin:portfolio-en"} <= set(builtin_names())
     data = load_rules_text("version: 1\nextends: [builtin:portfolio-en]\n").data
     ids = [intent["id"] for intent in data["intents"]]
     assert ids[:2] == ["portfolio_view", "portfolio_view_en"]
     assert "portfolio_diagnose_en" in data["keyword_sets"] or "affirmative_en" in data["keyword_sets"]
+
+
+def test_the_portfolio_pack_extends_the_default_and_portfolio_en_extends_it() -> None:
+    portfolio = load_rules_path("builtin:portfolio")
+    assert [layer.name for layer in portfolio.layers] == ["builtin:default", "builtin:portfolio"]
+    assert [i["id"] for i in portfolio.data["intents"]] == [
+        "portfolio_view", "portfolio_diagnose", "portfolio_followup", "portfolio_affirmative"]
+    english = load_rules_path("builtin:portfolio-en")
+    assert [layer.name for layer in english.layers] == [
+        "builtin:default", "builtin:portfolio", "builtin:portfolio-en"]
+    assert set(portfolio.data["keyword_sets"]) < set(english.data["keyword_sets"])
+    chinese = [i for i in english.data["intents"] if not i["id"].endswith("_en")]
+    assert chinese == portfolio.data["intents"]  # restated as the pack writes them
+
+
+def test_an_unknown_bundled_pack_is_a_rules_error_naming_the_packs() -> None:
+    finding = error_of(load_rules_path, "builtin:portfolio-fr").findings[0]
+    assert "unknown bundled pack" in finding.message and "builtin:portfolio" in finding.hint
 
 
 def test_extends_applies_layers_in_order_relative_to_the_including_file(tmp_path: Path) -> None:

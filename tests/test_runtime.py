@@ -1,7 +1,8 @@
 """run_turn / arun_turn against the real Guard, with a scripted fake model.
 
 Every test runs twice: through `run_turn` and through `arun_turn` with an async model and
-async tools, so the twins are held to the same behaviour.
+async tools, so the twins are held to the same behaviour. Turns with a required tool use
+builtin:portfolio (builtin:default has no intents).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from loopguard.messages import render
 from loopguard.runtime import TurnResult, arun_turn, run_turn
 
 Driver = Callable[..., tuple[TurnResult, ScriptedModel]]
+PORTFOLIO = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]})
 
 
 def _asyncify(tools: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
@@ -69,7 +71,7 @@ def test_plan_only_then_retry_then_tool_then_answer(drive: Driver) -> None:
     result, model = drive([say("计划：1. 先读取持仓 2. 再分析"),
                            calls(("portfolio", {"mode": "diagnose"})),
                            say("你的持仓很健康")],
-                          {"portfolio": portfolio}, user("帮我看看持仓"))
+                          {"portfolio": portfolio}, user("帮我看看持仓"), PORTFOLIO.session("p"))
     assert model.calls == 3
     assert portfolio.calls == [{"mode": "diagnose"}]
     assert result.text == "你的持仓很健康"
@@ -80,13 +82,28 @@ def test_plan_only_then_retry_then_tool_then_answer(drive: Driver) -> None:
 
 
 def test_three_text_answers_end_with_the_warning(drive: Driver) -> None:
-    result, model = drive([say("持仓不错"), say("真的不错"), say("非常不错")], {}, user("帮我看看持仓"))
+    result, model = drive([say("持仓不错"), say("真的不错"), say("非常不错")], {"portfolio": Portfolio()},
+                          user("帮我看看持仓"), PORTFOLIO.session("w"))
     assert model.calls == 3
-    session_config = loopguard.Guard.default().session("x").config
+    session_config = PORTFOLIO.session("x").config
     warning = render(session_config, "exhausted", "中", tool="portfolio", retries=2)
     assert result.text.startswith(warning) and result.text.endswith("非常不错")
     assert result.messages == [{"role": "assistant", "content": result.text}]
     assert result.events[-1].detail == "exhausted"
+
+
+def test_a_required_tool_the_agent_does_not_offer_is_no_requirement(drive: Driver) -> None:
+    session = PORTFOLIO.session("offered")
+    result, model = drive([say("持仓不错")], {"search": lambda a: "none"}, user("帮我看看持仓"), session)
+    assert (model.calls, result.text) == (1, "持仓不错")
+    assert result.messages == [{"role": "assistant", "content": "持仓不错"}]
+    assert [e.kind for e in result.events] == ["finish"] and result.events[0].detail == "ok"
+    assert session.expectation is None
+
+
+def test_the_default_rules_require_no_tool(drive: Driver) -> None:
+    result, model = drive([say("持仓不错")], {"portfolio": Portfolio()}, user("帮我看看持仓"))
+    assert (model.calls, result.text) == (1, "持仓不错")
 
 
 def test_a_question_needing_no_tool_takes_one_model_call(drive: Driver) -> None:
@@ -181,7 +198,7 @@ def test_a_retry_after_a_breaker_reopens_the_tools(drive: Driver) -> None:
     loop = calls(("search", {"q": "持仓"}))
     result, model = drive([loop, loop, loop, say("没查到"), calls(("portfolio", {"mode": "diagnose"})),
                            say("诊断完成")], {"search": lambda a: "none", "portfolio": portfolio},
-                          user("帮我看看持仓"))
+                          user("帮我看看持仓"), PORTFOLIO.session("b"))
     # round 3: breaker, requirement unmet -> retry 1; round 4: a text answer -> retry 2;
     # round 5: the required call; round 6: the answer. Tools are offered on every retry.
     assert [enabled for _, enabled in model.requests] == [True] * 6
@@ -253,8 +270,9 @@ def test_a_breaker_from_after_call_closes_the_tools(drive: Driver) -> None:
 def test_a_looping_model_under_a_requirement_gets_its_retries_then_a_warning(drive: Driver) -> None:
     ran: list[Any] = []
     loop = calls(("search", {"q": "持仓"}))
-    result, model = drive([loop, loop, loop, loop, loop], {"search": lambda a: ran.append(a) or "none"},
-                          user("帮我看看持仓"))
+    result, model = drive([loop, loop, loop, loop, loop],
+                          {"search": lambda a: ran.append(a) or "none", "portfolio": Portfolio()},
+                          user("帮我看看持仓"), PORTFOLIO.session("l"))
     # rounds 3, 4 and 5 each end in a doom-loop breaker; the first two get retries, the last
     # finishes with the exhausted warning in front of the breaker's explanation.
     assert model.calls == 5 and len(ran) == 2
@@ -267,7 +285,7 @@ def test_a_looping_model_under_a_requirement_gets_its_retries_then_a_warning(dri
 def test_arun_turn_accepts_sync_model_and_tools() -> None:
     portfolio = Portfolio()
     model = ScriptedModel([calls(("portfolio", {"mode": "view"})), say("两只股票")])
-    session = loopguard.Guard.default().session("mixed")
+    session = PORTFOLIO.session("mixed")
     result = asyncio.run(arun_turn(model, {"portfolio": portfolio}, user("我有什么持仓"), session))
     assert (result.text, model.calls, portfolio.calls) == ("两只股票", 2, [{"mode": "view"}])
 

@@ -1,17 +1,17 @@
-"""Required tools per turn with the default rules: triggers, near misses, retries."""
+"""Required tools per turn with builtin:portfolio (SPEC §4): triggers, near misses, retries."""
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Any
 
 import pytest
-import yaml
 
 from loopguard.errors import RulesError
-from loopguard.turns import TurnPolicy, content_text, strip_recall
+from loopguard.rulesfile import load_rules_mapping
+from loopguard.turns import TurnPolicy, content_text, offered_names, strip_recall
 
-CONFIG = yaml.safe_load(resources.files("loopguard.rules").joinpath("default.yaml").read_text("utf-8"))
+DEFAULT = load_rules_mapping({"version": 1}).data
+CONFIG = load_rules_mapping({"version": 1, "extends": ["builtin:portfolio"]}).data
 POLICY = TurnPolicy.from_config(CONFIG)
 MEMORIES = "<relevant-memories>用户的持仓很健康，上次体检过</relevant-memories>"
 
@@ -177,3 +177,40 @@ def test_bad_rules_are_rules_errors(change: dict[str, Any], path: str) -> None:
     with pytest.raises(RulesError) as caught:
         TurnPolicy.from_config(dict(CONFIG, **change))
     assert caught.value.findings[0].path == path
+
+
+def test_the_default_rules_have_no_intents() -> None:
+    assert DEFAULT["intents"] == []
+    policy = TurnPolicy.from_config(DEFAULT)
+    assert policy.intents == () and policy.plan_condition is not None
+    assert policy.expectation_for([user("帮我看看持仓")]) is None
+
+
+def test_the_portfolio_pack_adds_the_four_triggers_in_order_over_the_default() -> None:
+    assert [i.id for i in POLICY.intents] == ["portfolio_view", "portfolio_diagnose",
+                                              "portfolio_followup", "portfolio_affirmative"]
+    for key in ("turn", "messages", "loop_detection"):
+        assert CONFIG[key] == DEFAULT[key]
+    assert {"plan_marker", "step_token", "step_word"} <= set(CONFIG["keyword_sets"])
+
+
+@pytest.mark.parametrize("tools", [["read_file"], (), {"search": print}, "read_file", iter(["x"])])
+def test_a_required_tool_not_offered_is_no_requirement(tools: Any) -> None:
+    state = POLICY.new_state()
+    assert POLICY.begin_turn(state, [user("帮我看看持仓")], tools) is None
+    outcome = POLICY.finish_round(state, "你的持仓不错")
+    assert (outcome.action, outcome.text, outcome.retries) == ("finish", "你的持仓不错", 0)
+
+
+@pytest.mark.parametrize("tools", [None, ["portfolio", "read_file"], {"portfolio": print},
+                                   "portfolio", 42, b"portfolio"])
+def test_an_offered_or_unknown_tool_set_keeps_the_requirement(tools: Any) -> None:
+    state = POLICY.new_state()
+    exp = POLICY.begin_turn(state, [user("帮我看看持仓")], tools)
+    assert exp is not None and exp.tool == "portfolio"
+
+
+def test_offered_names_reads_names_and_ignores_the_rest() -> None:
+    assert offered_names(["a", 1, None, "b"]) == {"a", "b"}
+    assert offered_names({"a": 1}) == {"a"} and offered_names("a") == {"a"}
+    assert offered_names(None) is None and offered_names(3.5) is None

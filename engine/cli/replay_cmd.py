@@ -26,7 +26,7 @@ PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller inputs replay in a blink: no pr
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by `replay` and `explain`."""
     parser.add_argument("files", nargs="+", metavar="FILE", help="transcript files (JSON or JSONL)")
-    parser.add_argument("--rules", metavar="R", help="rules file (default: the bundled builtin:default rules)")
+    parser.add_argument("--rules", metavar="R", help="rules file or builtin:NAME (default: the bundled builtin:default rules)")
     parser.add_argument("--agent", metavar="A", help="use the per-agent overrides of agent A from the rules")
     parser.add_argument("--input-format", choices=FORMATS, help="skip format detection and read FILEs as this")
 
