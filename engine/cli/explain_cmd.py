@@ -21,6 +21,7 @@ from .replay_output import short, where
 
 _ROLLING = ["loop_detection.enabled", "loop_detection.history_size", "loop_detection.warning_threshold",
             "loop_detection.critical_threshold"]
+_UNSET_NOTE = "  (unset: a rolling detector runs only when its own enabled is true)"
 THRESHOLDS: dict[str, list[str]] = {
     "generic_repeat": _ROLLING,
     "known_poll_no_progress": _ROLLING + ["detectors.known_poll_no_progress.poll_tools"],
@@ -99,8 +100,8 @@ def thresholds(decision: Any, config: Any) -> list[str]:
     if decision.action == "warn":
         paths.append("aggregator.warn_every")
     return [f"  {path} = {json.dumps(lookup(config, path), ensure_ascii=False)}"
-            + ("  (unset: rolling detectors off)" if path == "loop_detection.enabled" and lookup(config, path) is None
-               else "") for path in paths]
+            + (_UNSET_NOTE if path == "loop_detection.enabled" and lookup(config, path) is None else "")
+            for path in paths]
 
 
 def render(record: DecisionRecord, history: list[Any], config: Any, replayer: Replayer) -> list[str]:
