@@ -1,4 +1,4 @@
-"""doom_loop_exact (SPEC §3.6): the same call `threshold` (3) times in the last `window` (6)
+"""doom_loop_exact under builtin:portfolio (SPEC §3.6 as written): the same call `threshold` (3) times in the last `window` (6)
 calls of the current turn, the current call included, is a breaker.
 
 Arguments here are short (under the fuzzy detector's 50 characters), so only this detector
@@ -10,14 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SPEC_DOOM, UNSET, actions, call, guard_from, repeat, vote_of
+from conftest import UNSET, actions, call, guard_from, repeat, vote_of
 
 ID = "doom_loop_exact"
 SEARCH = {"q": "x"}
 
 
 def session_with(**detector: Any):  # type: ignore[no-untyped-def]
-    session = guard_from(detectors={ID: {**SPEC_DOOM, **detector}, "cycle": {"enabled": False}}).session("s")
+    """A session under builtin:portfolio, the pack that keeps SPEC §3.6 as written."""
+    session = guard_from(extends=["builtin:portfolio"], detectors={ID: detector}).session("s")
     session.begin_turn([{"role": "user", "content": "go"}])
     return session
 

@@ -41,9 +41,18 @@ def test_no_detector_fails_on_a_standard_trace(rules: str, name: str) -> None:
 
 
 def test_healthy_traces_are_allowed() -> None:
-    for name in ("distinct",):
+    for name in ("distinct", "mixed"):
         for rules in RULES.values():
             assert set(decide(rules, name)) == {("allow", None)}
+
+
+@pytest.mark.parametrize(("name", "detector"), [
+    ("repeat", "doom_loop_exact"), ("ping_pong", "cycle"), ("big_args", "doom_loop_fuzzy")])
+def test_loop_traces_are_blocked_then_stopped_by_the_default_rules(name: str, detector: str) -> None:
+    seen = decide(RULES["default"], name)
+    assert seen[("critical", detector)] == 1  # the first detection blocks with a message …
+    assert seen[("breaker", detector)] > 0  # … and the model persisting is stopped
+    assert {action for action, _ in seen} == {"allow", "critical", "breaker"}
 
 
 def test_near_duplicate_big_writes_trip_the_fuzzy_detector() -> None:
