@@ -1,7 +1,7 @@
 """Intent matching cost vs number of keywords: Aho-Corasick vs a naive substring loop.
 
 For 30, 1,000 and 10,000 synthetic keywords (mixed Chinese and Latin, fixed seed) spread
-over the default rules' seven keyword sets, time `TurnPolicy.expectation_for(messages)`
+over builtin:portfolio's seven keyword sets (the default rules have no intents), time `TurnPolicy.expectation_for(messages)`
 (what `session.begin_turn` runs) on a 200-character user message with a 4-message context.
 The user text holds a follow-up phrase and the context no portfolio marker, so every intent
 is evaluated and both the text and the context are scanned; no intent matches.
@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import random
 import time
-from importlib import resources
 from typing import Any
 
-import yaml
-
 from loopguard.intent import KeywordIndex
+from loopguard.rulesfile import load_rules_path
 from loopguard.turns import TurnPolicy
 
 SIZES = (30, 1_000, 10_000)
@@ -46,7 +44,7 @@ def _text(rng: random.Random, length: int) -> str:
 
 
 def _config(count: int, rng: random.Random) -> dict[str, Any]:
-    base = yaml.safe_load(resources.files("loopguard.rules").joinpath("default.yaml").read_text("utf-8"))
+    base = load_rules_path("builtin:portfolio").data  # a fresh dict on every load
     keywords = [FOLLOWUP] + [_keyword(rng) for _ in range(count - 1)]
     sets: dict[str, list[str]] = {name: [] for name in SETS}
     for i, keyword in enumerate(keywords):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import random
 from pathlib import Path
+
+from loopguard.turns import TurnPolicy
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "intent_bench.py"
 
@@ -18,3 +21,5 @@ def test_small_run_returns_runner_rows_for_every_size() -> None:
     for row in rows:
         assert {"measure", "ratio", "budget", "ok", "note"} <= set(row)
     assert [r["budget"] for r in rows[3:]] == [2, 20]
+    # every intent of builtin:portfolio is evaluated (the default rules have none)
+    assert len(TurnPolicy.from_config(module._config(30, random.Random(1))).intents) == 4
