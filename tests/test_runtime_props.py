@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import loopguard
 from loopguard.runtime import run_turn
 
-GUARD = loopguard.Guard.default()
+# builtin:portfolio exercises required tools and retries; the default rules have no intents.
+GUARDS = (loopguard.Guard.default(), loopguard.Guard.from_file("builtin:portfolio"))
 IDS = itertools.count()
 
 arguments = st.one_of(
@@ -35,11 +36,14 @@ TOOLS = {"search": lambda a: {"hits": 1}, "portfolio": lambda a: {"mode": a.get(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(script=st.lists(round_, min_size=1, max_size=8),
-       question=st.sampled_from(["帮我看看持仓", "我有什么持仓", "hello", "做个体检"]))
-def test_every_call_is_answered_and_the_turn_ends(script: list[Any], question: str) -> None:
-    session = GUARD.session(f"prop-{next(IDS)}")
+       question=st.sampled_from(["帮我看看持仓", "我有什么持仓", "hello", "做个体检"]),
+       guard=st.sampled_from(GUARDS), offered=st.booleans())
+def test_every_call_is_answered_and_the_turn_ends(script: list[Any], question: str,
+                                                   guard: loopguard.Guard, offered: bool) -> None:
+    session = guard.session(f"prop-{next(IDS)}")
     model = ScriptedModel(script, repeat_last=True)
-    result = run_turn(model, TOOLS, [{"role": "user", "content": question}], session)
+    tools = TOOLS if offered else {k: v for k, v in TOOLS.items() if k != "portfolio"}
+    result = run_turn(model, tools, [{"role": "user", "content": question}], session)
     cap = session.config["turn"]["max_tool_rounds"]
     assert isinstance(result.text, str)
     assert 1 <= model.calls <= cap and result.model_calls == model.calls
@@ -50,3 +54,5 @@ def test_every_call_is_answered_and_the_turn_ends(script: list[Any], question: s
         assert result.messages[-1]["role"] == "assistant"
         assert not [m for m in result.messages if m["role"] == "user"]
     assert result.events[-1].kind == ("stop" if result.stopped else "finish")
+    if not offered:  # a required tool the agent does not offer is no requirement
+        assert session.expectation is None and not [e for e in result.events if e.kind == "retry"]
