@@ -13,9 +13,11 @@ transcript is replayed through a fresh guard and scored by its *first stop*
 - a healthy transcript with any stop is a *false stop*.
 
 Printed: healthy runs stopped, loops caught, precision (caught loops divided by
-transcripts stopped), warn rate on healthy runs, the median delay of the first
-stop after `intervene_index`, and the same per source, per loop type and per
-deciding detector. `--list` prints every transcript that was not scored right
+transcripts stopped), warn rate on healthy runs, healthy runs ended by a
+breaker, the median delay of the first stop after `intervene_index`, how often
+a breaker follows the first stop of a caught loop within 3 calls (the
+recording goes on as it was, so this is "the model ignored the block"), and
+the same per source, per loop type and per deciding detector. `--list` prints every transcript that was not scored right
 (miss, early, late, false stop) with the deciding detector, so a person can
 read the transcript around it.
 """
@@ -57,6 +59,7 @@ class Score:
     delay: int | None = None  # stop_index - intervene_index, for caught and late loops
     first_index: int | None = None
     intervene_index: int | None = None
+    breaker_index: int | None = None  # the first breaker (the stop itself, or a later escalation)
 
 
 @dataclass
@@ -65,6 +68,7 @@ class Replayed:
 
     calls: int = 0
     stop: tuple[int, str | None] | None = None
+    breaker: int | None = None  # call index of the first breaker
     warned: bool = False
     seq_index: dict[int, int] = field(default_factory=dict)
 
@@ -95,6 +99,8 @@ def replay_file(guard: loopguard.Guard, path: Path) -> dict[str, Replayed]:
         index = live.seq_index.get(decision.seq, live.calls - 1)
         if decision.action in STOPS and live.stop is None:
             live.stop = (index, decision.detector)
+        if decision.action == "breaker" and live.breaker is None:
+            live.breaker = index
         elif decision.action == "warn":
             live.warned = True
     return out
@@ -112,6 +118,7 @@ def score(label: dict[str, Any], replayed: dict[str, Replayed]) -> Score:
                    live.calls, "clean", warned=live.warned)
     if live.stop is not None:
         result.stop_index, result.detector = live.stop
+    result.breaker_index = live.breaker
     if not is_loop:
         result.verdict = "false_stop" if live.stop is not None else "clean"
         return result
@@ -139,6 +146,8 @@ def measures(scores: Iterable[Score]) -> dict[str, Any]:
     caught = [s for s in loops if s.verdict == "caught"]
     delays = [s.delay for s in loops if s.delay is not None]
     verdicts = Counter(s.verdict for s in loops)
+    escalated = [s for s in caught if s.breaker_index is not None
+                 and s.breaker_index - s.stop_index <= SLACK]  # type: ignore[operator]
     return {
         "transcripts": len(scores),
         "loops": len(loops),
@@ -147,7 +156,9 @@ def measures(scores: Iterable[Score]) -> dict[str, Any]:
         "loops_caught": _share(len(caught), len(loops)),
         "precision": _share(len(caught), len(stopped)),
         "healthy_warned": _share(sum(s.warned for s in healthy), len(healthy)),
+        "healthy_ended": _share(sum(s.breaker_index is not None for s in healthy), len(healthy)),
         "median_delay": statistics.median(delays) if delays else None,
+        "breaker_follows": _share(len(escalated), len(caught)),
         "early": verdicts["early"], "late": verdicts["late"], "missed": verdicts["missed"],
         "false_stops": sum(s.verdict == "false_stop" for s in healthy),
     }
@@ -196,11 +207,14 @@ def print_report(data: dict[str, Any], listing: bool) -> None:
     print("| measure | all | without borderline |")
     print("|---|---:|---:|")
     rows = (("healthy runs stopped", "healthy_stopped"), ("loops caught", "loops_caught"),
-            ("precision", "precision"), ("healthy runs warned", "healthy_warned"))
+            ("precision", "precision"), ("healthy runs warned", "healthy_warned"),
+            ("healthy runs ended by a breaker", "healthy_ended"))
     for title, key in rows:
         print(f"| {title} | {_pct(overall[key])} | {_pct(data['without_borderline'][key])} |")
     print(f"| median delay after intervene_index (calls) | {overall['median_delay']} | "
           f"{data['without_borderline']['median_delay']} |")
+    print(f"| caught loops where a breaker follows the first stop within {SLACK} calls | "
+          f"{_pct(overall['breaker_follows'])} | {_pct(data['without_borderline']['breaker_follows'])} |")
     print(f"| loops early / late / missed | {overall['early']} / {overall['late']} / {overall['missed']} | "
           f"{data['without_borderline']['early']} / {data['without_borderline']['late']} / "
           f"{data['without_borderline']['missed']} |")
