@@ -64,6 +64,8 @@ class ResponsesTranslator:
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
         kind = obj.get("type", "message")
         role = obj.get("role")
+        if kind in _SKIPPED:
+            return  # reasoning between a reply's parts does not end the reply
         if kind in ("function_call", "custom_tool_call"):
             self._start_reply(ctx)
             yield from self._call(obj, ctx, custom=kind == "custom_tool_call")
@@ -89,7 +91,7 @@ class ResponsesTranslator:
             yield UserMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
         elif kind == "message" and role in ("system", "developer"):
             yield SystemMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
-        elif kind not in _SKIPPED:
+        else:
             yield warning(ctx.file, ctx.line, f"unsupported item (type {kind!r}, role {role!r}); skipped",
                           "bad-message")
 

@@ -4,32 +4,60 @@
 the file is text, and hands out either the first few kilobytes (for format
 detection), its lines (for JSONL), or chunks (for streamed JSON documents).
 Problems that make the file unreadable raise `InputError`; problems on one
-line come back as warning `Finding`s so the replay can go on.
+line come back as warning `Finding`s so the replay can go on. Gzipped files
+(`.traj.gz`, `*.jsonl.gz`) are read through gzip, found by their magic bytes;
+the path `-` is standard input, spooled to a temporary file first (readers
+open the file more than once). Positions are 1-based everywhere: a problem
+with the whole file is at `1:1`.
 """
 
 from __future__ import annotations
 
 import codecs
+import gzip
 import json
 import os
+import shutil
+import sys
+import tempfile
+import weakref
+import zlib
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from ..errors import InputError
 from ..findings import Finding
 
 HEAD_BYTES = 64 * 1024
 CHUNK_BYTES = 256 * 1024
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def input_error(file: str, line: int, message: str, hint: str = "", code: str = "") -> InputError:
-    """An `InputError` with one finding at `file:line`."""
-    return InputError([Finding(file, line, 0, "error", message, hint=hint, code=code)])
+    """An `InputError` with one finding at `file:line` (line 0 means the whole file: `1:1`)."""
+    return InputError([Finding(file, max(line, 1), 1, "error", message, hint=hint, code=code)])
 
 
 def warning(file: str, line: int, message: str, code: str, hint: str = "") -> Finding:
     """A warning about one spot of an input file; the replay goes on."""
-    return Finding(file, line, 0, "warning", message, hint=hint, code=code)
+    return Finding(file, max(line, 1), 1, "warning", message, hint=hint, code=code)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass  # already gone: nothing to clean up
+
+
+def _spool_stdin() -> str:
+    """Copy standard input to a temporary file (removed at exit) and return its path."""
+    handle = tempfile.NamedTemporaryFile(prefix="loopguard-stdin-", delete=False)
+    with handle:
+        shutil.copyfileobj(sys.stdin.buffer, handle)
+    return handle.name
 
 
 class Source:
@@ -39,11 +67,17 @@ class Source:
         self.path = path
         self.name = path
         self.bytes_read = 0
+        self.head_complete = False  # set by head(): the whole file fits in the head
+        if path == STDIN:
+            self.path, self.name = _spool_stdin(), STDIN_NAME
+            weakref.finalize(self, _remove, self.path)
+            path = self.path
         try:
             if os.path.isdir(path):
-                raise input_error(path, 0, "is a directory, not a transcript file", code="not-a-file")
+                raise input_error(self.name, 0, "is a directory, not a transcript file", code="not-a-file")
             self.size = os.path.getsize(path)
-            os.close(os.open(path, os.O_RDONLY))  # fail now, with a clear message, if unreadable
+            with open(path, "rb") as fh:  # fail now, with a clear message, if unreadable
+                self.gzipped = fh.read(2) == _GZIP_MAGIC
         except FileNotFoundError:
             raise input_error(path, 0, "file not found", code="missing-file") from None
         except PermissionError:
@@ -51,24 +85,29 @@ class Source:
         except OSError as exc:
             raise input_error(path, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable") from None
 
-    def _open(self) -> BinaryIO:
+    def open_binary(self) -> BinaryIO | gzip.GzipFile:
+        """The file's bytes (decompressed when gzipped)."""
         try:
-            return open(self.path, "rb")
+            raw = open(self.path, "rb")
         except OSError as exc:
-            raise input_error(self.path, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable") from None
+            raise input_error(self.name, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable") from None
+        if self.gzipped:
+            return _Gunzip(raw, self.name)
+        return raw
 
     def head(self) -> str:
         """The first kilobytes as text; raises on an empty, binary or non-UTF-8 file."""
-        with self._open() as fh:
+        with self.open_binary() as fh:
             raw = fh.read(HEAD_BYTES)
+        self.head_complete = len(raw) < HEAD_BYTES
         if not raw.strip():
-            raise input_error(self.path, 1, "the file is empty", code="empty-file",
+            raise input_error(self.name, 1, "the file is empty", code="empty-file",
                               hint="a transcript needs at least one message or event")
         if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-            raise input_error(self.path, 1, "the file is UTF-16 encoded", code="binary-file",
+            raise input_error(self.name, 1, "the file is UTF-16 encoded", code="binary-file",
                               hint="convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)")
         if b"\x00" in raw:
-            raise input_error(self.path, raw[: raw.index(b"\x00")].count(b"\n") + 1,
+            raise input_error(self.name, raw[: raw.index(b"\x00")].count(b"\n") + 1,
                               "the file is binary (it contains NUL bytes), not JSON or JSONL text",
                               code="binary-file")
         decoder = codecs.getincrementaldecoder("utf-8")()
@@ -76,13 +115,13 @@ class Source:
             text = decoder.decode(raw, final=len(raw) < HEAD_BYTES)
         except UnicodeDecodeError as exc:
             line = raw[: exc.start].count(b"\n") + 1
-            raise input_error(self.path, line, "the file is not UTF-8 text (it looks binary)",
+            raise input_error(self.name, line, "the file is not UTF-8 text (it looks binary)",
                               code="binary-file") from None
         return text.lstrip("\ufeff")
 
     def lines(self) -> Iterator[tuple[int, str | None, bool]]:
         """(line number, text or None when not UTF-8, ends with a newline) for each line."""
-        with self._open() as fh:
+        with self.open_binary() as fh:
             for number, raw in enumerate(fh, 1):
                 self.bytes_read += len(raw)
                 try:
@@ -97,7 +136,7 @@ class Source:
     def chunks(self) -> Iterator[str]:
         """The file as text chunks (for streaming a JSON document)."""
         decoder = codecs.getincrementaldecoder("utf-8")()
-        with self._open() as fh:
+        with self.open_binary() as fh:
             first = True
             while True:
                 raw = fh.read(CHUNK_BYTES)
@@ -105,7 +144,7 @@ class Source:
                 try:
                     text = decoder.decode(raw, final=not raw)
                 except UnicodeDecodeError:
-                    raise input_error(self.path, 0, "the file is not valid UTF-8 text", code="binary-file") from None
+                    raise input_error(self.name, 0, "the file is not valid UTF-8 text", code="binary-file") from None
                 if first:
                     text, first = text.lstrip("\ufeff"), False
                 if text:
@@ -139,7 +178,31 @@ def _parse_line(file: str, number: int, text: str | None, newline: bool, *, last
         if last and not newline:
             return warning(file, number, "the last line is truncated (incomplete JSON); skipped",
                            "truncated-line", hint="the recording was probably cut off while writing")
-        col = getattr(exc, "colno", 0)
+        col = getattr(exc, "colno", 1)
         detail = getattr(exc, "msg", str(exc))
-        return Finding(file, number, col, "warning", f"line is not valid JSON ({detail}); skipped",
+        return Finding(file, number, max(col, 1), "warning", f"line is not valid JSON ({detail}); skipped",
                        code="bad-line")
+
+
+class _Gunzip(gzip.GzipFile):
+    """A gzip reader whose corrupt or cut-off data is an `InputError`, not a traceback."""
+
+    def __init__(self, raw: IO[bytes], name: str) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw, self._name = raw, name
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            return super().read(size)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise input_error(self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip") from None
+
+    def readline(self, size: int | None = -1) -> bytes:
+        try:
+            return super().readline(size)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise input_error(self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip") from None
+
+    def close(self) -> None:
+        super().close()
+        self._raw.close()
