@@ -27,15 +27,14 @@ from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import Detector, short
-from loopguard.history import VETO, Call, SessionState
+from loopguard.history import VETO, Call, HistoryEntry, SessionState
 from loopguard.hookspecs import hookimpl
-from loopguard.outcomes import OutcomeReader
-from loopguard.window import Item, TurnWindow, veto_of
 
 
 class Cycle(Detector):
     id = "cycle"
     levels = ("critical", "breaker")
+    reads_outcomes = True
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -50,58 +49,45 @@ class Cycle(Detector):
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         low = int(options.get("min_length", 2))
         high = max(low, int(options.get("max_length", 10)))
-        return (low, high, options.get("level", "critical"),
-                frozenset(options.get("exempt") or ()), OutcomeReader(config))
+        return low, high, options.get("level", "critical"), frozenset(options.get("exempt") or ())
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        low, high, level, exempt, _ = cfg
-        if call.tool in exempt:
-            return None
-        window = TurnWindow.of(state, self.id, 0, 2 * high)
-        items = window.items
-        n = len(items)
-        vote = None
-        for length in range(low, high + 1):
-            if 2 * length > n:
-                break
-            start = n - 2 * length
-            first = items[start]
-            if first.digest != call.digest or first.round == call.round:
+        low, high, level, exempt = cfg
+        digests = state.digests[-2 * high:]
+        if call.tool in exempt or call.digest not in digests or digests.count(call.digest) == len(digests):
+            return None  # a cycle needs this call among the recent ones, and some other call
+        recent: list[HistoryEntry] = []  # the newest calls, newest first, grown as lengths need
+        for entry in reversed(state.history):
+            if entry.tool in exempt:
                 continue
-            if self._repeated(state, call, items, start, length):
-                seqs = tuple(it.seq for it in items[start:]) + (call.seq,)
-                vote = self.vote(level, 2 * length + 1, f"{length}:" + short(call.digest),
-                                 f"a cycle of {length} calls starting with {call.tool} went round twice "
-                                 "with the same results and is starting again.", seqs)
-                break
-        window.push(Item(call.digest, call.seq, call.round, call.run_id))
-        return vote
-
-    @staticmethod
-    def _repeated(state: SessionState, call: Call, items: list[Item], start: int, length: int) -> bool:
-        """items[start:start+length] and the next `length` items are one round each, unchanged."""
-        distinct = False
-        for k in range(start, start + length):
-            a, b = items[k], items[k + length]
-            if a.digest != b.digest or a.round == b.round or a.run_id != call.run_id:
-                return False
-            if b.run_id != call.run_id or a.shape is None:
-                return False
-            shape = b.shape if b.shape is not None else veto_of(state, b.seq)
-            if shape != a.shape and shape != VETO:
-                return False
-            distinct = distinct or a.digest != call.digest
-        return distinct
-
-    def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        window: TurnWindow | None = state.scratch.get(self.id)
-        if window is None or call.outcome is None:
-            return None
-        for item in reversed(window.items):
-            if item.seq == call.seq:
-                item.shape = cfg[4].read(call)[2]
+            recent.append(entry)
+            length, odd = divmod(len(recent), 2)
+            if odd or length < low:
+                continue
+            if entry.digest == call.digest and entry.round != call.round and self._repeated(call, recent, length):
+                seqs = tuple(e.seq for e in reversed(recent)) + (call.seq,)
+                return self.vote(level, 2 * length + 1, f"{length}:" + short(call.digest),
+                                 f"a cycle of {length} calls starting with {call.tool} went round "
+                                 "twice with the same results and is starting again.", seqs)
+            if length >= high:
                 break
         return None
+
+    @staticmethod
+    def _repeated(call: Call, recent: list[HistoryEntry], length: int) -> bool:
+        """The two newest rounds of `length` calls match position by position, unchanged."""
+        distinct = False
+        for k in range(length):
+            newer, older = recent[k], recent[k + length]
+            if newer.digest != older.digest or newer.round == older.round:
+                return False
+            if newer.run_id != call.run_id or older.run_id != call.run_id:
+                return False
+            was, now = older.same_as, newer.same_as
+            if was is None or now is None or (was != now and VETO not in (was, now)):
+                return False
+            distinct = distinct or newer.digest != call.digest
+        return distinct
 
 
 @hookimpl

@@ -50,11 +50,10 @@ from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import Detector, short
-from loopguard.history import VETO, Call, SessionState
+from loopguard.history import FAILED, STATUS, VETO, Call, HistoryEntry, SessionState
 from loopguard.hookspecs import hookimpl
-from loopguard.outcomes import NEAR_MAX_CHARS, OutcomeReader, near_equal
+from loopguard.outcomes import NEAR_MAX_CHARS, near_equal
 from loopguard.polls import PollMatcher
-from loopguard.window import Item, TurnWindow, veto_of
 
 WINDOW_OPTIONS: dict[str, Any] = {
     "window": {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -66,9 +65,26 @@ WINDOW_OPTIONS: dict[str, Any] = {
 }
 
 
+def window_entries(state: SessionState, call: Call, size: int, exempt: frozenset[str],
+                   turn_scope: bool) -> list[HistoryEntry]:
+    """The last `size - 1` earlier calls (newest first) that a window of `size` holds.
+
+    Calls of `exempt` tools are skipped; with `turn_scope`, only calls of the current turn.
+    """
+    found: list[HistoryEntry] = []
+    limit = size - 1
+    for entry in reversed(state.history):
+        if len(found) >= limit or (turn_scope and entry.turn != call.turn):
+            break
+        if entry.tool not in exempt:
+            found.append(entry)
+    return found
+
+
 class DoomLoopExact(Detector):
     id = "doom_loop_exact"
     levels = ("warn", "critical", "breaker")
+    reads_outcomes = True
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -89,98 +105,83 @@ class DoomLoopExact(Detector):
             "turn_scope": options.get("scope", "session") == "turn",
             "level": options.get("level", "critical"),
             "exempt": frozenset(options.get("exempt") or ()),
-            "reader": OutcomeReader(config),
             "polls": PollMatcher.from_config(config),
         }
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        if call.tool in cfg["exempt"]:
-            return None
-        window = TurnWindow.of(state, self.id, call.turn if cfg["turn_scope"] else 0, cfg["window"] - 1)
-        items = window.items
-        if cfg["same"]:
-            vote = self._same(call, state, items, cfg)
-        else:
-            vote = self._any(call, items, cfg)
-        window.push(Item(call.digest, call.seq, call.round, call.run_id))
-        return vote
+        if call.tool in cfg["exempt"] or call.digest not in state.digests:
+            return None  # never seen lately: no repeat (one C-level scan)
+        earlier = window_entries(state, call, cfg["window"], cfg["exempt"], cfg["turn_scope"])
+        return self._same(call, earlier, cfg) if cfg["same"] else self._any(call, earlier, cfg)
 
-    def _any(self, call: Call, items: list[Item], cfg: Any) -> Vote | None:
+    def _any(self, call: Call, earlier: list[HistoryEntry], cfg: Any) -> Vote | None:
         """SPEC §3.6: the same call `threshold` times in the window, outcomes ignored."""
-        earlier = [it.seq for it in items if it.digest == call.digest and it.round != call.round]
-        count = len(earlier) + 1
+        seqs = [e.seq for e in earlier if e.digest == call.digest and e.round != call.round]
+        count = len(seqs) + 1
         if count < cfg["threshold"]:
-            return self._batch_warning(call, items)
+            return self._batch_warning(call, earlier)
         return self.vote(cfg["level"], count, short(call.digest),
                          f"{call.tool} was called {count} times with the same arguments in the "
-                         f"last {cfg['window']} calls.", (*earlier, call.seq))
+                         f"last {cfg['window']} calls.", (*reversed(seqs), call.seq))
 
-    def _same(self, call: Call, state: SessionState, items: list[Item], cfg: Any) -> Vote | None:
+    def _same(self, call: Call, earlier: list[HistoryEntry], cfg: Any) -> Vote | None:
         """Walk back over earlier occurrences while they brought nothing new."""
         seqs = [call.seq]
         ref: bytes | None = None
-        later = len(items)  # index of the newest counted occurrence (the current call: past the end)
+        gap = 0  # calls since the newest counted occurrence (or the current call)
         failed = poll = False
-        for i in range(len(items) - 1, -1, -1):
-            item = items[i]
-            if item.digest != call.digest or item.run_id != call.run_id:
+        for entry in earlier:
+            if entry.digest != call.digest or entry.run_id != call.run_id or entry.round == call.round:
+                gap += 1  # other work, another run, or asked for in the same response
                 continue
-            if item.round == call.round:
-                continue  # asked for in the same response: not a repeat
-            shape = item.shape if item.shape is not None else veto_of(state, item.seq)
-            if shape is None:
+            outcome = entry.same_as
+            if outcome is None:
                 break  # still running: nothing known yet
-            if shape != VETO:  # a blocked call counts as the outcome it blocked
+            if outcome != VETO:  # a blocked call counts as the outcome it blocked
                 if ref is None:
-                    ref, failed = shape, item.failed
-                    poll = item.status or cfg["polls"].matches(call.tool, call.args)
-                elif shape != ref:
+                    ref, failed = outcome, bool(entry.flags & FAILED)
+                    poll = bool(entry.flags & STATUS) or cfg["polls"].matches(call.tool, call.args)
+                elif outcome != ref:
                     break
-            if later - i > 1 and not (item.failed or (shape == VETO and failed)):
+            if gap and not (entry.flags & FAILED or (outcome == VETO and failed)):
                 break  # other work happened between two successes
-            seqs.append(item.seq)
-            later = i
+            seqs.append(entry.seq)
+            gap = 0
         count = len(seqs)
         if ref is None or count < (cfg["poll_threshold"] if poll else cfg["threshold"]):
-            return self._batch_warning(call, items)
+            return self._batch_warning(call, earlier)
         what = ("failed the same way" if failed else
                 "was polled with no change in its result" if poll else "returned the same result")
         return self.vote(cfg["level"], count, short(call.digest),
                          f"{call.tool} was called {count} times with the same arguments and {what} "
-                         "each time.", tuple(sorted(seqs)))
+                         "each time.", tuple(reversed(seqs)))
 
-    def _batch_warning(self, call: Call, items: list[Item]) -> Vote | None:
+    def _batch_warning(self, call: Call, earlier: list[HistoryEntry]) -> Vote | None:
         """Identical calls inside one response: a warning at most."""
-        same = [it.seq for it in items if it.round == call.round and it.digest == call.digest]
+        same = [e.seq for e in earlier if e.round == call.round and e.digest == call.digest]
         if not same:
             return None
         return self.vote("warn", len(same) + 1, "batch:" + short(call.digest),
                          f"{call.tool} was asked for {len(same) + 1} times with the same arguments "
-                         "in one response.", (*same, call.seq))
+                         "in one response.", (*reversed(same), call.seq))
 
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        """Remember what the call's outcome means for later repeats."""
-        window: TurnWindow | None = state.scratch.get(self.id)
-        if window is None or not cfg["same"] or call.outcome is None:
+        """Back-to-back identical calls with near-equal results: the second brought nothing new."""
+        if not cfg["same"] or call.outcome is None:
             return None
-        items = window.items
-        i = len(items) - 1
-        while i >= 0 and items[i].seq != call.seq:
-            i -= 1
-        if i < 0:
+        last = state.scratch.get(self.id)  # (seq, text) of the previous completed call
+        text = call.text
+        state.scratch[self.id] = (call.seq, text if text is not None and len(text) <= NEAR_MAX_CHARS
+                                  else None)
+        history = state.history
+        if (last is None or last[1] is None or text is None or call.flags or len(history) < 2
+                or history[-1].seq != call.seq):
             return None
-        item, text = items[i], call.text
-        item.failed, item.status, shape = cfg["reader"].read(call)
-        prev = items[i - 1] if i else None
-        if (prev is not None and prev.shape is not None and shape != prev.shape
-                and prev.digest == item.digest and prev.round != item.round
-                and not (item.failed or prev.failed or item.status or prev.status)
-                and window.last_seq == prev.seq and window.last_text is not None and text is not None
-                and near_equal(window.last_text, text, cfg["similarity"])):
-            shape = prev.shape  # the same output give or take a counter: nothing new
-        item.shape = shape
-        window.last_seq = call.seq
-        window.last_text = text if text is not None and len(text) <= NEAR_MAX_CHARS else None
+        entry, prev = history[-1], history[-2]
+        if (prev.seq == last[0] and prev.digest == entry.digest and prev.round != entry.round
+                and not prev.flags and prev.same_as not in (None, VETO)
+                and entry.same_as != prev.same_as and near_equal(last[1], text, cfg["similarity"])):
+            entry.shape = prev.same_as  # the same output give or take a counter: nothing new
         return None
 
 

@@ -36,19 +36,19 @@ from typing import Any, ClassVar
 from loopguard.decision import Vote
 from loopguard.detector import Detector, short
 from loopguard.grams import grams, similar
-from loopguard.history import VETO, Call, SessionState
+from loopguard.history import VETO, Call, SessionState, entry_of
 from loopguard.hookspecs import hookimpl
-from loopguard.outcomes import OutcomeReader
-from loopguard.window import TurnWindow, veto_of
+from loopguard.window import TurnWindow
 
 from .doom_loop_exact import WINDOW_OPTIONS
 
-_TOOL, _GRAMS, _SEQ, _ROUND, _SHAPE = range(5)  # fields of a window item (a small list)
+_TOOL, _GRAMS, _SEQ, _ROUND = range(4)  # fields of a window item (a small tuple)
 
 
 class DoomLoopFuzzy(Detector):
     id = "doom_loop_fuzzy"
     levels = ("critical", "breaker")
+    reads_outcomes = True
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -69,7 +69,6 @@ class DoomLoopFuzzy(Detector):
             "turn_scope": options.get("scope", "session") == "turn",
             "level": options.get("level", "critical"),
             "exempt": frozenset(options.get("exempt") or ()),
-            "reader": OutcomeReader(config),
         }
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
@@ -79,11 +78,11 @@ class DoomLoopFuzzy(Detector):
         if len(call.canonical) < cfg["min_chars"]:
             # Never checked itself but still compared against: kept as text (short, so
             # cheap), its grams built on demand.
-            kept.push([call.tool, call.canonical, call.seq, call.round, None])
+            kept.push((call.tool, call.canonical, call.seq, call.round))
             return None
         mine = grams(call.canonical)
         matched = self._matches(call, state, mine, kept.items, cfg)
-        kept.push([call.tool, mine, call.seq, call.round, None])  # recording here saves a pass
+        kept.push((call.tool, mine, call.seq, call.round))  # recording here saves a pass
         if len(matched) < cfg["threshold"]:
             return None
         what = " and the same outcome" if cfg["same"] else ""
@@ -108,7 +107,8 @@ class DoomLoopFuzzy(Detector):
             if not similar(mine, other, cfg["similarity"]):
                 continue
             if cfg["same"]:
-                shape = item[_SHAPE] if item[_SHAPE] is not None else veto_of(state, item[_SEQ])
+                entry = entry_of(state, item[_SEQ])
+                shape = None if entry is None else entry.same_as
                 if shape is None:
                     break  # still running: nothing known yet
                 if ref is None:
@@ -117,16 +117,6 @@ class DoomLoopFuzzy(Detector):
                     break
             matched.append(item[_SEQ])
         return matched
-
-    def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        window: TurnWindow | None = state.scratch.get(self.id)
-        if window is None or not cfg["same"] or call.outcome is None:
-            return None
-        for item in reversed(window.items):
-            if item[_SEQ] == call.seq:
-                item[_SHAPE] = cfg["reader"].read(call)[2]
-                break
-        return None
 
 
 @hookimpl

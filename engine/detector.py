@@ -29,6 +29,10 @@ class Detector:
     levels: ClassVar[tuple[str, ...]] = ()
     gating: ClassVar[str] = ALWAYS
     options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    # True when the detector compares outcomes as "the same" or "nothing new": the engine
+    # then reads each completed call's outcome once (HistoryEntry.flags/shape, see
+    # loopguard.outcomes) for every detector of the policy.
+    reads_outcomes: ClassVar[bool] = False
     # Option defaults for detectors whose defaults are not in a bundled rules pack
     # (third-party plugins); the built-ins take theirs from rules/default.yaml.
     defaults: ClassVar[dict[str, Any]] = {}

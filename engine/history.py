@@ -18,12 +18,15 @@ from typing import Any
 
 VETO = b"veto"  # the outcome of a call the guard blocked
 EVIDENCE_MAX = 64  # history entries a vote lists as evidence, newest kept
+FAILED = 1  # HistoryEntry.flags: the call itself failed (see loopguard.outcomes)
+STATUS = 2  # HistoryEntry.flags: the result reports a job in progress (a poll)
 
 
 class HistoryEntry:
     """One recorded call. `outcome` is None while the call is pending."""
 
-    __slots__ = ("seq", "tool", "digest", "outcome", "run_id", "turn", "call_id", "unknown", "round")
+    __slots__ = ("seq", "tool", "digest", "outcome", "run_id", "turn", "call_id", "unknown", "round",
+                 "shape", "flags")
 
     def __init__(
         self, seq: int, tool: str, digest: bytes, run_id: str | None, turn: int, call_id: str | None,
@@ -38,6 +41,16 @@ class HistoryEntry:
         self.turn = turn
         self.call_id = call_id
         self.unknown: str | None = None  # name of the unknown tool this failure reports
+        # What the outcome means to the loop detectors (set by after_call when a detector
+        # reads outcomes): FAILED/STATUS flags, and the shape two outcomes must share to be
+        # "the same" when it is not the outcome itself (digit-blind failures, near-equal results).
+        self.shape: bytes | None = None
+        self.flags = 0
+
+    @property
+    def same_as(self) -> bytes | None:
+        """The outcome as loop detectors compare it: VETO, None while pending, else its shape."""
+        return self.shape if self.shape is not None else self.outcome
 
     @property
     def pending(self) -> bool:
@@ -85,7 +98,7 @@ class Call:
     unknown: str | None = None  # set by after_call checks of unknown-tool failures
     error: str | None = None  # the error text, for after_call checks of failures
     text: str | None = None  # after_call: the normalised result text, or the error text
-    meaning: Any = None  # after_call: (failed, status, shape), computed once by OutcomeReader.read
+    flags: int = 0  # after_call: FAILED / STATUS, when the policy reads outcomes
 
 
 class SessionState:
@@ -93,12 +106,15 @@ class SessionState:
 
     __slots__ = (
         "lock", "history", "index", "seq", "turn", "last_used", "criticals", "warned",
-        "scratch", "turn_state", "lang", "tools_closed", "round", "batch_open",
+        "scratch", "turn_state", "lang", "tools_closed", "round", "batch_open", "digests",
     )
 
     def __init__(self, history_size: int, indexed: bool) -> None:
         self.lock = threading.RLock()
         self.history: deque[HistoryEntry] = deque()
+        # The history's argument digests, oldest first, kept in step with it: `digest in
+        # state.digests` tells a detector in one C-level scan whether a call was seen lately.
+        self.digests: list[bytes] = []
         # (run_id, digest) -> entries of that signature, oldest first; only when a
         # rolling detector needs it (kept in step with `history`).
         self.index: dict[Any, Bucket] | None = {} if indexed else None
@@ -183,8 +199,10 @@ def append(state: SessionState, entry: HistoryEntry, history_size: int) -> None:
     """Record an entry, evicting the oldest beyond `history_size`."""
     history = state.history
     index = state.index
+    digests = state.digests
     while len(history) >= history_size:
         old = history.popleft()
+        del digests[0]
         if index is not None:
             key = sig_key(old.run_id, old.digest)
             bucket = index.get(key)
@@ -193,6 +211,7 @@ def append(state: SessionState, entry: HistoryEntry, history_size: int) -> None:
                 if not bucket.entries:
                     del index[key]
     history.append(entry)
+    digests.append(entry.digest)
     if index is not None:
         key = sig_key(entry.run_id, entry.digest)
         bucket = index.get(key)
@@ -218,6 +237,14 @@ def no_progress_streak(state: SessionState, call: Call) -> tuple[int, tuple[int,
     scratch = Bucket()
     scratch.entries = same_signature(state, call)
     return scratch.streak(first)
+
+
+def entry_of(state: SessionState, seq: int) -> HistoryEntry | None:
+    """The history entry of call `seq` (searched from the newest), if still in the history."""
+    for entry in reversed(state.history):
+        if entry.seq <= seq:
+            return entry if entry.seq == seq else None
+    return None
 
 
 def scoped_newest_first(state: SessionState, run_id: str | None) -> Iterator[HistoryEntry]:

@@ -35,6 +35,7 @@ import ahocorasick_rs
 import regex
 
 from .fingerprint import digest_text
+from .history import FAILED, STATUS
 
 SCAN_CHARS = 512  # characters searched at each end of a result text
 NEAR_MAX_CHARS = 16384  # longer texts are never compared line by line (nor kept for it)
@@ -48,30 +49,42 @@ _LEAD = " \t\r\n\"'`{[(<>*#-:"  # stripped before looking for a failure prefix
 class Markers:
     """Case-insensitive whole-word keyword search over the ends of a text (one automaton).
 
-    A keyword that starts (ends) with a letter or digit must not be preceded
-    (followed) by one: `eta` is not found in `metadata`.
+    Each keyword belongs to a category (here: failure or status); one pass finds the
+    categories present. A keyword that starts (ends) with a letter or digit must not be
+    preceded (followed) by one: `eta` is not found in `metadata`.
     """
 
-    def __init__(self, words: Any) -> None:
-        found = sorted({w.lower() for w in words or () if isinstance(w, str) and w.strip()})
-        self.words = found
-        self.automaton = ahocorasick_rs.AhoCorasick(found) if found else None
+    def __init__(self, *categories: Any) -> None:
+        kinds: dict[str, int] = {}
+        for kind, words in enumerate(categories):
+            for word in words or ():
+                if isinstance(word, str) and word.strip():
+                    kinds.setdefault(word.lower(), kind)
+        self.words = sorted(kinds)
+        self.kinds = [kinds[w] for w in self.words]
+        self.automaton = ahocorasick_rs.AhoCorasick(self.words) if self.words else None
 
-    def search(self, text: str) -> bool:
+    def found(self, text: str) -> int:
+        """A bit set of the categories with a keyword in the text (bit k: category k)."""
         if self.automaton is None:
-            return False
+            return 0
         if len(text) > 2 * SCAN_CHARS:
             text = text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
         low = text.lower()
-        words, end = self.words, len(low)
-        for index, start, stop in self.automaton.find_matches_as_indexes(low, overlapping=True):
+        words, kinds, end, seen = self.words, self.kinds, len(low), 0
+        try:
+            matches = self.automaton.find_matches_as_indexes(low, overlapping=True)
+        except UnicodeEncodeError:  # a lone surrogate (half an emoji): searched as "?"
+            low = low.encode("utf-8", "replace").decode("utf-8")
+            matches = self.automaton.find_matches_as_indexes(low, overlapping=True)
+        for index, start, stop in matches:
             word = words[index]
             if word[0].isalnum() and start and low[start - 1].isalnum():
                 continue
             if word[-1].isalnum() and stop < end and low[stop].isalnum():
                 continue
-            return True
-        return False
+            seen |= 1 << kinds[index]
+        return seen
 
 
 def _name_pattern(pattern: Any) -> Any:
@@ -98,41 +111,34 @@ class OutcomeReader:
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         block = config.get("outcomes") or {}
-        self.failures = Markers(block.get("failure_markers"))
+        self.markers = Markers(block.get("failure_markers"), block.get("status_markers"))
         self.prefixes = tuple(sorted({p.lower() for p in block.get("failure_prefixes") or ()
                                       if isinstance(p, str) and p}))
-        self.statuses = Markers(block.get("status_markers"))
         self.poll_name = _name_pattern(block.get("poll_name_pattern"))
         self._polling_names: dict[str, bool] = {}
 
-    def read(self, call: Any) -> tuple[bool, bool, bytes]:
-        """(failed, status, shape) of a completed call, computed once per call."""
-        meaning = call.meaning
-        if meaning is None:
-            failed = self.failed(call.text, call.error is not None)
-            status = not failed and self.status(call.tool, call.text)
-            meaning = call.meaning = (failed, status, self.shape(call.outcome, call.text, failed))
-        return meaning
+    def read(self, entry: Any, text: str | None, error: bool) -> None:
+        """Set a completed entry's FAILED/STATUS flags and, for failures, its digit-blind shape."""
+        found = 0 if text is None else self.markers.found(text)
+        if error or found & 1 or (text is not None and self._starts_failed(text)):
+            entry.flags = FAILED
+            if text is not None:
+                entry.shape = b"fail:" + digest_text(blind(text))
+        elif found & 2 or self.polling_name(entry.tool):
+            entry.flags = STATUS
+
+    def _starts_failed(self, text: str) -> bool:
+        return bool(self.prefixes) and text[:64].lstrip(_LEAD).lower().startswith(self.prefixes)
 
     def failed(self, text: str | None, error: bool) -> bool:
         """The call itself failed: an error reported by the host, a failure prefix or marker."""
         if error:
             return True
-        if text is None:
-            return False
-        if self.prefixes and text[:64].lstrip(_LEAD).lower().startswith(self.prefixes):
-            return True
-        return self.failures.search(text)
-
-    def shape(self, outcome: bytes, text: str | None, failed: bool) -> bytes:
-        """What must be equal for two outcomes to be the same (digit-blind for failures)."""
-        if failed and text is not None:
-            return b"fail:" + digest_text(blind(text))
-        return outcome
+        return text is not None and (self._starts_failed(text) or bool(self.markers.found(text) & 1))
 
     def status(self, tool: str, text: str | None) -> bool:
         """The call looks like a poll: its name says so, or its result reports progress."""
-        return self.polling_name(tool) or (text is not None and self.statuses.search(text))
+        return self.polling_name(tool) or (text is not None and bool(self.markers.found(text) & 2))
 
     def polling_name(self, tool: str) -> bool:
         """Whether the tool's name says it polls (remembered per name)."""

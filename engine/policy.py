@@ -13,6 +13,7 @@ from typing import Any
 
 from .aggregator import Aggregator
 from .detector import ALWAYS, ROLLING, UNLESS_DISABLED, Detector
+from .outcomes import OutcomeReader
 from .registry import Registry
 from .turns import TurnPolicy
 
@@ -55,6 +56,7 @@ class CompiledPolicy:
     turn_policy: TurnPolicy
     drop_fields: frozenset[str]
     per_tool: Mapping[str, tuple[frozenset[str], frozenset[str] | None]]
+    outcome_reader: OutcomeReader | None  # when a detector reads outcomes (Detector.reads_outcomes)
 
     def outcome_rules(self, tool: str) -> tuple[frozenset[str], frozenset[str] | None]:
         """(fields to drop, fields to keep or None) for a tool's results."""
@@ -114,4 +116,6 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         turn_policy=TurnPolicy.from_config(config),
         drop_fields=drop,
         per_tool=per_tool,
+        outcome_reader=(OutcomeReader(config) if any(getattr(s.detector, "reads_outcomes", False)
+                                                      for s in stages) else None),
     )

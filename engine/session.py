@@ -180,6 +180,9 @@ class Session:
                 return policy.aggregator.decide(call, (), (), state, "after")
             entry.outcome = call.outcome = outcome
             call.text = text
+            if policy.outcome_reader is not None:
+                policy.outcome_reader.read(entry, text, error is not None)
+                call.flags = entry.flags
             if error is not None:
                 call.error = text
             faults: list[str] = []

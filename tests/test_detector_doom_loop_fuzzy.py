@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SPEC_DOOM, UNSET, actions, call, guard_from, repeat, vote_of
+from conftest import UNSET, actions, call, guard_from, repeat, vote_of
 
 from loopguard.grams import grams, jaccard
 
@@ -123,8 +123,8 @@ def test_detector_switch_turns_it_off() -> None:
 @pytest.mark.parametrize("enabled", [UNSET, False, True])
 def test_on_whatever_loop_detection_enabled_says(enabled: object) -> None:
     loop = {} if enabled is UNSET else {"enabled": enabled}
-    guard = guard_from(loop_detection=loop, detectors={"doom_loop_exact": {"enabled": False},
-                                                       ID: {"enabled": True, **SPEC_DOOM}})
+    guard = guard_from(extends=["builtin:portfolio"], loop_detection=loop,
+                       detectors={"doom_loop_exact": {"enabled": False}})
     session = guard.session("s")
     session.begin_turn([])
     assert [call(session, "write", draft(i)).action for i in range(3)][-1] == "breaker"

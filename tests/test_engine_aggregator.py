@@ -89,7 +89,8 @@ LONG = {"text": "a long argument text that is well over fifty characters in tota
 def test_ties_are_broken_by_the_rules_order(order: list[str] | None, winner: str) -> None:
     blocks: dict = {} if order is None else {"aggregator": {"order": order}}
     spec = {"outcome": "any", "level": "breaker"}
-    blocks["detectors"] = {"doom_loop_exact": spec, "doom_loop_fuzzy": {"enabled": True, **spec}}
+    blocks["detectors"] = {"doom_loop_exact": spec,
+                           "doom_loop_fuzzy": {"enabled": True, "min_chars": 50, "similarity": 0.8, **spec}}
     session = guard_from(**blocks).session("s")
     session.begin_turn([])
     decision = repeat(session, 3, "write", LONG)[-1]
