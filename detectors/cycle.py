@@ -35,6 +35,7 @@ class Cycle(Detector):
     id = "cycle"
     levels = ("critical", "breaker")
     reads_outcomes = True
+    repeats_only = True
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -54,7 +55,7 @@ class Cycle(Detector):
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         low, high, level, exempt = cfg
         digests = state.digests[-2 * high:]
-        if call.tool in exempt or call.digest not in digests or digests.count(call.digest) == len(digests):
+        if call.tool in exempt or digests.count(call.digest) in (0, len(digests)):
             return None  # a cycle needs this call among the recent ones, and some other call
         recent: list[HistoryEntry] = []  # the newest calls, newest first, grown as lengths need
         for entry in reversed(state.history):
@@ -83,7 +84,8 @@ class Cycle(Detector):
                 return False
             if newer.run_id != call.run_id or older.run_id != call.run_id:
                 return False
-            was, now = older.same_as, newer.same_as
+            was = older.shape if older.shape is not None else older.outcome
+            now = newer.shape if newer.shape is not None else newer.outcome
             if was is None or now is None or (was != now and VETO not in (was, now)):
                 return False
             distinct = distinct or newer.digest != call.digest

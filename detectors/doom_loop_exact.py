@@ -15,9 +15,9 @@ same tool and arguments:
 - each must have returned the same outcome as the newest of them — failures
   compared digit-blind (the same error with another line number is the same
   failure), a blocked call counting as the outcome it blocked, and two
-  back-to-back identical calls whose results are near-equal (`similarity` of
-  their line sets, digits blinded) counting as equal unless they report
-  progress;
+  back-to-back identical calls whose results are near-equal
+  (`outcomes.near_similarity` of their line sets, digits blinded) counting as
+  equal unless they report progress;
 - successes must be back to back (any other call in between may have changed
   what the repeat will see: a re-run test after an edit is not a loop);
   failures of the call itself may have other calls between them, anywhere in
@@ -32,9 +32,9 @@ The call that would make `threshold` (3) such occurrences gets a `level`
 `builtin:portfolio`) outcomes are ignored: `threshold` occurrences of the same
 call among the last `window` calls vote.
 
-Options: `window` (8), `threshold` (3), `poll_threshold` (6), `similarity`
-(0.8), `outcome` (`same` | `any`), `scope` (`session` | `turn`), `level`
-(`critical` | `breaker`), `exempt` (`[check_background_tasks]`).
+Options: `window` (8), `threshold` (3), `poll_threshold` (6), `outcome`
+(`same` | `any`), `scope` (`session` | `turn`), `level` (`critical` |
+`breaker`), `exempt` (`[check_background_tasks]`).
 
 Flagged: `book(x)` failing with `Error: payment does not add up`, `think(...)`,
 `book(x)` with the same error, a user message, `book(x)` -> critical on the
@@ -50,9 +50,8 @@ from typing import Any, ClassVar
 
 from loopguard.decision import Vote
 from loopguard.detector import Detector, short
-from loopguard.history import FAILED, STATUS, VETO, Call, HistoryEntry, SessionState
+from loopguard.history import FAILED, STATUS, VETO, Call, SessionState
 from loopguard.hookspecs import hookimpl
-from loopguard.outcomes import NEAR_MAX_CHARS, near_equal
 from loopguard.polls import PollMatcher
 
 WINDOW_OPTIONS: dict[str, Any] = {
@@ -65,32 +64,16 @@ WINDOW_OPTIONS: dict[str, Any] = {
 }
 
 
-def window_entries(state: SessionState, call: Call, size: int, exempt: frozenset[str],
-                   turn_scope: bool) -> list[HistoryEntry]:
-    """The last `size - 1` earlier calls (newest first) that a window of `size` holds.
-
-    Calls of `exempt` tools are skipped; with `turn_scope`, only calls of the current turn.
-    """
-    found: list[HistoryEntry] = []
-    limit = size - 1
-    for entry in reversed(state.history):
-        if len(found) >= limit or (turn_scope and entry.turn != call.turn):
-            break
-        if entry.tool not in exempt:
-            found.append(entry)
-    return found
-
-
 class DoomLoopExact(Detector):
     id = "doom_loop_exact"
     levels = ("warn", "critical", "breaker")
     reads_outcomes = True
+    repeats_only = True  # (with outcome: any too: a first occurrence never votes)
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             **WINDOW_OPTIONS,
             "poll_threshold": {"type": "integer", "minimum": 1},
-            "similarity": {"type": "number", "minimum": 0, "maximum": 1},
         },
         "additionalProperties": False,
     }
@@ -100,7 +83,6 @@ class DoomLoopExact(Detector):
             "window": int(options.get("window", 8)),
             "threshold": int(options.get("threshold", 3)),
             "poll_threshold": int(options.get("poll_threshold", 6)),
-            "similarity": float(options.get("similarity", 0.8)),
             "same": options.get("outcome", "same") == "same",
             "turn_scope": options.get("scope", "session") == "turn",
             "level": options.get("level", "critical"),
@@ -109,32 +91,36 @@ class DoomLoopExact(Detector):
         }
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        if call.tool in cfg["exempt"] or call.digest not in state.digests:
-            return None  # never seen lately: no repeat (one C-level scan)
-        earlier = window_entries(state, call, cfg["window"], cfg["exempt"], cfg["turn_scope"])
-        return self._same(call, earlier, cfg) if cfg["same"] else self._any(call, earlier, cfg)
-
-    def _any(self, call: Call, earlier: list[HistoryEntry], cfg: Any) -> Vote | None:
-        """SPEC §3.6: the same call `threshold` times in the window, outcomes ignored."""
-        seqs = [e.seq for e in earlier if e.digest == call.digest and e.round != call.round]
-        count = len(seqs) + 1
-        if count < cfg["threshold"]:
-            return self._batch_warning(call, earlier)
-        return self.vote(cfg["level"], count, short(call.digest),
-                         f"{call.tool} was called {count} times with the same arguments in the "
-                         f"last {cfg['window']} calls.", (*reversed(seqs), call.seq))
-
-    def _same(self, call: Call, earlier: list[HistoryEntry], cfg: Any) -> Vote | None:
-        """Walk back over earlier occurrences while they brought nothing new."""
-        seqs = [call.seq]
+        exempt = cfg["exempt"]
+        if call.tool in exempt:
+            return None
+        # Walk the window's earlier calls, newest first: the last `window - 1` calls of the
+        # session (of the turn with `scope: turn`), calls of exempt tools skipped.
+        digest, turn, turn_scope = call.digest, call.turn, cfg["turn_scope"]
+        same = cfg["same"]
+        left = cfg["window"] - 1
+        seqs = [call.seq]  # the current call and the earlier occurrences counted
+        batch: list[int] = []  # identical calls asked for in the same response
         ref: bytes | None = None
         gap = 0  # calls since the newest counted occurrence (or the current call)
         failed = poll = False
-        for entry in earlier:
-            if entry.digest != call.digest or entry.run_id != call.run_id or entry.round == call.round:
-                gap += 1  # other work, another run, or asked for in the same response
+        for entry in reversed(state.history):
+            if left <= 0 or (turn_scope and entry.turn != turn):
+                break
+            if entry.tool in exempt:
                 continue
-            outcome = entry.same_as
+            left -= 1
+            if entry.digest != digest or (same and entry.run_id != call.run_id):
+                gap += 1
+                continue
+            if entry.round == call.round:
+                batch.append(entry.seq)
+                gap += 1
+                continue
+            if not same:  # SPEC §3.6: every occurrence in the window counts
+                seqs.append(entry.seq)
+                continue
+            outcome = entry.shape if entry.shape is not None else entry.outcome
             if outcome is None:
                 break  # still running: nothing known yet
             if outcome != VETO:  # a blocked call counts as the outcome it blocked
@@ -147,43 +133,28 @@ class DoomLoopExact(Detector):
                 break  # other work happened between two successes
             seqs.append(entry.seq)
             gap = 0
+            if ref is not None and len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]):
+                break  # enough: a vote needs no more evidence than its threshold
         count = len(seqs)
-        if ref is None or count < (cfg["poll_threshold"] if poll else cfg["threshold"]):
-            return self._batch_warning(call, earlier)
-        what = ("failed the same way" if failed else
-                "was polled with no change in its result" if poll else "returned the same result")
-        return self.vote(cfg["level"], count, short(call.digest),
-                         f"{call.tool} was called {count} times with the same arguments and {what} "
-                         "each time.", tuple(reversed(seqs)))
-
-    def _batch_warning(self, call: Call, earlier: list[HistoryEntry]) -> Vote | None:
-        """Identical calls inside one response: a warning at most."""
-        same = [e.seq for e in earlier if e.round == call.round and e.digest == call.digest]
+        needed = cfg["poll_threshold"] if poll else cfg["threshold"]
+        if count < needed or (same and ref is None):
+            return self._batch_warning(call, batch)
         if not same:
-            return None
-        return self.vote("warn", len(same) + 1, "batch:" + short(call.digest),
-                         f"{call.tool} was asked for {len(same) + 1} times with the same arguments "
-                         "in one response.", (*reversed(same), call.seq))
+            what = f"in the last {cfg['window']} calls"
+        else:
+            what = "and " + ("failed the same way" if failed else "was polled with no change in its result"
+                             if poll else "returned the same result") + " each time"
+        return self.vote(cfg["level"], count, short(digest),
+                         f"{call.tool} was called {count} times with the same arguments {what}.",
+                         tuple(reversed(seqs)))
 
-    def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        """Back-to-back identical calls with near-equal results: the second brought nothing new."""
-        if not cfg["same"] or call.outcome is None:
+    def _batch_warning(self, call: Call, batch: list[int]) -> Vote | None:
+        """Identical calls inside one response: a warning at most."""
+        if not batch:
             return None
-        last = state.scratch.get(self.id)  # (seq, text) of the previous completed call
-        text = call.text
-        state.scratch[self.id] = (call.seq, text if text is not None and len(text) <= NEAR_MAX_CHARS
-                                  else None)
-        history = state.history
-        if (last is None or last[1] is None or text is None or call.flags or len(history) < 2
-                or history[-1].seq != call.seq):
-            return None
-        entry, prev = history[-1], history[-2]
-        if (prev.seq == last[0] and prev.digest == entry.digest and prev.round != entry.round
-                and not prev.flags and prev.same_as not in (None, VETO)
-                and entry.same_as != prev.same_as and near_equal(last[1], text, cfg["similarity"])):
-            entry.shape = prev.same_as  # the same output give or take a counter: nothing new
-        return None
-
+        return self.vote("warn", len(batch) + 1, "batch:" + short(call.digest),
+                         f"{call.tool} was asked for {len(batch) + 1} times with the same arguments "
+                         "in one response.", (*reversed(batch), call.seq))
 
 @hookimpl
 def loopguard_register_detectors() -> list[Detector]:

@@ -33,6 +33,9 @@ class Detector:
     # then reads each completed call's outcome once (HistoryEntry.flags/shape, see
     # loopguard.outcomes) for every detector of the policy.
     reads_outcomes: ClassVar[bool] = False
+    # True when `check` can only vote on a call whose tool and arguments are among the
+    # session's recent calls (the history): the engine then skips it for other calls.
+    repeats_only: ClassVar[bool] = False
     # Option defaults for detectors whose defaults are not in a bundled rules pack
     # (third-party plugins); the built-ins take theirs from rules/default.yaml.
     defaults: ClassVar[dict[str, Any]] = {}

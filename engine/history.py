@@ -107,6 +107,7 @@ class SessionState:
     __slots__ = (
         "lock", "history", "index", "seq", "turn", "last_used", "criticals", "warned",
         "scratch", "turn_state", "lang", "tools_closed", "round", "batch_open", "digests",
+        "last_result",
     )
 
     def __init__(self, history_size: int, indexed: bool) -> None:
@@ -115,6 +116,9 @@ class SessionState:
         # The history's argument digests, oldest first, kept in step with it: `digest in
         # state.digests` tells a detector in one C-level scan whether a call was seen lately.
         self.digests: list[bytes] = []
+        # (entry, result text or None) of the newest completed call: what a back-to-back
+        # repeat is compared with (see loopguard.outcomes; texts over 16 KB are not kept).
+        self.last_result: tuple[HistoryEntry, str | None] | None = None
         # (run_id, digest) -> entries of that signature, oldest first; only when a
         # rolling detector needs it (kept in step with `history`).
         self.index: dict[Any, Bucket] | None = {} if indexed else None

@@ -14,9 +14,12 @@ Compiled once per policy from the `outcomes` block of the rules:
 - **status**: the result reads like a job still in progress (`status_markers`:
   running, pending, 40 % …), or the tool's name says it polls
   (`poll_name_pattern`): such calls are polls, which may repeat for a while;
-- **near-equal**: two result texts whose sets of lines (digits blinded) have a
-  Jaccard similarity of at least the detector's `similarity` — the same
-  output, give or take a counter or a few shifted lines.
+- **near-equal**: when the same call runs twice in a row (in two rounds) and
+  neither result is a failure or a status, a second result whose set of lines
+  (digits blinded) has a Jaccard similarity of at least `near_similarity`
+  (0.8; 0 turns it off) with the first gets the first one's shape: the same
+  output, give or take a counter or a few shifted lines. Only the newest
+  result text is kept for this (up to `NEAR_MAX_CHARS`).
 
 Markers are keywords, matched case-insensitively in one pass of an
 Aho-Corasick automaton (ahocorasick-rs) over the first and last `SCAN_CHARS`
@@ -109,16 +112,17 @@ def line_set(text: str) -> frozenset[str]:
 class OutcomeReader:
     """Reads failure, shape, status and near-equality off outcome texts."""
 
-    def __init__(self, config: Mapping[str, Any]) -> None:
+    def __init__(self, config: Mapping[str, Any], history_size: int = 30) -> None:
         block = config.get("outcomes") or {}
+        self.near = float(block.get("near_similarity", 0.8) or 0)
         self.markers = Markers(block.get("failure_markers"), block.get("status_markers"))
         self.prefixes = tuple(sorted({p.lower() for p in block.get("failure_prefixes") or ()
                                       if isinstance(p, str) and p}))
         self.poll_name = _name_pattern(block.get("poll_name_pattern"))
         self._polling_names: dict[str, bool] = {}
 
-    def read(self, entry: Any, text: str | None, error: bool) -> None:
-        """Set a completed entry's FAILED/STATUS flags and, for failures, its digit-blind shape."""
+    def read(self, state: Any, entry: Any, text: str | None, error: bool) -> None:
+        """Set a completed entry's flags and shape (digit-blind failures, near-equal repeats)."""
         found = 0 if text is None else self.markers.found(text)
         if error or found & 1 or (text is not None and self._starts_failed(text)):
             entry.flags = FAILED
@@ -126,6 +130,20 @@ class OutcomeReader:
                 entry.shape = b"fail:" + digest_text(blind(text))
         elif found & 2 or self.polling_name(entry.tool):
             entry.flags = STATUS
+        elif self.near and text is not None and state.last_result is not None:
+            self._near_repeat(state, entry, text)
+        state.last_result = (entry, text if text is not None and len(text) <= NEAR_MAX_CHARS else None)
+
+    def _near_repeat(self, state: Any, entry: Any, text: str) -> None:
+        """A back-to-back repeat whose result is near-equal to the one before: nothing new."""
+        prev, prev_text = state.last_result
+        history = state.history
+        if (prev_text is None or prev.digest != entry.digest or prev.round == entry.round or prev.flags
+                or len(history) < 2 or history[-1] is not entry or history[-2] is not prev):
+            return
+        same = prev.same_as
+        if same is not None and same != entry.same_as and near_equal(prev_text, text, self.near):
+            entry.shape = same
 
     def _starts_failed(self, text: str) -> bool:
         return bool(self.prefixes) and text[:64].lstrip(_LEAD).lower().startswith(self.prefixes)

@@ -46,6 +46,7 @@ class CompiledPolicy:
     config: Mapping[str, Any]
     stages: tuple[Stage, ...]
     checks: tuple[Hook, ...]
+    repeat_checks: tuple[Hook, ...]  # checks of `repeats_only` detectors: only for recent calls
     records: tuple[Hook, ...]
     afters: tuple[Hook, ...]
     turn_hooks: tuple[Hook, ...]
@@ -105,7 +106,8 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
     return CompiledPolicy(
         config=config,
         stages=tuple(stages),
-        checks=_hooks(stages, "check"),
+        checks=_hooks([s for s in stages if not getattr(s.detector, "repeats_only", False)], "check"),
+        repeat_checks=_hooks([s for s in stages if getattr(s.detector, "repeats_only", False)], "check"),
         records=_hooks(stages, "record"),
         afters=_hooks(stages, "after"),
         turn_hooks=_hooks(stages, "new_turn"),
@@ -116,6 +118,6 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         turn_policy=TurnPolicy.from_config(config),
         drop_fields=drop,
         per_tool=per_tool,
-        outcome_reader=(OutcomeReader(config) if any(getattr(s.detector, "reads_outcomes", False)
-                                                      for s in stages) else None),
+        outcome_reader=(OutcomeReader(config, int(loop.get("history_size", 30)))
+                        if any(getattr(s.detector, "reads_outcomes", False) for s in stages) else None),
     )

@@ -125,6 +125,8 @@ class Session:
                         None if call_id is None else str(call_id), state.round)
             faults: list[str] = []
             votes = self._votes(policy.checks, call, faults)
+            if policy.repeat_checks and digest in state.digests:
+                votes += self._votes(policy.repeat_checks, call, faults)
             for record, cfg, stage in policy.records:
                 try:
                     record(call, state, cfg)
@@ -181,7 +183,7 @@ class Session:
             entry.outcome = call.outcome = outcome
             call.text = text
             if policy.outcome_reader is not None:
-                policy.outcome_reader.read(entry, text, error is not None)
+                policy.outcome_reader.read(state, entry, text, error is not None)
                 call.flags = entry.flags
             if error is not None:
                 call.error = text

@@ -62,7 +62,7 @@ def test_builtin_defaults_come_from_the_bundled_rules(site: FakeSite, capsys: py
         "loopguard-engine[doom_loop_exact]", True, ["warn", "critical", "breaker"], "always")
     assert {name: o.get("default") for name, o in exact["options"].items()} == {
         "window": 8, "threshold": 3, "exempt": ["check_background_tasks"], "outcome": "same",
-        "scope": "session", "level": "critical", "poll_threshold": 6, "similarity": 0.8}
+        "scope": "session", "level": "critical", "poll_threshold": 6}
     assert by_id["generic_repeat"]["gating"] == "rolling"
     assert by_id["post_compaction_guard"]["gating"] == "unless_disabled"
 
