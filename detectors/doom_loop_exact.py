@@ -6,7 +6,7 @@ nor recorded) of the session (`scope: session`, the default) or of the
 current user turn (`scope: turn`). Calls that one model response asked for
 together (one round, see `Session.begin_round`) never count as repeats of one
 another: the model had not seen their results. Two identical calls in one
-round get at most a warning.
+round get at most a warning, and count as one occurrence for later calls.
 
 With `outcome: same` (the default) a repeat counts only when it brought no new
 information. Walking back from the current call over earlier calls with the
@@ -104,6 +104,7 @@ class DoomLoopExact(Detector):
         ref: bytes | None = None
         gap = 0  # calls since the newest counted occurrence (or the current call)
         failed = poll = False
+        counted_round = -1
         for entry in reversed(state.history):
             if left <= 0 or (turn_scope and entry.turn != turn):
                 break
@@ -117,8 +118,11 @@ class DoomLoopExact(Detector):
                 batch.append(entry.seq)
                 gap += 1
                 continue
+            if entry.round == counted_round:
+                continue  # one response asking twice is one occurrence
             if not same:  # SPEC §3.6: every occurrence in the window counts
                 seqs.append(entry.seq)
+                counted_round = entry.round
                 continue
             outcome = entry.shape if entry.shape is not None else entry.outcome
             if outcome is None:
@@ -132,6 +136,7 @@ class DoomLoopExact(Detector):
             if gap and not (entry.flags & FAILED or (outcome == VETO and failed)):
                 break  # other work happened between two successes
             seqs.append(entry.seq)
+            counted_round = entry.round
             gap = 0
             if ref is not None and len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]):
                 break  # enough: a vote needs no more evidence than its threshold

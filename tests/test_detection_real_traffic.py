@@ -260,3 +260,28 @@ def test_outcome_any_counts_arguments_only() -> None:
 def test_the_portfolio_packs_keep_the_seed_rules(pack: str) -> None:
     script = [one("portfolio", {"mode": "view"}, f"holdings at {i}") for i in range(3)]
     assert [d.action for d in play(script, {"extends": [pack]})] == ["allow", "allow", "breaker"]
+
+
+# -- replay feeds a round's calls as one batch -------------------------------------------
+def test_replay_feeds_the_calls_of_one_message_as_one_batch(tmp_path: Any) -> None:
+    import json
+
+    from loopguard.replay import DecisionRecord, Replayer
+
+    def message(ids: list[str]) -> list[dict[str, Any]]:
+        calls = [{"id": i, "name": "read_file", "arguments": {"path": "README.md"}} for i in ids]
+        rows: list[dict[str, Any]] = [{"event": "assistant_message", "session_id": "s", "text": "",
+                                       "tool_calls": calls}]
+        return rows + [{"event": "tool_result", "session_id": "s", "call_id": i, "content": "same"}
+                       for i in ids]
+
+    rows = [{"event": "user_message", "session_id": "s", "text": "go"}]
+    rows += message(["a", "b", "c"]) + message(["d"]) + message(["e"])
+    path = tmp_path / "batch.eventlog.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    records = Replayer(loopguard.Guard.default()).run([str(path)])
+    actions = [r.decision.action for r in records
+               if isinstance(r, DecisionRecord) and r.decision.phase == "before"]
+    # three identical reads in one message: warnings only; the same read in the next
+    # two messages repeats the batch's outcome back to back: blocked
+    assert actions == ["allow", "warn", "warn", "allow", "critical"]

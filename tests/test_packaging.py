@@ -49,7 +49,7 @@ def test_the_installed_command_runs() -> None:
 def test_guard_default_loads_the_bundled_pack() -> None:
     guard = loopguard.Guard.default()
     ids = [stage.detector.id for stage in guard.policy().stages]
-    assert ids == ["post_compaction_guard", "doom_loop_exact", "cycle"]
+    assert ids == ["post_compaction_guard", "doom_loop_exact", "cycle", "doom_loop_fuzzy"]
 
 
 @pytest.mark.slow

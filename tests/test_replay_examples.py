@@ -61,20 +61,30 @@ def test_stuck_poll_with_loop_detection_rules() -> None:
 
 def test_stuck_poll_with_default_rules_trips_the_doom_loop() -> None:
     records = replay("stuck-poll.anthropic.json")
-    assert flagged(records)[0] == (4, "breaker", "doom_loop_exact")  # the third identical poll in the turn
+    # a poll: five unchanged results are waited out, the sixth identical poll is blocked
+    assert flagged(records)[:2] == [(7, "critical", "doom_loop_exact"), (8, "breaker", "doom_loop_exact")]
 
 
 def test_read_list_ping_pong() -> None:
     records = replay("read-list-ping-pong.chat.jsonl", LOOP_RULES)
     assert flagged(records, "eval-017") == [
-        (3, "warn", "ping_pong"), (4, "warn", "ping_pong"), (5, "breaker", "doom_loop_exact"),
-        (6, "breaker", "doom_loop_exact"), (7, "breaker", "doom_loop_exact")]
+        (3, "warn", "ping_pong"), (4, "warn", "ping_pong"), (5, "critical", "cycle"),
+        (6, "breaker", "cycle"), (7, "breaker", "cycle")]
     assert flagged(records, "eval-018") == []
     assert [s.session for s in of(records, SessionSummary)] == ["eval-017", "eval-018"]
 
 
-def test_redo_after_compaction() -> None:
+def test_redo_after_compaction_is_blocked_before_the_third_redo_runs() -> None:
     records = replay("redo-after-compaction.responses.json")
+    (only,) = [r for r in of(records, DecisionRecord) if r.index]
+    d = only.decision
+    # the same failing patch three times (across turns): blocked before it runs again
+    assert (d.seq, d.turn, d.action, d.detector, d.phase) == (5, 4, "critical", "doom_loop_exact", "before")
+
+
+def test_redo_after_compaction_trips_the_post_compaction_guard() -> None:
+    guard = loopguard.Guard.from_dict({"version": 1, "detectors": {"doom_loop_exact": {"enabled": False}}})
+    records = replay("redo-after-compaction.responses.json", guard=guard)
     (only,) = [r for r in of(records, DecisionRecord) if r.index]
     d = only.decision
     assert (d.seq, d.turn, d.action, d.detector, d.phase) == (5, 4, "breaker", "post_compaction_guard", "after")

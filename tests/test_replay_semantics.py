@@ -109,7 +109,8 @@ def test_compaction_is_reported_to_the_session(tmp_path: Path) -> None:
     rows = [user("go"), {"event": "compaction"}]
     for i in range(3):
         rows += [say("", (f"c{i}", "build", {})), result(f"c{i}", "failed"), user("again")]
-    records = replay(write(tmp_path / "c.jsonl", rows))
+    guard = loopguard.Guard.from_dict({"version": 1, "detectors": {"doom_loop_exact": {"enabled": False}}})
+    records = replay(write(tmp_path / "c.jsonl", rows), guard)
     flagged = [r.decision for r in records if isinstance(r, DecisionRecord) and r.index]
     assert [(d.seq, d.detector, d.phase) for d in flagged] == [(3, "post_compaction_guard", "after")]
 

@@ -115,7 +115,8 @@ def test_the_same_call_three_rounds_in_a_row_gets_one_doom_loop_error(drive: Dri
     search = calls(("search", {"q": "海德股份"}))
     ran: list[Any] = []
     result, model = drive([search, search, search, say("never asked")],
-                          {"search": lambda a: ran.append(a) or {"hits": 0}}, user("查一下海德股份"))
+                          {"search": lambda a: ran.append(a) or {"hits": 0}}, user("查一下海德股份"),
+                          session=PORTFOLIO.session("doom"))  # the seed's rules: a breaker at once
     errors = [payload(m) for m in tool_messages(result) if payload(m).get("status") == "error"]
     assert len(errors) == 1 and errors[0]["detector"] == "doom_loop_exact"
     assert errors[0]["reason"] == "tool-loop" and errors[0]["count"] == 3
@@ -132,7 +133,8 @@ def test_the_same_call_three_rounds_in_a_row_gets_one_doom_loop_error(drive: Dri
 def test_a_breaker_keeps_the_text_the_model_wrote_so_far(drive: Driver) -> None:
     search = calls(("search", {"q": "x"}))
     first = calls(("search", {"q": "x"}), content="我先搜索一下。")
-    result, model = drive([first, search, search], {"search": lambda a: "none"}, user("查一下 x"))
+    result, model = drive([first, search, search], {"search": lambda a: "none"}, user("查一下 x"),
+                          session=PORTFOLIO.session("text"))
     assert model.calls == 3
     assert result.text == "我先搜索一下。"
     assert result.messages[-1] == {"role": "assistant", "content": "我先搜索一下。"}
@@ -144,10 +146,25 @@ def test_a_breaker_in_a_round_with_several_calls_answers_all_of_them(drive: Driv
     search = ("search", {"q": "x"})
     result, _ = drive([calls(search), calls(search),
                        calls(search, ("search", {"q": "y"}), ("search", {"q": "z"})), say("好")],
-                      tools, user("搜索 x"))
+                      tools, user("搜索 x"), session=PORTFOLIO.session("several"))
     statuses = [payload(m)["status"] if m["content"].startswith("{") else "ok" for m in tool_messages(result)]
     assert statuses == ["ok", "ok", "error", "aborted", "aborted"]
     assert len(ran) == 2
+    assert_every_id_answered(result)
+
+
+def test_default_rules_block_the_third_repeat_then_stop_the_fourth(drive: Driver) -> None:
+    search = calls(("search", {"q": "x"}))
+    ran: list[Any] = []
+    result, model = drive([search, search, search, search, say("never asked")],
+                          {"search": lambda a: ran.append(a) or {"hits": 0}}, user("search x"))
+    statuses = [payload(m).get("status") if m["content"].startswith("{\"status") else "ok"
+                for m in tool_messages(result)]
+    # the third identical call is blocked with a message and the turn goes on; the model
+    # repeating it anyway is a second critical in the run: a breaker ends the turn
+    assert statuses == ["ok", "ok", "blocked", "error"] and len(ran) == 2
+    actions = [e.decision.action for e in result.events if e.decision and e.decision.action != "allow"]
+    assert actions == ["critical", "breaker"] and model.calls == 4
     assert_every_id_answered(result)
 
 
