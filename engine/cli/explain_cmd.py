@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..findings import Finding
-from ..replay import DecisionRecord, Replayer
+from ..replay import DecisionRecord, Replayer, SkippedTool
+from .explain_skipped import parse_id, render_skipped
 from .replay_cmd import add_common, load_guard
 from .replay_output import short, where
 
@@ -30,9 +31,12 @@ THRESHOLDS: dict[str, list[str]] = {
                             "loop_detection.unknown_tool_threshold"],
     "global_circuit_breaker": ["loop_detection.enabled", "loop_detection.history_size",
                                "loop_detection.global_circuit_breaker_threshold"],
-    "doom_loop_exact": [f"detectors.doom_loop_exact.{k}" for k in ("window", "threshold", "exempt")],
-    "doom_loop_fuzzy": [f"detectors.doom_loop_fuzzy.{k}" for k in ("window", "threshold", "min_chars",
-                                                                     "similarity", "exempt")],
+    "doom_loop_exact": [f"detectors.doom_loop_exact.{k}" for k in (
+        "outcome", "scope", "window", "threshold", "poll_threshold", "level", "exempt")]
+    + ["outcomes.near_similarity"],
+    "cycle": [f"detectors.cycle.{k}" for k in ("min_length", "max_length", "level", "exempt")],
+    "doom_loop_fuzzy": [f"detectors.doom_loop_fuzzy.{k}" for k in (
+        "outcome", "scope", "window", "threshold", "min_chars", "similarity", "level", "exempt")],
     "post_compaction_guard": ["loop_detection.post_compaction_guard.window_size"],
 }
 
@@ -43,8 +47,9 @@ def add_parser(subparsers: Any) -> None:
         description="Replay FILEs and explain decision #N of the replay report: its votes, the history "
                     "entries that led to it, and the thresholds involved.")
     add_common(parser)
-    parser.add_argument("--decision", "-d", type=int, required=True, metavar="N",
-                        help="the decision number (#N) shown by `loopguard replay`")
+    parser.add_argument("--decision", "-d", required=True, metavar="N",
+                        help="the decision shown by `loopguard replay` as #N in FILE: N, or FILE#N when "
+                             "several files are replayed (skipped required tools are numbered with them)")
     parser.set_defaults(run=run)
 
 
@@ -52,26 +57,33 @@ def run(args: argparse.Namespace) -> int:
     return explain(args, args.decision)
 
 
-def explain(args: argparse.Namespace, number: int) -> int:
-    """Replay until decision #number, print its explanation; 2 when it does not exist."""
-    if number < 1:
-        print("loopguard explain: decision numbers start at 1 (the #N of the replay report)", file=sys.stderr)
+def explain(args: argparse.Namespace, wanted: str) -> int:
+    """Replay until decision `wanted` (N or FILE#N), print its explanation; 2 when it does not exist."""
+    target = parse_id(wanted, args.files)
+    if isinstance(target, str):
+        print(f"loopguard explain: {target}", file=sys.stderr)
         return 2
+    file, number = target
     guard = load_guard(args.rules)
     if guard is None:
         return 2
-    replayer = Replayer(guard, args.agent, track_calls=True)
+    replayer = Replayer(guard, args.agent, track_calls=True, join_sessions=getattr(args, "join_sessions", False))
     failed = False
     for record in replayer.run(args.files, args.input_format):
         if isinstance(record, Finding) and record.level == "error":
             print(record.format_text(), file=sys.stderr)
             failed = True
-        elif isinstance(record, DecisionRecord) and record.index == number:
-            session = replayer.live_session(record.session)
-            print("\n".join(render(record, session.history(), session.config, replayer)))
+        elif isinstance(record, (DecisionRecord, SkippedTool)) and record.index == number and (
+                file is None or record.file == file):
+            session = replayer.live_session(record.key)
+            if isinstance(record, SkippedTool):
+                print("\n".join(render_skipped(record, session.config)))
+            else:
+                print("\n".join(render(record, session.history(), session.config, replayer)))
             return 0
     if not failed:
-        print(f"loopguard explain: there is no decision #{number}; the replay reported "
+        name = f"#{number}" if file is None else f"{file}#{number}"
+        print(f"loopguard explain: there is no decision {name}; the replay reported "
               f"{replayer.reported} (run `loopguard replay` to list them)", file=sys.stderr)
     return 2
 
@@ -131,7 +143,7 @@ def render(record: DecisionRecord, history: list[Any], config: Any, replayer: Re
         if ":" in outcome:
             kind, digest = outcome.split(":", 1)
             outcome = f"{kind}:{digest[:8]}"
-        position = replayer.position(record.session, entry.seq)
+        position = replayer.position(record.key, entry.seq)
         place = f"{where(position[0], position[1])}  {short(_args(position[2]), 60)}" if position else ""
         lines.append(f"  {mark} {entry.seq:<5} {entry.turn:<5} {short(entry.tool, 20):<21} {outcome:<16} {place}")
     if not history:
