@@ -48,6 +48,7 @@ class Aggregator:
         self.fail_closed = block.get("fail_mode", "open") == "closed"
         self.warn_notes = block.get("warn_notes", True) is not False
         self.config = config
+        self._templates: dict[tuple[str, str], str] = {}  # (key, language) -> template
 
     def rank(self, vote: Vote) -> tuple[int, int]:
         """Sort key: higher level first, then rules order (unknown ids last)."""
@@ -101,9 +102,12 @@ class Aggregator:
         return True
 
     def render(self, state: SessionState, key: str, **fields: Any) -> str:
-        """A message template in the session's language."""
+        """A message template in the session's language (templates looked up once per policy)."""
         lang = state.lang or messages.language(self.config, "")
-        return messages.fill(messages.template(self.config, key, lang), **fields)
+        template = self._templates.get((key, lang))
+        if template is None:
+            template = self._templates[(key, lang)] = messages.template(self.config, key, lang)
+        return messages.fill(template, **fields)
 
     def fault_vote(self, detector_id: str, source: str, error: str) -> Vote | None:
         """With `fail_mode: closed`, a failing detector votes critical."""
