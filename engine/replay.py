@@ -25,84 +25,20 @@ from __future__ import annotations
 import json
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Union
+from dataclasses import dataclass
+from typing import Any
 
 from .decision import RANK, Decision
-from .findings import Finding
-from .transcripts import events as ev
 from .errors import InputError
+from .findings import Finding
+from .replay_intents import matched_keyword
+from .replay_records import DROPS_DATA, DecisionRecord, Record, SessionSummary, SkippedTool
+from .transcripts import events as ev
 from .transcripts.detect import Transcript, open_transcript
 
+__all__ = ["DROPS_DATA", "DecisionRecord", "Record", "Replayer", "SessionSummary", "SkippedTool"]
+
 _TRACKED_CALLS = 4096
-
-
-@dataclass(frozen=True)
-class DecisionRecord:
-    """One guard decision at one spot of the input. `index` numbers the non-allow ones (1-based)."""
-
-    index: int
-    session: str
-    file: str
-    line: int
-    decision: Decision
-    after_breaker: bool = False  # a breaker had already closed the tools in this turn
-    args: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"record": "decision", "index": self.index, "session": self.session,
-                                "file": self.file, "line": self.line}
-        data.update(self.decision.to_dict())
-        data["after_breaker"] = self.after_breaker
-        return data
-
-
-@dataclass(frozen=True)
-class SkippedTool:
-    """The model answered with text while a required tool was never called."""
-
-    session: str
-    file: str
-    line: int
-    turn: int
-    call: str  # the exact call that was required, e.g. portfolio(mode="diagnose")
-    tool: str
-    reason: str
-    problem: str  # "no_output" | "plan_only" | "text_only"
-    retry: bool  # a runtime would have sent a retry message
-    retries: int  # retries used in this turn, this one included
-    retry_message: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {"record": "skipped_required_tool"}
-        data.update({k: getattr(self, k) for k in self.__dataclass_fields__})
-        return data
-
-
-@dataclass
-class SessionSummary:
-    """Counts for one session, emitted when its events are over."""
-
-    session: str
-    files: list[str] = field(default_factory=list)
-    turns: int = 0
-    calls: int = 0
-    actions: Counter[str] = field(default_factory=Counter)  # per call: the worse of before/after
-    skipped: int = 0
-    retries: int = 0
-    ran_despite_block: int = 0  # calls the guard would have blocked, yet the recording ran them
-    after_breaker: int = 0  # recorded calls made after a breaker had closed the tools
-    warnings: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"record": "session", "session": self.session, "files": self.files, "turns": self.turns,
-                "calls": self.calls, "actions": {a: self.actions.get(a, 0) for a in RANK},
-                "skipped_required_tool": self.skipped, "retries": self.retries,
-                "ran_despite_block": self.ran_despite_block, "after_breaker": self.after_breaker,
-                "warnings": self.warnings}
-
-
-Record = Union[DecisionRecord, SkippedTool, SessionSummary, Finding]
 
 
 @dataclass
@@ -117,9 +53,11 @@ class _Call:
 class _Live:
     """The state of one session being replayed."""
 
-    def __init__(self, session: Any, name: str, tail_size: int) -> None:
+    def __init__(self, session: Any, name: str, tail_size: int, key: str, file: str) -> None:
         self.session = session
-        self.summary = SessionSummary(name)
+        self.key = key
+        self.file = file  # the file it started in
+        self.summary = SessionSummary(name, key=key)
         self.tail: deque[dict[str, Any]] = deque(maxlen=tail_size)
         self.last_user: dict[str, Any] | None = None
         self.round: OrderedDict[str, _Call] = OrderedDict()
@@ -129,19 +67,27 @@ class Replayer:
     """Feeds event streams through sessions of one guard and yields records."""
 
     def __init__(self, guard: Any, agent: str | None = None,
-                 progress: Callable[[int], None] | None = None, track_calls: bool = False) -> None:
+                 progress: Callable[[int], None] | None = None, track_calls: bool = False,
+                 join_sessions: bool = False) -> None:
         self.guard = guard
         self.track_calls = track_calls  # remember where recent calls came from (for explain)
         self._calls: OrderedDict[tuple[str, int], tuple[str, int, Any]] = OrderedDict()
         self.agent = agent
         self.progress = progress
-        self.reported = 0  # non-allow decisions numbered so far
+        self.join_sessions = join_sessions  # a session id seen in two files is one session
+        self.reported = 0  # records numbered so far (non-allow decisions and skipped tools)
+        self._numbers: Counter[str] = Counter()  # per file: the last number given
+        self._file_calls = 0  # tool calls read from the current file
         self._live: dict[str, _Live] = {}
 
-    def live_session(self, name: str) -> Any:
-        """The guard session of a session being replayed (None once it is over)."""
-        live = self._live.get(name)
+    def live_session(self, key: str) -> Any:
+        """The guard session of a session being replayed (None once it is over); `key` as in records."""
+        live = self._live.get(key)
         return None if live is None else live.session
+
+    def _key(self, session: str, file: str) -> str:
+        """Sessions are per file unless joined: the same id in two files is two sessions."""
+        return session if self.join_sessions or session == file else f"{session} ({file})"
 
     def run(self, inputs: Iterable[str | Transcript], input_format: str | None = None) -> Iterator[Record]:
         """Replay files (paths or opened transcripts) in order; sessions end with their events.
@@ -156,6 +102,7 @@ class Replayer:
             except InputError as exc:
                 yield from exc.findings
                 continue
+            self._file_calls = 0
             try:
                 for count, event in enumerate(transcript.events(), 1):
                     if isinstance(event, Finding):
@@ -165,10 +112,24 @@ class Replayer:
                     if self.progress is not None and count % 2048 == 0:
                         self.progress(done_bytes + transcript.source.bytes_read)
             except InputError as exc:
+                yield from self._end_file(transcript.source.name, incomplete=True)
                 yield from exc.findings
+            else:
+                yield from self._end_file(transcript.source.name, incomplete=False)
+                if not self._file_calls:
+                    yield _no_calls(transcript)
             done_bytes += transcript.source.size
-        for name in list(self._live):
-            yield from self._end(name)
+        for key in list(self._live):
+            yield from self._end(key)
+
+    def _end_file(self, file: str, incomplete: bool) -> Iterator[Record]:
+        """At the end of a file, its sessions end too (unless sessions are joined across files)."""
+        if self.join_sessions and not incomplete:
+            return
+        for key, live in list(self._live.items()):
+            if live.file == file:
+                live.summary.incomplete = incomplete
+                yield from self._end(key)
 
     def position(self, session: str, seq: int) -> tuple[str, int, Any] | None:
         """(file, line, arguments) of call `seq` of a session, when `track_calls` is on."""
@@ -176,21 +137,23 @@ class Replayer:
 
     # -- events ----------------------------------------------------------------
     def _state(self, name: str, file: str) -> _Live:
-        live = self._live.get(name)
+        key = self._key(name, file)
+        live = self._live.get(key)
         if live is None:
-            session = self.guard.session(name, agent=self.agent)
+            session = self.guard.session(key, agent=self.agent)
             turn = (session.config.get("turn") or {}) if isinstance(session.config, dict) else {}
             context = turn.get("context_messages", 4)
-            live = _Live(session, name, (context if isinstance(context, int) else 4) + 2)
-            self._live[name] = live
+            live = _Live(session, name, (context if isinstance(context, int) else 4) + 2, key, file)
+            self._live[key] = live
         if file and file not in live.summary.files:
             live.summary.files.append(file)
         return live
 
     def _event(self, event: ev.Event) -> Iterator[Record]:
         if isinstance(event, ev.EndOfSession):
-            if event.session in self._live:
-                yield from self._end(event.session)
+            key = self._key(event.session, event.file)
+            if key in self._live and not self.join_sessions:  # joined sessions end with the last file
+                yield from self._end(key)
             return
         live = self._state(event.session, event.file)
         if isinstance(event, ev.ToolResult):
@@ -211,6 +174,7 @@ class Replayer:
             live.tail.append({"role": "system", "content": event.text})
         elif isinstance(event, ev.AssistantMessage):
             live.tail.append({"role": "assistant", "content": event.text})
+            self._file_calls += len(event.tool_calls)
             if event.tool_calls:
                 for call in event.tool_calls:
                     if call.id in live.round:
@@ -247,7 +211,7 @@ class Replayer:
         before = session.before_call(call.name, call.arguments, call_id=call.id, run_id=pending.run_id)
         summary.calls += 1
         if self.track_calls:
-            self._calls[(summary.session, before.seq)] = (pending.file, pending.line, call.arguments)
+            self._calls[(live.key, before.seq)] = (pending.file, pending.line, call.arguments)
             if len(self._calls) > _TRACKED_CALLS:
                 self._calls.popitem(last=False)
         summary.after_breaker += closed
@@ -275,10 +239,14 @@ class Replayer:
                   args: Any) -> Iterator[Record]:
         if decision.action == "allow":
             if decision.phase == "before":
-                yield DecisionRecord(0, live.summary.session, file, line, decision, closed, args)
+                yield DecisionRecord(0, live.summary.session, file, line, decision, closed, args, live.key)
             return
+        yield DecisionRecord(self._number(file), live.summary.session, file, line, decision, closed, args, live.key)
+
+    def _number(self, file: str) -> int:
         self.reported += 1
-        yield DecisionRecord(self.reported, live.summary.session, file, line, decision, closed, args)
+        self._numbers[file] += 1
+        return self._numbers[file]
 
     def _finish_round(self, live: _Live, event: ev.AssistantMessage) -> Iterator[Record]:
         outcome = live.session.finish_round(event.text)
@@ -287,14 +255,17 @@ class Replayer:
         exp = outcome.expectation
         live.summary.skipped += 1
         live.summary.retries += outcome.action == "retry"
+        user_text = str(live.last_user["content"]) if live.last_user else ""
+        keyword, keyword_set = matched_keyword(live.session.config, exp.rule, user_text)
         yield SkippedTool(live.summary.session, event.file, event.line, live.session.turn, exp.call, exp.tool,
                           exp.reason, outcome.problem, outcome.action == "retry", outcome.retries,
-                          outcome.message)
+                          outcome.message, self._number(event.file), exp.rule, keyword, keyword_set, user_text,
+                          live.key)
 
-    def _end(self, name: str) -> Iterator[Record]:
-        live = self._live[name]
+    def _end(self, key: str) -> Iterator[Record]:
+        live = self._live[key]
         yield from self._flush(live)
-        del self._live[name]
+        del self._live[key]
         yield live.summary
 
     def _warn(self, finding: Finding, live: _Live | None) -> Iterator[Record]:
@@ -304,7 +275,15 @@ class Replayer:
 
 
 def _warning(file: str, line: int, message: str, code: str, hint: str = "") -> Finding:
-    return Finding(file, line, 0, "warning", message, hint=hint, code=code)
+    return Finding(file, max(line, 1), 1, "warning", message, hint=hint, code=code)
+
+
+def _no_calls(transcript: Transcript) -> Finding:
+    """Never pass silently: a file with no tool call checked nothing."""
+    return Finding(transcript.source.name, 1, 1, "error",
+                   f"no tool calls found: the file was read as {transcript.label} ({transcript.format}) "
+                   "and nothing in it reached the guard", code="no-tool-calls",
+                   hint="if it is another format, pass --input-format; see the input warnings above")
 
 
 def _text(content: Any) -> str:

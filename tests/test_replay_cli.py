@@ -30,7 +30,8 @@ def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert "  1 turn, 10 tool calls: 4 allow, 3 warn, 1 critical, 2 breaker" in out
     assert f"  #1  {POLL}:118  turn 1 call 5  command_status  WARN  known_poll_no_progress (count 3)" in out
     assert "BREAKER  known_poll_no_progress (count 7, escalated)" in out
-    assert "after a breaker: the recorded agent kept calling" in out
+    assert "      … and 1 more call blocked by the same loop (#6)" in out  # folded after its breaker
+    assert "#6  " not in out
     assert out.rstrip().splitlines()[-2].startswith("summary: 1 session, 1 turn, 10 tool calls — 3 warn, 1 critical")
 
 
@@ -57,7 +58,9 @@ def test_github_annotations(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "replay", "--rules", RULES, "--format", "github", POLL)
     lines = out.splitlines()
     assert sum(line.startswith("::warning file=") for line in lines) == 3
-    assert sum(line.startswith("::error file=") for line in lines) == 3
+    assert sum(line.startswith("::error file=") for line in lines) == 2
+    assert sum(line.startswith("::notice file=") and "1 more call blocked by the same loop (#6)" in line
+               for line in lines) == 1
     assert lines[0].startswith(f"::warning file={POLL},line=118,title=loopguard warn%3A known_poll_no_progress::")
 
 
@@ -100,7 +103,7 @@ def test_invalid_arguments_do_not_stop_the_replay(capsys: pytest.CaptureFixture[
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, out, _ = run(capsys, "replay", str(path))
     assert code == 0 and "1 tool call: 1 allow" in out
-    assert f"{path}:2: the arguments of call a (w) are not valid JSON; replayed as raw text" in out
+    assert f"{path}:2:1: the arguments of call a (w) are not valid JSON; replayed as raw text" in out
 
 
 def test_bad_rules_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

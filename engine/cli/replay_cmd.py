@@ -1,9 +1,10 @@
 """`loopguard replay FILE...`: what would loopguard have decided on recorded transcripts?
 
 Exit codes: 0 done (and nothing reached `--fail-on`), 1 a decision reached the
-`--fail-on` level (a skipped required tool counts as `warn`), 2 usage error,
-unreadable rules, or an unreadable input file (the other files are still
-replayed and reported).
+`--fail-on` level (a skipped required tool counts as `warn`) or, under
+`--fail-on`, an input warning dropped data; 2 usage error, unreadable rules,
+or an input file that could not be read or held no tool call (the other
+files are still replayed and reported). `FILE` may be `-`: standard input.
 """
 
 from __future__ import annotations
@@ -11,24 +12,27 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
-from ..decision import RANK
 from ..errors import LoopguardError, RulesError
 from ..findings import Finding
 from ..replay import Replayer
 from ..transcripts import FORMATS
-from .replay_output import GithubReport, JsonReport, TextReport
+from .replay_machine import GithubReport, JsonReport
+from .replay_output import TextReport
 
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller inputs replay in a blink: no progress bar
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by `replay` and `explain`."""
-    parser.add_argument("files", nargs="+", metavar="FILE", help="transcript files (JSON or JSONL)")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="transcript files (JSON or JSONL, also gzipped); - reads standard input")
     parser.add_argument("--rules", metavar="R", help="rules file or builtin:NAME (default: the bundled builtin:default rules)")
     parser.add_argument("--agent", metavar="A", help="use the per-agent overrides of agent A from the rules")
     parser.add_argument("--input-format", choices=FORMATS, help="skip format detection and read FILEs as this")
+    parser.add_argument("--join-sessions", action="store_true",
+                        help="a session id seen in several files is one session (default: sessions are per file)")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -38,11 +42,13 @@ def add_parser(subparsers: Any) -> None:
                     "where it would have warned, blocked or stopped the agent, and where a required "
                     "tool was skipped.")
     add_common(parser)
-    parser.add_argument("--format", choices=("text", "json", "github"), default="text",
-                        help="report format: text (default), json (JSON lines), github (workflow annotations)")
+    parser.add_argument("--format", choices=("text", "json", "github", "html"), default="text",
+                        help="report format: text (default), json (JSON lines), github (workflow annotations), "
+                             "html (one self-contained page; use with -o)")
+    parser.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH instead of standard output")
     parser.add_argument("--fail-on", choices=("warn", "critical", "breaker"),
-                        help="exit 1 when any decision reaches this level")
-    parser.add_argument("--explain", type=int, metavar="N", help="explain decision #N instead of the report")
+                        help="exit 1 when any decision reaches this level, or any input warning dropped data")
+    parser.add_argument("--explain", metavar="N", help="explain decision N (or FILE#N) instead of the report")
     parser.set_defaults(run=run)
 
 
@@ -96,15 +102,28 @@ def run(args: argparse.Namespace) -> int:
     if args.explain is not None:
         from .explain_cmd import explain
 
-        return explain(args, args.explain)
+        return explain(args, str(args.explain))
     guard = load_guard(args.rules)
     if guard is None:
         return 2
-    out = sys.stdout
-    reporter: Any = {"text": lambda: TextReport(out, args.rules or "builtin:default"),
-                "json": lambda: JsonReport(out), "github": lambda: GithubReport(out)}[args.format]()
+    try:
+        out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    except OSError as exc:
+        print(f"{args.output}: error: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    try:
+        return _replay(args, guard, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
+    rules = args.rules or "builtin:default"
+    reporter: Any = {"text": lambda: TextReport(out, rules), "json": lambda: JsonReport(out),
+                     "github": lambda: GithubReport(out), "html": lambda: _html(out, rules)}[args.format]()
     progress = make_progress(args.files)
-    replayer = Replayer(guard, args.agent, progress)
+    replayer = Replayer(guard, args.agent, progress, join_sessions=args.join_sessions)
     try:
         for record in replayer.run(args.files, args.input_format):
             if isinstance(record, Finding) and record.level == "error":
@@ -116,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
     reporter.finish()
     if reporter.totals.errors:
         return 2
-    if args.fail_on and reporter.totals.worst >= RANK[args.fail_on]:
-        return 1
-    return 0
+    return 1 if reporter.totals.failed(args.fail_on) else 0
+
+
+def _html(out: TextIO, rules: str) -> Any:
+    from .replay_html import HtmlReport
+
+    return HtmlReport(out, rules)

@@ -1,8 +1,13 @@
-"""The three report formats of `loopguard replay`: text, json (JSON lines) and github.
+"""The text report of `loopguard replay`, and what every report format shares.
 
 Each reporter receives the replay's records one by one (`add`) and writes as
 early as it can; `finish` writes the summary. The text report buffers one
 session's lines so it can print the session's header (its counts) first.
+Once a breaker has closed the tools, the decisions that continue the same
+loop (same session, turn, detector and pattern) are folded into one line
+(`Fold`); they keep their numbers, so `explain` still finds each. JSON lines
+and GitHub annotations live in `replay_machine.py`, the page in
+`replay_html.py`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any, TextIO
 
 from ..decision import RANK
 from ..findings import Finding
-from ..replay import DecisionRecord, Record, SessionSummary, SkippedTool
+from ..replay import DROPS_DATA, DecisionRecord, Record, SessionSummary, SkippedTool
 
 LEGEND = ("warn = the call runs and the model gets a note; critical = the call is blocked; "
           "breaker = the call is blocked and tools are closed for the rest of the turn")
@@ -30,6 +35,7 @@ class Totals:
     actions: Counter[str] = field(default_factory=Counter)
     skipped: int = 0
     warnings: int = 0
+    dropped: int = 0  # input warnings that mean some input was not fed to the guard
     errors: int = 0
     worst: int = 0  # highest RANK reached by a decision (a skipped required tool counts as warn)
 
@@ -49,17 +55,24 @@ class Totals:
                 self.errors += 1
             else:
                 self.warnings += 1
+                self.dropped += record.code in DROPS_DATA
+
+    def failed(self, fail_on: str | None) -> bool:
+        """`--fail-on`: a decision at that level, or any input warning that dropped data."""
+        return bool(fail_on) and (self.worst >= RANK[str(fail_on)] or self.dropped > 0)
 
     def to_dict(self) -> dict[str, Any]:
         return {"record": "summary", "sessions": self.sessions, "turns": self.turns, "calls": self.calls,
                 "actions": {a: self.actions.get(a, 0) for a in RANK}, "skipped_required_tool": self.skipped,
-                "input_warnings": self.warnings, "input_errors": self.errors}
+                "input_warnings": self.warnings, "input_warnings_dropping_data": self.dropped,
+                "input_errors": self.errors}
 
     def line(self) -> str:
         acts = ", ".join(f"{self.actions.get(a, 0)} {a}" for a in ("warn", "critical", "breaker"))
         return (f"summary: {_n(self.sessions, 'session')}, {_n(self.turns, 'turn')}, "
                 f"{_n(self.calls, 'tool call')} — {acts}; {_n(self.skipped, 'skipped required tool')}; "
-                f"{_n(self.warnings, 'input warning')}" + (f"; {_n(self.errors, 'unreadable input')}" if self.errors else ""))
+                f"{_n(self.warnings, 'input warning')}" + (f" ({self.dropped} dropped data)" if self.dropped else "")
+                + (f"; {_n(self.errors, 'unreadable input')}" if self.errors else ""))
 
 
 def _n(count: int, noun: str) -> str:
@@ -73,6 +86,46 @@ def short(text: Any, limit: int = 160) -> str:
 
 def where(file: str, line: int) -> str:
     return f"{file}:{line}" if line else file
+
+
+def position(finding: Finding) -> str:
+    """`file:line:col`, the same for errors and warnings (`1:1` for the whole file)."""
+    return f"{finding.file}:{max(finding.line, 1)}:{max(finding.col, 1)}"
+
+
+def loop_of(record: DecisionRecord) -> tuple[Any, ...]:
+    """What makes two decisions "the same loop": session, turn, detector and the pattern's key."""
+    top = record.decision.top
+    return (record.key, record.decision.turn, record.decision.detector, top.key if top else None)
+
+
+class Fold:
+    """Counts the decisions after a breaker that continue its loop, for one summary line."""
+
+    def __init__(self) -> None:
+        self.loop: tuple[Any, ...] | None = None
+        self.folded: list[int] = []
+
+    def take(self, record: DecisionRecord) -> bool:
+        """True when `record` is folded; otherwise the caller shows it (after `flush()`)."""
+        loop = loop_of(record)
+        if record.after_breaker and loop == self.loop:
+            self.folded.append(record.index)
+            return True
+        self.loop = loop if record.decision.action == "breaker" else None
+        return False
+
+    def flush(self) -> list[str]:
+        if not self.folded:
+            return []
+        first, last, count = self.folded[0], self.folded[-1], len(self.folded)
+        self.folded = []
+        numbers = f"#{first}" if count == 1 else f"#{first}–#{last}"
+        return [f"      … and {_n(count, 'more call')} blocked by the same loop ({numbers})"]
+
+    def reset(self) -> list[str]:
+        lines, self.loop = self.flush(), None
+        return lines
 
 
 def decision_line(record: DecisionRecord) -> list[str]:
@@ -96,9 +149,12 @@ def skipped_line(record: SkippedTool) -> list[str]:
             "text_only": "answered with text"}.get(record.problem, record.problem)
     then = (f"a retry would have been sent ({record.retries} so far this turn)" if record.retry
             else "retries were used up: the answer would carry an 'unreliable' warning")
-    lines = [f"  -   {where(record.file, record.line)}  turn {record.turn}  SKIPPED REQUIRED TOOL {record.call}",
+    matched = f"intent {record.intent}" + (f", matched {json.dumps(record.keyword, ensure_ascii=False)} of "
+                                           f"keyword set {record.keyword_set}" if record.keyword else "")
+    lines = [f"  #{record.index}  {where(record.file, record.line)}  turn {record.turn}  "
+             f"SKIPPED REQUIRED TOOL {record.call}",
              f"      the model {what} without calling it; {then}.",
-             f"      why required: {short(record.reason)}"]
+             f"      why required ({matched}): {short(record.reason)}"]
     if record.retry and record.retry_message:
         lines.append(f"      retry message: {short(record.retry_message)}")
     return lines
@@ -114,6 +170,8 @@ def session_header(summary: SessionSummary) -> list[str]:
 
 
 def session_footer(summary: SessionSummary) -> list[str]:
+    if summary.incomplete:
+        return ["  the file could not be read to the end (see the error above): the replay stopped there"]
     parts = []
     if summary.ran_despite_block:
         parts.append(f"{_n(summary.ran_despite_block, 'call')} that loopguard would have blocked still ran in "
@@ -132,86 +190,43 @@ class TextReport:
     def __init__(self, out: TextIO, rules: str) -> None:
         self.out = out
         self.totals = Totals()
-        self.pending: list[str] = []
+        self.pending: dict[str, list[str]] = {}  # per session key: its lines so far
+        self.folds: dict[str, Fold] = {}
         self.warnings: list[Finding] = []
         print(f"loopguard replay (rules: {rules})", file=out)
 
     def add(self, record: Record) -> None:
         self.totals.add(record)
         if isinstance(record, DecisionRecord) and record.index:
-            self.pending.extend(decision_line(record))
+            fold = self.folds.setdefault(record.key, Fold())
+            if not fold.take(record):
+                lines = self.pending.setdefault(record.key, [])
+                lines.extend(fold.flush())
+                lines.extend(decision_line(record))
         elif isinstance(record, SkippedTool):
-            self.pending.extend(skipped_line(record))
+            lines = self.pending.setdefault(record.key, [])
+            lines.extend(self.folds.setdefault(record.key, Fold()).reset())
+            lines.extend(skipped_line(record))
         elif isinstance(record, SessionSummary):
-            body = self.pending or ["  no warnings: every call would have been allowed"]
-            print("", *session_header(record), *body, *session_footer(record), sep="\n", file=self.out)
-            self.pending = []
+            self._session(record)
         elif isinstance(record, Finding) and record.level != "error":
             self.warnings.append(record)
+
+    def _session(self, summary: SessionSummary) -> None:
+        lines = self.pending.pop(summary.key, [])
+        fold = self.folds.pop(summary.key, None)
+        lines += fold.flush() if fold else []
+        if not lines and not summary.incomplete:
+            lines = ["  no warnings: every call would have been allowed" if summary.calls
+                     else "  no tool calls in this session"]
+        print("", *session_header(summary), *lines, *session_footer(summary), sep="\n", file=self.out)
 
     def finish(self) -> None:
         if self.warnings:
             print(f"\ninput warnings ({len(self.warnings)}):", file=self.out)
             for finding in self.warnings:
-                print(f"  {where(finding.file, finding.line)}: {finding.message}", file=self.out)
+                dropped = " [dropped data]" if finding.code in DROPS_DATA else ""
+                print(f"  {position(finding)}: {finding.message}{dropped}", file=self.out)
         print("", self.totals.line(), sep="\n", file=self.out)
         if sum(self.totals.actions.get(a, 0) for a in ("warn", "critical", "breaker")):
             print(f"  ({LEGEND})", file=self.out)
-
-
-class JsonReport:
-    """JSON lines: one object per record, each with a `record` member saying its kind."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.totals = Totals()
-
-    def _write(self, data: dict[str, Any]) -> None:
-        self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
-
-    def add(self, record: Record) -> None:
-        self.totals.add(record)
-        if isinstance(record, DecisionRecord):
-            if record.index:
-                self._write(record.to_dict())
-        elif isinstance(record, Finding):
-            if record.level != "error":
-                self._write({"record": "warning", **record.to_dict()})
-        else:
-            self._write(record.to_dict())
-
-    def finish(self) -> None:
-        self._write(self.totals.to_dict())
-
-
-def _escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
-
-
-class GithubReport:
-    """GitHub Actions workflow commands: one annotation per finding, then the summary line."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.totals = Totals()
-
-    def _annotate(self, kind: str, file: str, line: int, title: str, message: str) -> None:
-        props = f"file={_escape(file, True)}" + (f",line={line}" if line else "") + f",title={_escape(title, True)}"
-        print(f"::{kind} {props}::{_escape(message)}", file=self.out)
-
-    def add(self, record: Record) -> None:
-        self.totals.add(record)
-        if isinstance(record, DecisionRecord) and record.index:
-            d, top = record.decision, record.decision.top
-            kind = "warning" if d.action == "warn" else "error"
-            text = f"{d.tool} call {d.seq} (turn {d.turn}): {top.message if top else d.message}"
-            self._annotate(kind, record.file, record.line, f"loopguard {d.action}: {d.detector}", text)
-        elif isinstance(record, SkippedTool):
-            self._annotate("warning", record.file, record.line, "loopguard: skipped required tool",
-                           f"turn {record.turn}: the model answered without calling {record.call}")
-        elif isinstance(record, Finding) and record.level != "error":
-            self._annotate("warning", record.file, record.line, "loopguard: input", record.message)
-
-    def finish(self) -> None:
-        print(self.totals.line(), file=self.out)

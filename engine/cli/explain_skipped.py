@@ -1,0 +1,51 @@
+"""`loopguard explain` for a skipped required tool, and reading a decision id (`N`, `FILE#N`).
+
+A skipped required tool is explained by what made the tool required: the
+intent that matched the user's message, its condition as written in the
+rules, the keyword that matched (and its set), and what the turn looked
+like when the model answered without the call.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..replay import SkippedTool
+from ..replay_intents import intent_rule
+from ..transcripts.source import STDIN, STDIN_NAME
+from .replay_output import short, where
+
+
+def parse_id(wanted: str, files: list[str]) -> tuple[str | None, int] | str:
+    """(file or None, number) of `N` or `FILE#N`; a message when it is not one."""
+    file, sep, number = wanted.rpartition("#")
+    if not number.isdigit() or int(number) < 1:
+        return f"{wanted!r} is not a decision: use N (a number from 1) or FILE#N, as `loopguard replay` shows them"
+    if sep and file not in files and not (file == STDIN_NAME and STDIN in files):
+        return f"{file!r} is not one of the files given"
+    if not sep and len(set(files)) > 1:
+        return f"decision numbers count per file: with several files, name it FILE#{number}"
+    return (file if sep else None), int(number)
+
+
+def render_skipped(record: SkippedTool, config: Any) -> list[str]:
+    rule = intent_rule(config, record.intent) or {}
+    matched = (f"keyword {json.dumps(record.keyword, ensure_ascii=False)} of set {record.keyword_set} "
+               "in the user's message"
+               if record.keyword else "the condition held on the user's message and its context")
+    lines = [f"decision #{record.index} at {where(record.file, record.line)}: SKIPPED REQUIRED TOOL {record.call}",
+             f"  session {record.session}, turn {record.turn}",
+             f"  intent: {record.intent} ({matched})",
+             f"  condition: {json.dumps(rule.get('when'), ensure_ascii=False)}",
+             f"  requires: {json.dumps(rule.get('require'), ensure_ascii=False)}",
+             f"  why: {short(record.reason, 240)}",
+             f"  user message: {short(record.user_text, 240)}",
+             f"  the model {record.problem.replace('_', ' ')}: it answered without calling {record.tool}",
+             f"  retries this turn: {record.retries} (turn.max_incomplete_tool_retries = "
+             f"{json.dumps((config.get('turn') or {}).get('max_incomplete_tool_retries'))})"]
+    if record.retry and record.retry_message:
+        lines.append(f"  a runtime would have sent: {short(record.retry_message, 240)}")
+    else:
+        lines.append("  retries were used up: the answer would carry an 'unreliable' warning")
+    return lines
