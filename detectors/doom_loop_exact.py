@@ -64,6 +64,18 @@ WINDOW_OPTIONS: dict[str, Any] = {
 }
 
 
+def window_config(options: Mapping[str, Any], window: int) -> dict[str, Any]:
+    """The compiled `WINDOW_OPTIONS` shared by the doom-loop detectors."""
+    return {
+        "window": int(options.get("window", window)),
+        "threshold": int(options.get("threshold", 3)),
+        "same": options.get("outcome", "same") == "same",
+        "turn_scope": options.get("scope", "session") == "turn",
+        "level": options.get("level", "critical"),
+        "exempt": frozenset(options.get("exempt") or ()),
+    }
+
+
 class DoomLoopExact(Detector):
     id = "doom_loop_exact"
     levels = ("warn", "critical", "breaker")
@@ -79,16 +91,8 @@ class DoomLoopExact(Detector):
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        return {
-            "window": int(options.get("window", 8)),
-            "threshold": int(options.get("threshold", 3)),
-            "poll_threshold": int(options.get("poll_threshold", 6)),
-            "same": options.get("outcome", "same") == "same",
-            "turn_scope": options.get("scope", "session") == "turn",
-            "level": options.get("level", "critical"),
-            "exempt": frozenset(options.get("exempt") or ()),
-            "polls": PollMatcher.from_config(config),
-        }
+        return {**window_config(options, 8), "poll_threshold": int(options.get("poll_threshold", 6)),
+                "polls": PollMatcher.from_config(config)}
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         exempt = cfg["exempt"]

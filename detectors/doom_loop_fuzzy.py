@@ -40,7 +40,7 @@ from loopguard.history import VETO, Call, SessionState, entry_of
 from loopguard.hookspecs import hookimpl
 from loopguard.window import TurnWindow
 
-from .doom_loop_exact import WINDOW_OPTIONS
+from .doom_loop_exact import WINDOW_OPTIONS, window_config
 
 _TOOL, _GRAMS, _SEQ, _ROUND = range(4)  # fields of a window item (a small tuple)
 
@@ -60,16 +60,8 @@ class DoomLoopFuzzy(Detector):
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        return {
-            "window": int(options.get("window", 6)),
-            "threshold": int(options.get("threshold", 3)),
-            "min_chars": int(options.get("min_chars", 50)),
-            "similarity": float(options.get("similarity", 0.8)),
-            "same": options.get("outcome", "same") == "same",
-            "turn_scope": options.get("scope", "session") == "turn",
-            "level": options.get("level", "critical"),
-            "exempt": frozenset(options.get("exempt") or ()),
-        }
+        return {**window_config(options, 6), "min_chars": int(options.get("min_chars", 50)),
+                "similarity": float(options.get("similarity", 0.8))}
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         if call.tool in cfg["exempt"]:
