@@ -112,7 +112,7 @@ def line_set(text: str) -> frozenset[str]:
 class OutcomeReader:
     """Reads failure, shape, status and near-equality off outcome texts."""
 
-    def __init__(self, config: Mapping[str, Any], history_size: int = 30) -> None:
+    def __init__(self, config: Mapping[str, Any]) -> None:
         block = config.get("outcomes") or {}
         self.near = float(block.get("near_similarity", 0.8) or 0)
         self.markers = Markers(block.get("failure_markers"), block.get("status_markers"))
@@ -146,17 +146,22 @@ class OutcomeReader:
             entry.shape = same
 
     def _starts_failed(self, text: str) -> bool:
-        return bool(self.prefixes) and text[:64].lstrip(_LEAD).lower().startswith(self.prefixes)
-
-    def failed(self, text: str | None, error: bool) -> bool:
-        """The call itself failed: an error reported by the host, a failure prefix or marker."""
-        if error:
-            return True
-        return text is not None and (self._starts_failed(text) or bool(self.markers.found(text) & 1))
-
-    def status(self, tool: str, text: str | None) -> bool:
-        """The call looks like a poll: its name says so, or its result reports progress."""
-        return self.polling_name(tool) or (text is not None and bool(self.markers.found(text) & 2))
+        """The text starts with a failure prefix as a word (`Error: …`, `{"error": "…"}`)."""
+        if not self.prefixes:
+            return False
+        head = text[:64].lstrip(_LEAD).lower()
+        if not head.startswith(self.prefixes):
+            return False
+        for prefix in self.prefixes:
+            if head.startswith(prefix):
+                rest = head[len(prefix):]
+                if rest[:1].isalnum() or rest[:1] == "_":
+                    continue  # part of a longer word: `errors`, `error_count`
+                if rest[:1] == '"':  # a JSON key: a failure unless its value is empty
+                    value = rest[1:].lstrip(" :")
+                    return not value.startswith(("null", "false", '""', "[]", "{}", "0"))
+                return True
+        return False
 
     def polling_name(self, tool: str) -> bool:
         """Whether the tool's name says it polls (remembered per name)."""

@@ -118,6 +118,6 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         turn_policy=TurnPolicy.from_config(config),
         drop_fields=drop,
         per_tool=per_tool,
-        outcome_reader=(OutcomeReader(config, int(loop.get("history_size", 30)))
+        outcome_reader=(OutcomeReader(config)
                         if any(getattr(s.detector, "reads_outcomes", False) for s in stages) else None),
     )
