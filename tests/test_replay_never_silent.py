@@ -126,3 +126,15 @@ def test_the_issue_cases_now_read_their_calls(capsys: pytest.CaptureFixture[str]
     assert code == 0
     assert "2 turns, 3 tool calls" in out  # Gemini: function responses are no turns
     assert "unknown role 'exit'" not in out
+
+
+def test_an_unwritable_output_path_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "missing-dir" / "report.html"
+    code, out, err = run(capsys, "replay", "--format", "html", "-o", str(target), POLL)
+    assert code == 2 and out == "" and f"{target}: error: cannot write the report" in err
+
+
+def test_empty_standard_input_is_an_error(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    code, _, err = run(capsys, "replay", "-")
+    assert code == 2 and "<stdin>:1:1: error: the file is empty" in err
