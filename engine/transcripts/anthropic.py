@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conversation import Context, Stream
+from .conversation import Context, Stream, no_events, system_context
 from .events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
 from .source import warning
 
@@ -40,14 +40,10 @@ def _blocks(content: Any) -> list[Any]:
 class AnthropicTranslator:
     """Stateless: every message is translated on its own."""
 
-    def field(self, key: str, value: Any, ctx: Context) -> Stream:
-        if key == "system":
-            text = content_text(value)
-            if text:
-                yield SystemMessage(ctx.session, text, ctx.run_id, ctx.file, ctx.line)
+    flush = staticmethod(no_events)
 
-    def flush(self, ctx: Context) -> Stream:
-        return iter(())
+    def field(self, key: str, value: Any, ctx: Context) -> Stream:
+        return system_context(content_text(value), ctx) if key == "system" else no_events(ctx)
 
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
         role = obj.get("role")

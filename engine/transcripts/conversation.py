@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..findings import Finding
-from .events import EndOfSession, Event, ToolCall
+from .events import EndOfSession, Event, SystemMessage, ToolCall
 from .jsonstream import stream_document
 from .source import Source, input_error, json_lines, warning
 
@@ -70,6 +70,17 @@ def read_conversations(source: Source, fmt: Format, layout: str) -> Stream:
         yield from _jsonl(source, fmt)
     else:
         yield from _document(source, fmt)
+
+
+def system_context(text: str, ctx: Context) -> Stream:
+    """A container member that is system context (`system`, `instructions`, `systemInstruction`)."""
+    if text:
+        yield SystemMessage(ctx.session, text, ctx.run_id, ctx.file, ctx.line)
+
+
+def no_events(ctx: Context) -> Stream:
+    """`Translator.flush` of a translator that holds nothing back."""
+    return iter(())
 
 
 def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[Any, Finding | None]:

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from .conversation import Context, Stream
-from .events import AssistantMessage, SystemMessage, ToolCall, ToolResult, UserMessage
+from .conversation import Context, Stream, no_events, system_context
+from .events import AssistantMessage, ToolCall, ToolResult, UserMessage
 from .source import warning
 
 NAME = "gemini"
@@ -46,14 +46,12 @@ class GeminiTranslator:
     def __init__(self) -> None:
         self._pending: dict[str, deque[str]] = {}
 
+    flush = staticmethod(no_events)
+
     def field(self, key: str, value: Any, ctx: Context) -> Stream:
         if key in ("systemInstruction", "system_instruction") and isinstance(value, dict):
-            text = _text(_parts(value))
-            if text:
-                yield SystemMessage(ctx.session, text, ctx.run_id, ctx.file, ctx.line)
-
-    def flush(self, ctx: Context) -> Stream:
-        return iter(())
+            return system_context(_text(_parts(value)), ctx)
+        return no_events(ctx)
 
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
         role = obj.get("role")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conversation import Context, Stream, read_tool_calls
+from .conversation import Context, Stream, no_events, read_tool_calls
 from .events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
 from .source import warning
 
@@ -37,11 +37,10 @@ class ChatTranslator:
     def __init__(self) -> None:
         self._legacy: list[str] = []  # ids given to legacy function_call messages, oldest first
 
-    def field(self, key: str, value: Any, ctx: Context) -> Stream:
-        return iter(())
+    flush = staticmethod(no_events)
 
-    def flush(self, ctx: Context) -> Stream:
-        return iter(())
+    def field(self, key: str, value: Any, ctx: Context) -> Stream:
+        return no_events(ctx)
 
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
         role = obj.get("role")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conversation import Context, Stream, parse_arguments
+from .conversation import Context, Stream, no_events, parse_arguments, system_context
 from .events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
 from .source import warning
 
@@ -48,8 +48,9 @@ class ResponsesTranslator:
         self._where: tuple[str, int] = ("", 0)
 
     def field(self, key: str, value: Any, ctx: Context) -> Stream:
-        if key == "instructions" and isinstance(value, str) and value:
-            yield SystemMessage(ctx.session, value, ctx.run_id, ctx.file, ctx.line)
+        if key == "instructions" and isinstance(value, str):
+            return system_context(value, ctx)
+        return no_events(ctx)
 
     def flush(self, ctx: Context) -> Stream:
         if self._text is not None or self._calls:
