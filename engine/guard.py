@@ -33,7 +33,12 @@ class Guard:
         self.document = document
         self.source = source
         self.registry = registry if registry is not None else load_registry()
+        if store is None and isinstance(document.get("store"), Mapping):
+            from .stores import store_from_config  # the rules' `store:` block
+
+            store = store_from_config(document["store"], source)
         self.store: SessionStore = store if store is not None else MemoryStore()
+        self._open_session = getattr(self.store, "open_session", None)  # shared stores
         self._policies: dict[str | None, CompiledPolicy] = {}
         self._lock = threading.Lock()
         hook = self.registry.plugin_manager.hook.loopguard_on_decision
@@ -95,6 +100,8 @@ class Guard:
         """A handle on one session; the same id (and agent) shares state."""
         policy = self.policy(agent)
         key = session_id if agent is None else f"{agent}\x00{session_id}"
+        if self._open_session is not None:
+            return self._open_session(self, session_id, agent, policy, key)  # type: ignore[no-any-return]
         state = self.store.get(key, lambda: SessionState(policy.history_size, policy.indexed))
         return Session(self, session_id, agent, policy, state)
 

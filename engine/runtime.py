@@ -24,6 +24,7 @@ how they call the model and the tools. The runtime uses only the public Session 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
@@ -290,14 +291,24 @@ def run_turn(model: Model, tools: Mapping[str, Callable[..., Any]], messages: Se
 async def arun_turn(model: Model, tools: Mapping[str, Callable[..., Any]],
                     messages: Sequence[Message], session: Any, *, run_id: str | None = None,
                     on_round: OnRound | None = None) -> TurnResult:
-    """The async twin of run_turn; model and tools may be sync or async callables."""
+    """The async twin of run_turn; model and tools may be sync or async callables.
+
+    A session whose store does network or disk I/O (`blocking_io`, e.g. RedisStore) is
+    driven from a worker thread, so the event loop never waits for the store.
+    """
     steps = _steps(tools, messages, session, run_id, on_round)
+    offload = bool(getattr(session, "blocking_io", False))
     answer: Any = None
     while True:
-        try:
-            request = steps.send(answer)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+        if offload:
+            finished, request = await asyncio.to_thread(_advance, steps, answer)
+            if finished:
+                return request  # type: ignore[no-any-return]
+        else:
+            try:
+                request = steps.send(answer)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
         if isinstance(request, _AskModel):
             answer = model(request.messages, tools_enabled=True)
             if inspect.isawaitable(answer):
@@ -310,6 +321,14 @@ async def arun_turn(model: Model, tools: Mapping[str, Callable[..., Any]],
             answer = (True, value)
         except Exception as exc:  # noqa: BLE001 — a failing tool is reported to the model
             answer = (False, _error_text(exc))
+
+
+def _advance(steps: Generator[Any, Any, TurnResult], answer: Any) -> tuple[bool, Any]:
+    """One step of the turn: (False, the next request) or (True, the TurnResult)."""
+    try:
+        return False, steps.send(answer)
+    except StopIteration as done:
+        return True, done.value
 
 
 def _discard(awaitable: Any) -> None:

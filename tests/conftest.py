@@ -11,6 +11,7 @@ from itertools import count
 from typing import Any
 
 import loopguard
+from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
 
 _CALL_IDS = count(1)
 

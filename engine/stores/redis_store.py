@@ -1,0 +1,98 @@
+"""`RedisStore`: session state in Redis or Valkey, shared by a fleet of workers.
+
+Needs the `redis` client (`pip install "loopguard-engine[redis]"`), which speaks to Redis
+and Valkey alike. A session is one hash `{prefix}{key}` with fields `v` (version token) and
+`b` (the blob); every write renews its TTL, so idle sessions expire on the server. The
+compare-and-set is one server-side Lua script (`EVALSHA`): it writes when the token is the
+one the worker read, else returns the current token and blob in the same round trip. So a
+`before_call` + `after_call` pair costs two round trips when the worker holds the session's
+newest state, three when another worker wrote it since (one more per lost race).
+
+The client never retries on its own and times out after `timeout_s`; an unreachable or slow
+server is a `StoreUnavailable` (see `versioned` for fail_mode and back-off). redis-py's
+connection pool reconnects by itself, and after a fork the child opens its own connections.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .versioned import StoreUnavailable, VersionedStore
+
+_CAS = """
+local v = redis.call('HGET', KEYS[1], 'v')
+if (v == false and ARGV[1] == '0') or v == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'b', ARGV[3])
+  if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+  return 1
+end
+return redis.call('HMGET', KEYS[1], 'v', 'b')
+"""
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    import redis
+
+    return (redis.exceptions.RedisError, OSError)
+
+
+class RedisBackend:
+    """Blobs in Redis/Valkey hashes under one key prefix."""
+
+    def __init__(self, client: Any, key_prefix: str = "loopguard:", ttl_s: float | None = 6 * 3600.0) -> None:
+        self.client = client
+        self.prefix = key_prefix
+        self.ttl_ms = 0 if ttl_s is None else max(1, int(ttl_s * 1000))
+        self._cas = client.register_script(_CAS)
+        self._errors = _errors()
+
+    def _do(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except self._errors as exc:
+            raise StoreUnavailable(f"Redis: {type(exc).__name__}: {exc}") from None
+
+    def load(self, key: str) -> tuple[int, bytes] | None:
+        token, blob = self._do(self.client.hmget, self.prefix + key, "v", "b")
+        return None if token is None or blob is None else (int(token), bytes(blob))
+
+    def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
+        answer = self._do(self._cas, keys=[self.prefix + key], args=[expected, token, blob, self.ttl_ms])
+        if answer == 1:
+            return None
+        current, stored = answer
+        return (0, b"") if current is None or stored is None else (int(current), bytes(stored))
+
+    def delete(self, key: str) -> None:
+        self._do(self.client.delete, self.prefix + key)
+
+    def count(self) -> int:
+        return sum(1 for _ in self._do(self.client.scan_iter, match=self.prefix + "*", count=1000))
+
+
+class RedisStore(VersionedStore):
+    """`RedisStore.from_url("redis://host:6379/0")`, or around a `redis.Redis` client."""
+
+    def __init__(self, client: Any, *, key_prefix: str = "loopguard:", ttl_s: float | None = 6 * 3600.0,
+                 fail_mode: str | None = None, cache_size: int = 10_000, retry_s: float = 1.0) -> None:
+        super().__init__(RedisBackend(client, key_prefix, ttl_s), fail_mode=fail_mode,
+                         cache_size=cache_size, retry_s=retry_s, name="Redis store")
+
+    @classmethod
+    def from_url(cls, url: str, *, password: str | None = None, password_env: str | None = None,
+                 timeout_s: float = 0.5, **kwargs: Any) -> RedisStore:
+        """A store on a new client for `url`; the password from `password` or the
+        environment variable `password_env` (never from the rules file)."""
+        try:
+            import redis
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+        except ImportError:
+            raise ImportError('RedisStore needs the redis client: pip install "loopguard-engine[redis]"') from None
+        if password is None and password_env:
+            password = os.environ.get(password_env)
+        options: dict[str, Any] = {} if password is None else {"password": password}
+        client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
+                                      retry=Retry(NoBackoff(), 0), retry_on_timeout=False, **options)
+        return cls(client, **kwargs)

@@ -1,0 +1,172 @@
+"""A `Session` whose state lives in a `VersionedStore`: every method is one optimistic write.
+
+Each public method runs the ordinary `Session` method on the state this process holds for
+the session, then writes it back with a compare-and-set (see `versioned`); when another
+worker wrote first, the method runs again on the newer state. Decisions are handed to
+`loopguard_on_decision` plugins only once the write landed, so a retried method notifies
+once. When the store is unavailable (or the stored state unreadable) nothing is recorded
+and `fail_mode` decides: open allows, closed blocks the call; never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..decision import Decision, Vote
+from ..history import HistoryEntry, SessionState
+from ..session import Session, _text
+from ..state_codec import StateCodecError
+from ..turns import RoundOutcome, TurnExpectation
+from .versioned import StoreUnavailable, VersionedStore
+
+if TYPE_CHECKING:
+    from ..guard import Guard
+    from ..policy import CompiledPolicy
+
+MAX_ATTEMPTS = 32  # writes lost to other workers before a method gives up (fail_mode)
+
+
+class _Deferring:
+    """Stands in for the guard while a method may still be re-run: holds back notifications."""
+
+    def __init__(self, session: StoredSession) -> None:
+        self._session = session
+
+    def _notify(self, session_id: str, decision: Decision) -> None:
+        deferred = self._session._deferred
+        if deferred is not None:
+            deferred.append(decision)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session._guard, name)
+
+
+class StoredSession(Session):
+    """One session of a shared store; safe across threads and processes."""
+
+    blocking_io = True  # each method waits for the store: async hosts run it in a thread
+
+    def __init__(self, guard: Guard, session_id: str, agent: str | None, policy: CompiledPolicy,
+                 store: VersionedStore, key: str) -> None:
+        self._store, self._key = store, key
+        self._deferred: list[Decision] | None = None
+        self._deferring = _Deferring(self)
+        super().__init__(guard, session_id, agent, policy,
+                         SessionState(policy.history_size, policy.indexed))
+
+    @property  # type: ignore[override]
+    def guard(self) -> Any:
+        return self._deferring if self._deferred is not None else self._guard
+
+    @guard.setter
+    def guard(self, value: Guard) -> None:
+        self._guard = value
+
+    # -- the public methods, each one optimistic write ----------------------
+    def begin_turn(self, messages: Sequence[Any], tools: Iterable[str] | None = None
+                   ) -> TurnExpectation | None:
+        return self._run(lambda: Session.begin_turn(self, messages, tools), lambda exc: None)
+
+    def finish_round(self, text: str | None) -> RoundOutcome:
+        return self._run(lambda: Session.finish_round(self, text),
+                         lambda exc: RoundOutcome("finish", None, text, None, 0))
+
+    def begin_round(self) -> int:
+        return self._run(lambda: Session.begin_round(self), lambda exc: 0)
+
+    def end_round(self) -> None:
+        self._run(lambda: Session.end_round(self), lambda exc: None)
+
+    def compacted(self) -> None:
+        self._run(lambda: Session.compacted(self), lambda exc: None)
+
+    def before_call(self, tool: Any, args: Any = None, call_id: Any = None,
+                    run_id: Any = None) -> Decision:
+        return self._run(lambda: Session.before_call(self, tool, args, call_id, run_id),
+                         lambda exc: self._unavailable(exc, tool, call_id, run_id, "before"))
+
+    def after_call(self, tool: Any, args: Any = None, result: Any = None, error: Any = None,
+                   call_id: Any = None, run_id: Any = None) -> Decision:
+        return self._run(lambda: Session.after_call(self, tool, args, result, error, call_id, run_id),
+                         lambda exc: self._unavailable(exc, tool, call_id, run_id, "after"))
+
+    # -- reads: the stored state now (one round trip), else the last one seen --
+    def history(self) -> list[HistoryEntry]:
+        state = self._view()
+        with state.lock:
+            return list(state.history)
+
+    @property
+    def turn(self) -> int:
+        return self._view().turn
+
+    @property
+    def tools_closed(self) -> bool:
+        return self._view().tools_closed
+
+    @property
+    def expectation(self) -> TurnExpectation | None:
+        ts = self._view().turn_state
+        return None if ts is None else ts.expectation
+
+    # -- internals ---------------------------------------------------------
+    def _fresh(self) -> SessionState:
+        return SessionState(self._policy.history_size, self._policy.indexed)
+
+    def _view(self) -> SessionState:
+        store, policy = self._store, self._policy
+        with store.lock_for(self._key):
+            try:
+                self._state = store.refresh(self._key, self._fresh, policy.history_size, policy.indexed)[1]
+            except (StoreUnavailable, StateCodecError):
+                pass
+            return self._state
+
+    def _run(self, method: Callable[[], Any], fallback: Callable[[Exception], Any]) -> Any:
+        """Run `method` on the current state and write it back; retry when another worker won."""
+        store, key, policy = self._store, self._key, self._policy
+        size, indexed = policy.history_size, policy.indexed
+        with store.lock_for(key):
+            for _ in range(MAX_ATTEMPTS):
+                self._deferred = []
+                try:
+                    token, self._state = store.checkout(key, self._fresh, size, indexed)
+                    try:
+                        result = method()
+                    except BaseException:
+                        store.forget(key)  # half-done: never keep it
+                        raise
+                    current = store.commit(key, token, self._state)
+                    if current is not None:  # another worker wrote first: run on its state
+                        store.adopt(key, current, self._fresh, size, indexed)
+                        continue
+                except StoreUnavailable as exc:
+                    return fallback(exc)
+                except StateCodecError as exc:
+                    store.report_damaged(key, exc)
+                    return fallback(exc)
+                finally:
+                    deferred, self._deferred = self._deferred, None
+                for decision in deferred:
+                    self._guard._notify(self.id, decision)
+                return result
+        return fallback(StoreUnavailable(f"{MAX_ATTEMPTS} writes in a row lost to other workers"))
+
+    def _unavailable(self, exc: Exception, tool: Any, call_id: Any, run_id: Any, phase: str) -> Decision:
+        """The decision when the state cannot be read or written: `fail_mode` open or closed."""
+        name = tool if isinstance(tool, str) else _text(tool)
+        cid = None if call_id is None else _text(call_id)
+        rid = None if run_id is None else _text(run_id)
+        fault = f"{self._store.name}: {type(exc).__name__}: {exc}"
+        mode = self._store.fail_mode or ("closed" if self._policy.aggregator.fail_closed else "open")
+        turn = self._state.turn
+        if phase == "after" or mode == "open":
+            return Decision("allow", (), None, name, cid, 0, turn, rid, phase, faults=(fault,))
+        why = (f"loopguard cannot read or write this session's state ({self._store.name}) and "
+               "fail_mode is closed")
+        vote = Vote("store", "critical", 0, "store:unavailable", why, (), "store_unavailable")
+        text = self._policy.aggregator.render(self._state, "blocked", message=why + ".",
+                                              detector="store", count=0, tool=name)
+        return Decision("critical", (vote,), text, name, cid, 0, turn, rid, phase, "store",
+                        faults=(fault,))

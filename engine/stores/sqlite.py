@@ -1,0 +1,97 @@
+"""`SqliteStore`: session state in one SQLite file, shared by the processes of one machine.
+
+Standard library only. WAL mode, so readers never wait for the writer and a commit costs no
+fsync (`synchronous=NORMAL`: a crash of the process loses nothing, a power cut at most the
+last commits). Each write is one compare-and-set statement (see `versioned`); SQLite's own
+file lock serialises writers of several processes, and `busy_timeout_s` bounds the wait for
+it. Sessions idle for `ttl_s` (None: never) are treated as absent and purged now and then.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from typing import Any
+
+from .versioned import StoreUnavailable, VersionedStore
+
+_TABLE = "loopguard_sessions"
+_PURGE_EVERY = 1000  # writes between purges of expired sessions
+
+
+class SqliteBackend:
+    """Blobs in a table (key, token, state, expires) of one SQLite file."""
+
+    def __init__(self, path: str | os.PathLike[str], ttl_s: float | None = 6 * 3600.0,
+                 busy_timeout_s: float = 5.0) -> None:
+        self.path = os.fspath(path)
+        self.ttl_s = ttl_s
+        self.busy_timeout_s = busy_timeout_s
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
+        self._writes = 0
+
+    def _db(self) -> sqlite3.Connection:
+        """The connection of this process (a forked child opens its own)."""
+        if self._conn is None or self._pid != os.getpid():
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
+                         "token INTEGER NOT NULL, state BLOB NOT NULL, expires REAL) WITHOUT ROWID")
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+    def _expires(self, now: float) -> float | None:
+        return None if self.ttl_s is None else now + self.ttl_s
+
+    def _run(self, sql: str, args: tuple[Any, ...]) -> sqlite3.Cursor:
+        try:
+            with self._lock:
+                return self._db().execute(sql, args)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"SQLite {self.path}: {exc}") from None
+
+    def load(self, key: str) -> tuple[int, bytes] | None:
+        row = self._run(f"SELECT token, state FROM {_TABLE} WHERE key = ? AND "
+                        "(expires IS NULL OR expires >= ?)", (key, time.time())).fetchone()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
+    def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
+        now = time.time()
+        if expected:
+            cur = self._run(f"UPDATE {_TABLE} SET token = ?, state = ?, expires = ? WHERE key = ? "
+                            "AND token = ? AND (expires IS NULL OR expires >= ?)",
+                            (token, blob, self._expires(now), key, expected, now))
+        else:  # new, or replacing one that expired
+            cur = self._run(f"INSERT INTO {_TABLE} VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE "
+                            "SET token = excluded.token, state = excluded.state, expires = "
+                            f"excluded.expires WHERE {_TABLE}.expires < ?",
+                            (key, token, blob, self._expires(now), now))
+        if cur.rowcount == 1:
+            self._writes += 1
+            if self.ttl_s is not None and self._writes % _PURGE_EVERY == 0:
+                self._run(f"DELETE FROM {_TABLE} WHERE expires < ?", (now,))
+            return None
+        return self.load(key) or (0, b"")
+
+    def delete(self, key: str) -> None:
+        self._run(f"DELETE FROM {_TABLE} WHERE key = ?", (key,))
+
+    def count(self) -> int:
+        return int(self._run(f"SELECT count(*) FROM {_TABLE} WHERE expires IS NULL OR expires >= ?",
+                             (time.time(),)).fetchone()[0])
+
+
+class SqliteStore(VersionedStore):
+    """`SqliteStore("state.db")`: sessions that survive restarts, shared by local processes."""
+
+    def __init__(self, path: str | os.PathLike[str], *, ttl_s: float | None = 6 * 3600.0,
+                 fail_mode: str | None = None, cache_size: int = 10_000, busy_timeout_s: float = 5.0,
+                 retry_s: float = 1.0) -> None:
+        super().__init__(SqliteBackend(path, ttl_s, busy_timeout_s), fail_mode=fail_mode,
+                         cache_size=cache_size, retry_s=retry_s, name=f"SQLite store {os.fspath(path)}")

@@ -1,0 +1,116 @@
+"""The session state encoding: exact round trips, a bounded size, clear errors on bad blobs."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import loopguard
+from loopguard.state_codec import StateCodecError, decode, encode
+
+ALL_ON = {"version": 1,
+          "loop_detection": {"enabled": True, "warning_threshold": 3, "critical_threshold": 5,
+                             "global_circuit_breaker_threshold": 8, "unknown_tool_threshold": 3},
+          "detectors": {"doom_loop_fuzzy": {"min_chars": 10, "similarity": 0.6, "window": 8},
+                        "known_poll_no_progress": {"enabled": True}},
+          "aggregator": {"escalate_criticals": 0}}
+
+
+def _steps(seed: int, n: int) -> list[tuple]:
+    rng = random.Random(seed)
+    steps: list[tuple] = []
+    for i in range(n):
+        roll = rng.random()
+        if roll < 0.05:
+            steps.append(("turn",))
+        elif roll < 0.1:
+            steps.append(("round",))
+        elif roll < 0.13:
+            steps.append(("compacted",))
+        tool = rng.choice(["read", "write", "command_status", "serach", "list"])
+        text = rng.choice(["a", "b" * 300, "c" * 1500 + str(rng.randint(0, 2)), "数据" * 5])
+        args = {"p": text, "run": rng.randint(0, 1)}
+        outcome = rng.choice([{"result": "same"}, {"result": "running 40%"},
+                              {"error": f"Unknown tool: {tool}"}, {"error": f"line {i}: boom"},
+                              None])  # None: never answered
+        steps.append(("call", tool, args, f"c{i}", rng.choice([None, "r1"]), outcome))
+    return steps
+
+
+def _play(guard: loopguard.Guard, steps: list[tuple], round_trip: bool) -> list[dict]:
+    out = []
+    for step in steps:
+        if round_trip:  # the state goes through the codec before every method
+            state = guard.store._sessions["s"] if "s" in guard.store._sessions else None
+            if state is not None:
+                guard.store._sessions["s"] = decode(encode(state), 30, state.index is not None)
+        session = guard.session("s")
+        if step[0] == "turn":
+            out.append(repr(session.begin_turn([{"role": "user", "content": "继续 go on " * 400}])))
+        elif step[0] == "round":
+            session.begin_round()
+        elif step[0] == "compacted":
+            session.compacted()
+        else:
+            _, tool, args, cid, run, outcome = step
+            before = session.before_call(tool, args, call_id=cid, run_id=run)
+            out.append(before.to_dict())
+            if outcome is not None and not before.blocked:
+                if round_trip:
+                    state = guard.store._sessions["s"]
+                    guard.store._sessions["s"] = decode(encode(state), 30, state.index is not None)
+                    session = guard.session("s")
+                out.append(session.after_call(tool, args, call_id=cid, run_id=run, **outcome).to_dict())
+    out.append([e.to_dict() for e in guard.session("s").history()])
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_round_trip_before_every_method_changes_nothing(seed: int) -> None:
+    steps = _steps(seed, 400)
+    plain = _play(loopguard.Guard.from_dict(ALL_ON), steps, False)
+    coded = _play(loopguard.Guard.from_dict(ALL_ON), steps, True)
+    assert coded == plain
+    assert sum(1 for d in plain[:-1] if isinstance(d, dict) and d["action"] != "allow") > 10
+
+
+def test_size_stays_bounded_and_the_fuzzy_window_is_exact() -> None:
+    guard = loopguard.Guard.from_dict(ALL_ON)
+    _play(guard, _steps(5, 600), False)
+    state = guard.store._sessions["s"]
+    window = state.scratch["doom_loop_fuzzy"]
+    assert len(window.items) == 7
+    blob = encode(state)
+    again = decode(blob, 30, True)
+    for (t1, g1, s1, r1), (t2, g2, s2, r2) in zip(window.items, again.scratch["doom_loop_fuzzy"].items):
+        assert (t1, s1, r1) == (t2, s2, r2)
+        assert type(g1) is type(g2) and (g1 == g2 if isinstance(g1, (str, frozenset)) else (g1 == g2).all())
+    plain = loopguard.Guard.default()
+    _play(plain, [s for s in _steps(6, 600) if s[0] != "call" or len(s[2]["p"]) < 1000], False)
+    assert len(encode(plain.store._sessions["s"])) <= 12 * 1024
+
+
+@pytest.mark.parametrize("blob, message", [
+    (b"", "bad header"),
+    (b"PK\x03\x04zip", "bad header"),
+    (b"LGS\x02\x00[]", "format version 2"),
+    (b"LGS\x01\x00[1, 2", "truncated or damaged"),
+    (b"LGS\x01\x01xx", "truncated or damaged"),
+    (b"LGS\x01\x00{\"a\": 1}", "truncated or damaged"),
+    (b"LGS\x01\x00[0,0,0,false,false,null,[[1]],null,[],[],null,{}]", "truncated or damaged"),
+    (b"LGS\x01\x07[]", "truncated or damaged"),
+    ("text", "must be bytes"),
+])
+def test_hostile_blobs_give_a_clear_error(blob: object, message: str) -> None:
+    with pytest.raises(StateCodecError, match=message):
+        decode(blob, 30, True)  # type: ignore[arg-type]
+
+
+def test_truncated_real_blob() -> None:
+    guard = loopguard.Guard.from_dict(ALL_ON)
+    _play(guard, _steps(7, 100), False)
+    blob = encode(guard.store._sessions["s"])
+    for cut in (6, len(blob) // 2, len(blob) - 1):
+        with pytest.raises(StateCodecError):
+            decode(blob[:cut], 30, True)
