@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="OUT", help="also write the table as JSON")
     parser.add_argument("--small", action="store_true", help="tiny inputs (smoke test)")
-    parser.add_argument("--only", choices=("calls", "history", "sessions", "memory", "other"),
+    parser.add_argument("--only", choices=("calls", "history", "sessions", "memory", "stores", "other"),
                         action="append", help="run only these groups")
     args = parser.parse_args(argv)
     scale, repeats = (0.02, 2) if args.small else (1.0, 5)
@@ -156,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         "history": lambda: history_rows(scale, repeats),
         "sessions": lambda: sessions_rows(scale, repeats),
         "memory": lambda: memory_rows(scale),
+        "stores": lambda: __import__("store_bench").run(small=args.small),
         "other": lambda: external_rows(args.small),
     }
     rows: list[dict[str, Any]] = []

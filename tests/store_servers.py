@@ -40,8 +40,9 @@ def free_port() -> int:
 class ValkeyProcess:
     """A private server: `start()`, `stop()` (graceful, data kept), `url`."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, persist: bool = True) -> None:
         self.binary = binary
+        self.persist = persist  # append-only file, fsync per write (survives stop/start)
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="loopguard-valkey-")
         self.proc: subprocess.Popen[bytes] | None = None
@@ -50,7 +51,7 @@ class ValkeyProcess:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-             "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+             "--save", "", "--appendonly", "yes" if self.persist else "no", "--appendfsync", "always",
              "--protected-mode", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
