@@ -54,19 +54,26 @@ class Cycle(Detector):
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         low, high, level, exempt = cfg
-        digests = state.digests[-2 * high:]
-        if call.tool in exempt or digests.count(call.digest) in (0, len(digests)):
+        if call.tool in exempt:
+            return None
+        digests = state.digests
+        near = digests[-2 * high:]
+        seen = near.count(call.digest)
+        if seen == 0 or seen == len(near):
             return None  # a cycle needs this call among the recent ones, and some other call
         recent: list[HistoryEntry] = []  # the newest calls, newest first, grown as lengths need
         for entry in reversed(state.history):
             if entry.tool in exempt:
                 continue
+            if not recent and digests.count(entry.digest) < 2:
+                return None  # a cycle repeats the newest call too: one C-level count rules most out
             recent.append(entry)
-            length, odd = divmod(len(recent), 2)
-            if odd or length < low:
+            size = len(recent)
+            if size & 1 or size < 2 * low:
                 continue
+            length = size >> 1
             if entry.digest == call.digest and entry.round != call.round and self._repeated(call, recent, length):
-                seqs = tuple(e.seq for e in reversed(recent)) + (call.seq,)
+                seqs = (*[e.seq for e in reversed(recent)], call.seq)
                 return self.vote(level, 2 * length + 1, f"{length}:" + short(call.digest),
                                  f"a cycle of {length} calls starting with {call.tool} went round "
                                  "twice with the same results and is starting again.", seqs)

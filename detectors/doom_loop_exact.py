@@ -147,7 +147,7 @@ class DoomLoopExact(Detector):
         count = len(seqs)
         needed = cfg["poll_threshold"] if poll else cfg["threshold"]
         if count < needed or (same and ref is None):
-            return self._batch_warning(call, batch)
+            return self._batch_warning(call, batch) if batch else None
         if not same:
             what = f"in the last {cfg['window']} calls"
         else:

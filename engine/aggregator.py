@@ -22,6 +22,7 @@ from .history import Call, SessionState
 _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
 _MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is per run)
 decision_log = logging.getLogger("loopguard.decisions")
+_TEMPLATE_KEYS = {"warn": "warn_note", "critical": "blocked", "breaker": "breaker"}  # action -> message key
 
 
 def _log_has_handlers() -> bool:
@@ -61,8 +62,9 @@ class Aggregator:
         """The decision for `call`; updates escalation and warning state."""
         if not votes:
             return Decision("allow", (), None, call.tool, call.call_id, call.seq, call.turn,
-                            call.run_id, phase, None, False, False, tuple(faults))
-        ordered = tuple(sorted(votes, key=self.rank))
+                            call.run_id, phase, None, False, False, tuple(faults) if faults else ())
+        # One vote (the usual case) needs no sorting.
+        ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
         top = ordered[0]
         action = top.level
         escalated = False
@@ -80,16 +82,15 @@ class Aggregator:
             decision_log.log(logging.WARNING if action == "warn" else logging.ERROR,
                              "%s %s (seq %d, turn %d): %s [%s, count %d]", action, call.tool,
                              call.seq, call.turn, top.message, top.detector, top.count)
-        key = {"warn": "warn_note", "critical": "blocked", "breaker": "breaker"}[action]
         text = None
         if action != "warn" or notify:
             message = top.message
             if escalated:
                 message += f" (blocked {state.criticals[call.run_id]} times in this run: escalated to breaker)"
-            text = self.render(state, key, message=message, detector=top.detector,
-                               count=top.count, tool=call.tool)
+            text = self._fill(state, _TEMPLATE_KEYS[action], {"message": message, "detector": top.detector,
+                                                               "count": top.count, "tool": call.tool})
         return Decision(action, ordered, text, call.tool, call.call_id, call.seq, call.turn,
-                        call.run_id, phase, top.detector, escalated, notify, tuple(faults))
+                        call.run_id, phase, top.detector, escalated, notify, tuple(faults) if faults else ())
 
     def _should_notify(self, state: SessionState, vote: Vote) -> bool:
         bucket = vote.count // self.warn_every
@@ -103,11 +104,15 @@ class Aggregator:
 
     def render(self, state: SessionState, key: str, **fields: Any) -> str:
         """A message template in the session's language (templates looked up once per policy)."""
+        return self._fill(state, key, fields)
+
+    def _fill(self, state: SessionState, key: str, fields: dict[str, Any]) -> str:
+        """`render` with the fields as one dict (a blocked call renders on the hot path)."""
         lang = state.lang or messages.language(self.config, "")
         template = self._templates.get((key, lang))
         if template is None:
             template = self._templates[(key, lang)] = messages.template(self.config, key, lang)
-        return messages.fill(template, **fields)
+        return messages.fill_map(template, fields)
 
     def fault_vote(self, detector_id: str, source: str, error: str) -> Vote | None:
         """With `fail_mode: closed`, a failing detector votes critical."""

@@ -62,6 +62,11 @@ def template(config: Mapping[str, Any], key: str, lang: str) -> str:
 
 def fill(text: str, **fields: Any) -> str:
     """A template with its `{fields}` filled; a malformed one is returned as written."""
+    return fill_map(text, fields)
+
+
+def fill_map(text: str, fields: dict[str, Any]) -> str:
+    """`fill` with the fields given as one dict."""
     try:
         return text.format_map(_KeepUnknown(fields))
     except (ValueError, IndexError, KeyError, TypeError, AttributeError):

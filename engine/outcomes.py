@@ -45,6 +45,7 @@ NEAR_MAX_CHARS = 16384  # longer texts are never compared line by line (nor kept
 MAX_PATTERN_CHARS = 500
 _MATCH_TIMEOUT = 0.05
 _MAX_NAMES = 1024  # tool names whose poll verdict is remembered per policy
+_MAX_TEXTS = 512  # result texts whose verdict is remembered per policy (by outcome digest)
 _DIGITS = re.compile(r"\d+")
 _LEAD = " \t\r\n\"'`{[(<>*#-:"  # stripped before looking for a failure prefix
 
@@ -120,19 +121,45 @@ class OutcomeReader:
                                       if isinstance(p, str) and p}))
         self.poll_name = _name_pattern(block.get("poll_name_pattern"))
         self._polling_names: dict[str, bool] = {}
+        self._texts: dict[bytes, tuple[int, bytes | None]] = {}  # outcome digest -> text verdict
 
     def read(self, state: Any, entry: Any, text: str | None, error: bool) -> None:
-        """Set a completed entry's flags and shape (digit-blind failures, near-equal repeats)."""
-        found = 0 if text is None else self.markers.found(text)
-        if error or found & 1 or (text is not None and self._starts_failed(text)):
+        """Set a completed entry's flags and shape (digit-blind failures, near-equal repeats).
+
+        `entry.outcome` is the outcome digest of `text` (see `Session.after_call`).
+        """
+        if error:
             entry.flags = FAILED
             if text is not None:
                 entry.shape = b"fail:" + digest_text(blind(text))
-        elif found & 2 or self.polling_name(entry.tool):
-            entry.flags = STATUS
-        elif self.near and text is not None and state.last_result is not None:
-            self._near_repeat(state, entry, text)
+        else:
+            flags, shape = (0, None) if text is None else self._text_verdict(entry.outcome, text)
+            if flags:
+                entry.flags, entry.shape = flags, shape
+            elif self.polling_name(entry.tool):
+                entry.flags = STATUS
+            elif (self.near and text is not None and state.last_result is not None
+                  and state.last_result[0].digest == entry.digest):  # only a repeat can be near-equal
+                self._near_repeat(state, entry, text)
         state.last_result = (entry, text if text is not None and len(text) <= NEAR_MAX_CHARS else None)
+
+    def _text_verdict(self, outcome: bytes, text: str) -> tuple[int, bytes | None]:
+        """(FAILED, digit-blind shape), (STATUS, None) or (0, None): what a result text says.
+
+        Remembered per outcome digest (up to `_MAX_TEXTS` per policy): results repeat —
+        a poll, a failing test run again — and a repeat then costs one dict look-up.
+        """
+        known = self._texts.get(outcome)
+        if known is None:
+            found = self.markers.found(text)
+            if found & 1 or self._starts_failed(text):
+                known = (FAILED, b"fail:" + digest_text(blind(text)))
+            else:
+                known = (STATUS if found & 2 else 0, None)
+            if len(self._texts) >= _MAX_TEXTS:
+                self._texts.clear()
+            self._texts[outcome] = known
+        return known
 
     def _near_repeat(self, state: Any, entry: Any, text: str) -> None:
         """A back-to-back repeat whose result is near-equal to the one before: nothing new."""

@@ -158,13 +158,6 @@ class Session:
         state, policy = self._state, self._policy
         name = tool if isinstance(tool, str) else _text(tool)
         cid = None if call_id is None else str(call_id)
-        if error is not None:
-            text = error if isinstance(error, str) else _text(error)
-            outcome = error_outcome(error)
-        else:
-            drop, keep = policy.outcome_rules(name)
-            text = result_text(result, drop, keep)
-            outcome = outcome_of_text(text)
         with state.lock:
             state.last_used = time.monotonic()
             entry = self._close(cid if cid is not None else name, name, args)
@@ -180,6 +173,14 @@ class Session:
                         entry.call_id, entry.round)
             if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
                 return policy.aggregator.decide(call, (), (), state, "after")
+            # The result is read only now: a blocked call's result (a replay has them) is never used.
+            if error is not None:
+                text = error if isinstance(error, str) else _text(error)
+                outcome = error_outcome(error)
+            else:
+                drop, keep = policy.outcome_rules(name)
+                text = result_text(result, drop, keep)
+                outcome = outcome_of_text(text)
             entry.outcome = call.outcome = outcome
             call.text = text
             if policy.outcome_reader is not None:
