@@ -134,6 +134,9 @@ class _Translator:
                               f"got {describe(inst)}", "", "type")]
         if kind == "pattern":
             return [self.make(path, f"{describe(inst)} does not match {value}", "", "pattern")]
+        custom = (err.schema.get("x-message") or {}).get(kind) if isinstance(err.schema, dict) else None
+        if isinstance(custom, str):  # the schema words this error itself (and never echoes a secret)
+            return [self.make(path, custom, "", "schema")]
         return [self.make(path, err.message, "", "schema")]
 
     def type_error(self, path: Path, expected: Any, value: Any) -> Finding:
