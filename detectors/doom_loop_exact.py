@@ -107,7 +107,8 @@ class DoomLoopExact(Detector):
         batch: list[int] = []  # identical calls asked for in the same response
         ref: bytes | None = None
         gap = 0  # calls since the newest counted occurrence (or the current call)
-        failed = poll = False
+        failed = False
+        poll: bool | None = False  # None: known only as "not a status", a declared poll is asked when it matters
         counted_round = -1
         for entry in reversed(state.history):
             if left <= 0 or (turn_scope and entry.turn != turn):
@@ -134,7 +135,7 @@ class DoomLoopExact(Detector):
             if outcome != VETO:  # a blocked call counts as the outcome it blocked
                 if ref is None:
                     ref, failed = outcome, bool(entry.flags & FAILED)
-                    poll = bool(entry.flags & STATUS) or cfg["polls"].matches(call.tool, call.args)
+                    poll = True if entry.flags & STATUS else None
                 elif outcome != ref:
                     break
             if gap and not (entry.flags & FAILED or (outcome == VETO and failed)):
@@ -142,9 +143,14 @@ class DoomLoopExact(Detector):
             seqs.append(entry.seq)
             counted_round = entry.round
             gap = 0
-            if ref is not None and len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]):
-                break  # enough: a vote needs no more evidence than its threshold
+            if ref is not None:
+                if poll is None:
+                    poll = cfg["polls"].matches(call.tool, call.args)
+                if len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]):
+                    break  # enough: a vote needs no more evidence than its threshold
         count = len(seqs)
+        if poll is None:  # below both thresholds it cannot matter (the usual "other work between")
+            poll = count >= min(cfg["threshold"], cfg["poll_threshold"]) and cfg["polls"].matches(call.tool, call.args)
         needed = cfg["poll_threshold"] if poll else cfg["threshold"]
         if count < needed or (same and ref is None):
             return self._batch_warning(call, batch) if batch else None

@@ -60,9 +60,9 @@ class Aggregator:
         state: SessionState, phase: str,
     ) -> Decision:
         """The decision for `call`; updates escalation and warning state."""
-        if not votes:
-            return Decision("allow", (), None, call.tool, call.call_id, call.seq, call.turn,
-                            call.run_id, phase, None, False, False, tuple(faults) if faults else ())
+        if not votes:  # (`_make` skips the keyword handling of `Decision(...)`: this runs on every call)
+            return Decision._make(("allow", (), None, call.tool, call.call_id, call.seq, call.turn,
+                                   call.run_id, phase, None, False, False, tuple(faults) if faults else ()))
         # One vote (the usual case) needs no sorting.
         ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
         top = ordered[0]
@@ -89,8 +89,8 @@ class Aggregator:
                 message += f" (blocked {state.criticals[call.run_id]} times in this run: escalated to breaker)"
             text = self._fill(state, _TEMPLATE_KEYS[action], {"message": message, "detector": top.detector,
                                                                "count": top.count, "tool": call.tool})
-        return Decision(action, ordered, text, call.tool, call.call_id, call.seq, call.turn,
-                        call.run_id, phase, top.detector, escalated, notify, tuple(faults) if faults else ())
+        return Decision._make((action, ordered, text, call.tool, call.call_id, call.seq, call.turn,
+                               call.run_id, phase, top.detector, escalated, notify, tuple(faults) if faults else ()))
 
     def _should_notify(self, state: SessionState, vote: Vote) -> bool:
         bucket = vote.count // self.warn_every

@@ -47,6 +47,7 @@ class CompiledPolicy:
     stages: tuple[Stage, ...]
     checks: tuple[Hook, ...]
     repeat_checks: tuple[Hook, ...]  # checks of `repeats_only` detectors: only for recent calls
+    seen_checks: tuple[Hook, ...]  # checks + repeat_checks: the pipeline for a call seen lately
     records: tuple[Hook, ...]
     afters: tuple[Hook, ...]
     turn_hooks: tuple[Hook, ...]
@@ -103,11 +104,14 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         keep = rule.get("keep")
         per_tool[tool] = (drop | frozenset(rule.get("drop") or ()),
                           frozenset(keep) if keep is not None else None)
+    checks = _hooks([s for s in stages if not getattr(s.detector, "repeats_only", False)], "check")
+    repeat_checks = _hooks([s for s in stages if getattr(s.detector, "repeats_only", False)], "check")
     return CompiledPolicy(
         config=config,
         stages=tuple(stages),
-        checks=_hooks([s for s in stages if not getattr(s.detector, "repeats_only", False)], "check"),
-        repeat_checks=_hooks([s for s in stages if getattr(s.detector, "repeats_only", False)], "check"),
+        checks=checks,
+        repeat_checks=repeat_checks,
+        seen_checks=checks + repeat_checks,
         records=_hooks(stages, "record"),
         afters=_hooks(stages, "after"),
         turn_hooks=_hooks(stages, "new_turn"),

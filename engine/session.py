@@ -124,9 +124,9 @@ class Session:
                         None if run_id is None else str(run_id),
                         None if call_id is None else str(call_id), state.round)
             faults: list[str] = []
-            votes = self._votes(policy.checks, call, faults)
-            if policy.repeat_checks and digest in state.digests:
-                votes += self._votes(policy.repeat_checks, call, faults)
+            # Repeat-only detectors run only for a call seen lately (one C-level scan of digests).
+            hooks = policy.seen_checks if policy.repeat_checks and digest in state.digests else policy.checks
+            votes = self._votes(hooks, call, faults)
             for record, cfg, stage in policy.records:
                 try:
                     record(call, state, cfg)
@@ -140,7 +140,7 @@ class Session:
             self._open(entry)
             if decision.action == "breaker":
                 self._close_tools()
-            elif state.turn_state is not None:
+            elif state.turn_state is not None and state.turn_state.expectation is not None:
                 policy.turn_policy.observe_call(state.turn_state, name, parsed,
                                                 decision.action != "critical")
         if decision.action != "allow":
