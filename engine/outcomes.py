@@ -75,12 +75,14 @@ class Markers:
         if len(text) > 2 * SCAN_CHARS:
             text = text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
         low = text.lower()
-        words, kinds, end, seen = self.words, self.kinds, len(low), 0
         try:
             matches = self.automaton.find_matches_as_indexes(low, overlapping=True)
         except UnicodeEncodeError:  # a lone surrogate (half an emoji): searched as "?"
             low = low.encode("utf-8", "replace").decode("utf-8")
             matches = self.automaton.find_matches_as_indexes(low, overlapping=True)
+        if not matches:  # the usual case
+            return 0
+        words, kinds, end, seen = self.words, self.kinds, len(low), 0
         for index, start, stop in matches:
             word = words[index]
             if word[0].isalnum() and start and low[start - 1].isalnum():
