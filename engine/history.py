@@ -20,6 +20,7 @@ VETO = b"veto"  # the outcome of a call the guard blocked
 EVIDENCE_MAX = 64  # history entries a vote lists as evidence, newest kept
 FAILED = 1  # HistoryEntry.flags: the call itself failed (see loopguard.outcomes)
 STATUS = 2  # HistoryEntry.flags: the result reports a job in progress (a poll)
+UNREAD = 4  # HistoryEntry.flags: a first occurrence, its result read only if it comes round
 
 
 class HistoryEntry:

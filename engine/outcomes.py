@@ -38,12 +38,13 @@ import ahocorasick_rs
 import regex
 
 from .fingerprint import digest_text
-from .history import FAILED, STATUS
+from .history import FAILED, STATUS, UNREAD
 
 SCAN_CHARS = 512  # characters searched at each end of a result text
 NEAR_MAX_CHARS = 16384  # longer texts are never compared line by line (nor kept for it)
 MAX_PATTERN_CHARS = 500
 _MATCH_TIMEOUT = 0.05
+_CATCH_UP = 30  # history entries searched for a call's unread first occurrence
 _MAX_NAMES = 1024  # tool names whose poll verdict is remembered per policy
 _MAX_TEXTS = 512  # result texts whose verdict is remembered per policy (by outcome digest)
 _DIGITS = re.compile(r"\d+")
@@ -134,6 +135,10 @@ class OutcomeReader:
             entry.flags = FAILED
             if text is not None:
                 entry.shape = b"fail:" + digest_text(blind(text))
+        elif text is not None and state.digests.count(entry.digest) < 2 and not self.polling_name(entry.tool):
+            # The first time lately: only a call that comes round again is compared, so its
+            # result is read then (see _catch_up), and most calls never pay for reading.
+            entry.flags = UNREAD
         else:
             flags, shape = (0, None) if text is None else self._text_verdict(entry.outcome, text)
             if flags:
@@ -143,6 +148,8 @@ class OutcomeReader:
             elif (self.near and text is not None and state.last_result is not None
                   and state.last_result[0].digest == entry.digest):  # only a repeat can be near-equal
                 self._near_repeat(state, entry, text)
+            if text is not None:
+                self._catch_up(state, entry)
         state.last_result = (entry, text if text is not None and len(text) <= NEAR_MAX_CHARS else None)
 
     def _text_verdict(self, outcome: bytes, text: str) -> tuple[int, bytes | None]:
@@ -163,12 +170,31 @@ class OutcomeReader:
             self._texts[outcome] = known
         return known
 
+    def _catch_up(self, state: Any, entry: Any) -> None:
+        """Give the call's unread first occurrence its verdict when their results are equal.
+
+        A first occurrence whose result differs (another line number in the same error)
+        stays unread and compares by its exact outcome: that chain is seen one call later.
+        """
+        history = state.history
+        for i in range(len(history) - 2, max(-1, len(history) - 2 - _CATCH_UP), -1):
+            earlier = history[i]
+            if earlier.digest != entry.digest:
+                continue
+            if earlier.flags & UNREAD and earlier.outcome == entry.outcome:
+                earlier.flags, earlier.shape = entry.flags, entry.shape
+            return
+
     def _near_repeat(self, state: Any, entry: Any, text: str) -> None:
         """A back-to-back repeat whose result is near-equal to the one before: nothing new."""
         prev, prev_text = state.last_result
         history = state.history
-        if (prev_text is None or prev.digest != entry.digest or prev.round == entry.round or prev.flags
+        if (prev_text is None or prev.digest != entry.digest or prev.round == entry.round
                 or len(history) < 2 or history[-1] is not entry or history[-2] is not prev):
+            return
+        if prev.flags & UNREAD:  # its text is still at hand: read it now
+            prev.flags, prev.shape = self._text_verdict(prev.outcome, prev_text)
+        if prev.flags:
             return
         same = prev.same_as
         if same is not None and same != entry.same_as and near_equal(prev_text, text, self.near):

@@ -201,10 +201,21 @@ def test_the_same_failing_call_across_user_turns_is_caught() -> None:
 
 def test_the_same_failure_with_another_line_number_is_the_same_failure() -> None:
     script = []
-    for line in (36191, 36254, 36323):
+    for line in (36191, 36254, 36323, 36400):
         script.append(one("bash", {"command": "javac Repro.java"}, f"/bin/bash: line {line}: javac: command not found"))
         script.append(one("edit", {"path": "Repro.java", "patch": f"v{line}"}, "ok"))
-    assert stops(play(script)) == [4]
+    # a first occurrence is read only when its call comes round, and then only an equal
+    # result catches it up: with the digits changing from the first attempt on, the chain
+    # is the second, third and fourth attempt
+    assert stops(play(script))[0] == 6
+
+
+def test_the_same_failure_reported_by_the_host_is_blocked_on_the_third_attempt() -> None:
+    script = []
+    for line in (36191, 36254, 36323):
+        script.append(one("build", {"target": "all"}, Error(f"line {line}: missing header")))
+        script.append(one("edit", {"path": "a.h", "patch": f"v{line}"}, "ok"))
+    assert stops(play(script)) == [4]  # host-reported errors are read at once
 
 
 def test_the_same_edit_reapplied_with_a_growing_result_is_caught() -> None:

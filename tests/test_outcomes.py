@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.history import FAILED, STATUS
+from loopguard.history import FAILED, STATUS, UNREAD
 
 
 def completed(tool: str, args: Any, result: Any = None, error: Any = None,
@@ -37,11 +37,26 @@ def completed(tool: str, args: Any, result: Any = None, error: Any = None,
     ("half an emoji \ud83d then: command not found", FAILED),  # a lone surrogate never crashes
 ])
 def test_results_are_read_as_failures_statuses_or_neither(result: str, flags: int) -> None:
-    assert completed("bash", {"c": 1}, result=result).flags == flags
+    session = loopguard.Guard.default().session("r")
+    first = completed("bash", {"c": 1}, result=result, session=session)
+    second = completed("bash", {"c": 1}, result=result, session=session)  # read when it comes round
+    assert second.flags == flags and first.flags == flags  # the first one caught up
+
+
+def test_a_first_occurrence_is_read_only_when_the_call_comes_round() -> None:
+    session = loopguard.Guard.default().session("u")
+    once = completed("bash", {"c": 1}, result="bash: x: command not found", session=session)
+    assert once.flags == UNREAD and once.same_as == once.outcome
+    # the same failure with another number: the first stays unread, compared by its exact
+    # outcome (a failing chain whose first two texts differ is seen one call later)
+    a = completed("javac", {}, result="line 12: javac: command not found", session=session)
+    b = completed("javac", {}, result="line 13: javac: command not found", session=session)
+    c = completed("javac", {}, result="line 14: javac: command not found", session=session)
+    assert a.flags == UNREAD and b.flags == c.flags == FAILED and b.same_as == c.same_as != a.same_as
 
 
 def test_an_error_reported_by_the_host_is_a_failure_compared_digit_blind() -> None:
-    session = loopguard.Guard.default().session("e")
+    session = loopguard.Guard.default().session("e")  # host errors are read at once
     a = completed("build", {}, error="line 36191: missing header", session=session)
     b = completed("build", {}, error="line 36254: missing header", session=session)
     assert a.flags == b.flags == FAILED and a.outcome != b.outcome and a.same_as == b.same_as
@@ -49,7 +64,7 @@ def test_an_error_reported_by_the_host_is_a_failure_compared_digit_blind() -> No
 
 def test_a_tool_whose_name_says_it_polls_is_a_status() -> None:
     assert completed("get_job_status", {"id": 1}, result="ok").flags == STATUS
-    assert completed("get_job", {"id": 1}, result="ok").flags == 0
+    assert completed("get_job", {"id": 1}, result="ok").flags == UNREAD  # not a poll: read if it comes round
 
 
 def test_near_equal_results_of_back_to_back_repeats_share_a_shape() -> None:
@@ -73,8 +88,10 @@ def test_near_equality_needs_back_to_back_calls_and_can_be_switched_off() -> Non
 
 
 def test_markers_and_prefixes_come_from_the_rules() -> None:
-    rules = {"outcomes": {"failure_markers": ["kaput"], "failure_prefixes": ["oops"], "status_markers": []}}
-    assert completed("t", {}, result="it went kaput", rules=rules).flags == FAILED
-    assert completed("t", {}, result="Oops, wrong id", rules=rules).flags == FAILED
-    assert completed("t", {}, result="command not found", rules=rules).flags == 0
-    assert completed("t", {}, result="running", rules=rules).flags == 0
+    rules = {"version": 1, "outcomes": {"failure_markers": ["kaput"], "failure_prefixes": ["oops"],
+                                        "status_markers": []}}
+    for result, flags in (("it went kaput", FAILED), ("Oops, wrong id", FAILED),
+                          ("command not found", 0), ("running", 0)):
+        session = loopguard.Guard.from_dict(rules).session("m")
+        completed("t", {}, result=result, session=session)
+        assert completed("t", {}, result=result, session=session).flags == flags
