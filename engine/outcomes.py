@@ -227,7 +227,7 @@ class OutcomeReader:
                 try:
                     known = self.poll_name.search(tool[:MAX_PATTERN_CHARS], timeout=_MATCH_TIMEOUT) is not None
                 except TimeoutError:
-                    pass
+                    known = False  # a pathological name pattern: the name says nothing
             if len(self._polling_names) >= _MAX_NAMES:
                 self._polling_names.clear()
             self._polling_names[tool] = known

@@ -120,7 +120,7 @@ class StoredSession(Session):
             try:
                 self._state = store.refresh(self._key, self._fresh, policy.history_size, policy.indexed)[1]
             except (StoreUnavailable, StateCodecError):
-                pass
+                pass  # a read-only view: the copy this process holds is the best answer now
             return self._state
 
     def _run(self, method: Callable[[], Any], fallback: Callable[[Exception], Any]) -> Any:
