@@ -39,8 +39,8 @@ class Cycle(Detector):
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "min_length": {"type": "integer", "minimum": 2, "maximum": 50},
-            "max_length": {"type": "integer", "minimum": 2, "maximum": 50},
+            "min_length": {"type": "integer", "minimum": 2, "maximum": 32},
+            "max_length": {"type": "integer", "minimum": 2, "maximum": 32},  # 2 rounds: history.RECENT
             "level": {"enum": ["critical", "breaker"]},
             "exempt": {"type": "array", "items": {"type": "string", "minLength": 1}},
         },

@@ -55,7 +55,7 @@ from loopguard.hookspecs import hookimpl
 from loopguard.polls import PollMatcher
 
 WINDOW_OPTIONS: dict[str, Any] = {
-    "window": {"type": "integer", "minimum": 1, "maximum": 1000},
+    "window": {"type": "integer", "minimum": 1, "maximum": 64},  # history.RECENT: "seen lately"
     "threshold": {"type": "integer", "minimum": 1},
     "exempt": {"type": "array", "items": {"type": "string", "minLength": 1}},
     "outcome": {"enum": ["same", "any"]},

@@ -20,6 +20,7 @@ VETO = b"veto"  # the outcome of a call the guard blocked
 EVIDENCE_MAX = 64  # history entries a vote lists as evidence, newest kept
 FAILED = 1  # HistoryEntry.flags: the call itself failed (see loopguard.outcomes)
 STATUS = 2  # HistoryEntry.flags: the result reports a job in progress (a poll)
+RECENT = 64  # newest calls whose digests `SessionState.digests` keeps ("seen lately")
 UNREAD = 4  # HistoryEntry.flags: a first occurrence, its result read only if it comes round
 
 
@@ -114,8 +115,9 @@ class SessionState:
     def __init__(self, history_size: int, indexed: bool) -> None:
         self.lock = threading.RLock()
         self.history: deque[HistoryEntry] = deque()
-        # The history's argument digests, oldest first, kept in step with it: `digest in
-        # state.digests` tells a detector in one C-level scan whether a call was seen lately.
+        # The argument digests of the newest min(history_size, RECENT) calls, oldest first:
+        # `digest in state.digests` tells in one short C-level scan whether a call was seen
+        # lately (bounded, so the cost never grows with `history_size`).
         self.digests: list[bytes] = []
         # (entry, result text or None) of the newest completed call: what a back-to-back
         # repeat is compared with (see loopguard.outcomes; texts over 16 KB are not kept).
@@ -207,7 +209,6 @@ def append(state: SessionState, entry: HistoryEntry, history_size: int) -> None:
     digests = state.digests
     while len(history) >= history_size:
         old = history.popleft()
-        del digests[0]
         if index is not None:
             key = sig_key(old.run_id, old.digest)
             bucket = index.get(key)
@@ -217,6 +218,8 @@ def append(state: SessionState, entry: HistoryEntry, history_size: int) -> None:
                     del index[key]
     history.append(entry)
     digests.append(entry.digest)
+    if len(digests) > RECENT or len(digests) > history_size:
+        del digests[0]
     if index is not None:
         key = sig_key(entry.run_id, entry.digest)
         bucket = index.get(key)

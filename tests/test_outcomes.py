@@ -95,3 +95,15 @@ def test_markers_and_prefixes_come_from_the_rules() -> None:
         session = loopguard.Guard.from_dict(rules).session("m")
         completed("t", {}, result=result, session=session)
         assert completed("t", {}, result=result, session=session).flags == flags
+
+
+def test_the_seen_lately_list_stays_short_whatever_the_history_size() -> None:
+    from loopguard.history import RECENT
+
+    guard = loopguard.Guard.from_dict({"version": 1, "loop_detection": {"history_size": 3000}})
+    session = guard.session("long")
+    for i in range(500):
+        completed("read", {"i": i}, result="x", session=session)
+    state = session._state
+    assert len(state.history) == 500 and len(state.digests) == RECENT
+    assert state.digests == [e.digest for e in list(state.history)[-RECENT:]]
