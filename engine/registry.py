@@ -97,7 +97,7 @@ def _entry_points() -> list[tuple[str, str, Any]]:
     """(distribution, entry name, loader) triples, built-ins first, then sorted."""
     found: list[tuple[str, str, Any]] = []
     for ep in metadata.entry_points(group=GROUP):
-        dist = getattr(ep.dist, "name", None) or "unknown"  # metadata without a Name: no crash
+        dist = _distribution_name(ep.dist)
         found.append((dist, ep.name, ep.load))
     own = [f for f in found if f[0] == OWN_DISTRIBUTION]
     if not own:  # running from a source tree without installed metadata
@@ -108,6 +108,19 @@ def _entry_points() -> list[tuple[str, str, Any]]:
     if os.environ.get(AUTOLOAD_ENV, "").strip() not in ("", "0", "false", "no"):
         others = []
     return own + others
+
+
+def _distribution_name(dist: Any) -> str:
+    """The distribution's `Name`, or "unknown" when its metadata has none or is unreadable.
+
+    `Distribution.name` indexes the metadata, which is deprecated for a missing key on
+    Python 3.12+ (a KeyError later); `.get` asks without warning on every version.
+    """
+    try:
+        name = dist.metadata.get("Name") if dist is not None else None
+    except Exception:  # unreadable metadata is no reason to skip every plugin
+        name = None
+    return name if isinstance(name, str) and name else "unknown"
 
 
 def _module_loader(name: str) -> Any:

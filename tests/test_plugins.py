@@ -257,3 +257,32 @@ def test_a_distribution_without_a_name_does_not_break_discovery(site: FakeSite) 
     registry = site.registry()
     assert ids(registry) == (*BUILTINS, "error_cascade")
     assert [(f.source, f.stage) for f in registry.faults] == [("unknown[bad]", "import")]
+
+
+class _NamelessMetadata(dict):  # type: ignore[type-arg]
+    """Metadata without `Name`, whose `[...]` fails as Python 3.12+ will (KeyError)."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+
+class _NamelessDist:
+    metadata = _NamelessMetadata({"Version": "0.1.0"})
+
+    @property
+    def name(self) -> str:  # Python 3.12 warns here, a later Python raises
+        raise KeyError("Name")
+
+
+class _BrokenDist:
+    @property
+    def metadata(self) -> Any:
+        raise OSError("METADATA unreadable")
+
+
+def test_a_missing_name_is_read_without_indexing_the_metadata() -> None:
+    from loopguard.registry import _distribution_name
+
+    assert _distribution_name(_NamelessDist()) == "unknown"
+    assert _distribution_name(_BrokenDist()) == "unknown"
+    assert _distribution_name(None) == "unknown"
