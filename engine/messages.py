@@ -23,8 +23,11 @@ FALLBACK = {
     "retry_no_output": "You gave no answer and called no tool.",
     "retry_plan_only": "You only described a plan and did not call any tool.",
     "retry_text_only": "You answered without calling the required tool.",
+    "retry_other_args": "You called {tool}, but not with the arguments this turn needs.",
     "retry": "{problem} {reason} Call the tool now: {call}",
     "exhausted": "Warning: the required tool {tool} was not called after {retries} retries.",
+    "exhausted_other_args": "Warning: the required tool {tool} was called, but never as "
+                            "{call}, after {retries} retries.",
     "round_cap": "[loopguard] Stopped after {rounds} rounds without a final answer.",
 }
 

@@ -63,7 +63,7 @@ class SkippedTool:
     call: str  # the exact call that was required, e.g. portfolio(mode="diagnose")
     tool: str
     reason: str
-    problem: str  # "no_output" | "plan_only" | "text_only"
+    problem: str  # "no_output" | "plan_only" | "text_only" | "other_args"
     retry: bool  # a runtime would have sent a retry message
     retries: int  # retries used in this turn, this one included
     retry_message: str | None = None

@@ -153,6 +153,8 @@ def encode(state: SessionState) -> bytes:
         exp = ts.expectation
         turn = [None if exp is None else [exp.rule, exp.tool, exp.args, exp.reason],
                 ts.retries, ts.satisfied, ts.tools_closed, ts.rounds, _user_text(ts.user_text)]
+        if ts.other_args:  # appended only when set, so older blobs and readers still agree
+            turn.append(True)
     doc = [
         state.seq, state.turn, state.round, state.batch_open, state.tools_closed, state.lang,
         [_entry(e) for e in history],
@@ -209,10 +211,11 @@ def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
     state.criticals = {k: int(v) for k, v in criticals}
     state.warned = {str(k): int(v) for k, v in warned}
     if turn_state is not None:
-        exp, retries, satisfied, closed, rounds, user_text = turn_state
+        exp, retries, satisfied, closed, rounds, user_text, *other_args = turn_state
         state.turn_state = TurnState(
             None if exp is None else TurnExpectation(str(exp[0]), str(exp[1]), dict(exp[2]), str(exp[3])),
-            int(retries), bool(satisfied), bool(closed), int(rounds), str(user_text))
+            int(retries), bool(satisfied), bool(closed), int(rounds), str(user_text),
+            bool(other_args and other_args[0]))
     for key, value in scratch.items():
         if key == _OPEN:
             opened = {k: [e for e in map(unref, refs) if e is not None] for k, refs in value}

@@ -13,21 +13,35 @@ What is read from the messages (OpenAI-style dicts):
   sections are removed (tags from `turn.recall`);
 - the context is the last `turn.context_messages` messages of the list without its last
   element, any role, each recall-stripped, joined by newlines.
+
+Required arguments (`require.args`): each value is matched exactly, unless it is a mapping
+with exactly one of these keys (see `arg_matches`): `{equals: V}` (exactly V, also for a
+mapping V that would read as a matcher), `{prefix: "pytest"}` (a string starting with it),
+`{regex: "^pytest\\b"}` (a string the `regex` pattern is found in, case-sensitive, at most
+`MAX_PATTERN_CHARS` long, matched with a `REGEX_TIMEOUT_S` timeout) or `{any: true}` (present,
+any value). A call of the required tool whose arguments do not match leaves the requirement
+unmet, and the retry then says so (`retry_other_args`, `exhausted_other_args`).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
+
 from .intent import Condition, KeywordIndex, rules_error
 from .messages import render
+from .validate import MAX_PATTERN_CHARS
 
 TEXT_PART_TYPES = (None, "text", "input_text", "output_text")
+MATCH_KEYS = ("equals", "prefix", "regex", "any")
+REGEX_TIMEOUT_S = 0.05
 
 
 def content_text(message: Any) -> str:
@@ -57,9 +71,74 @@ def strip_recall(text: str, keep_tag: str, drop_tag: str) -> str:
     return text
 
 
+def matcher(spec: Any) -> tuple[str, Any] | None:
+    """`(kind, operand)` when a required value is a matcher mapping, None for an exact value."""
+    if isinstance(spec, Mapping) and len(spec) == 1:
+        ((kind, operand),) = spec.items()
+        if kind in MATCH_KEYS:
+            return kind, operand
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(source: str) -> Any:
+    """The compiled pattern, or None when it is too long or does not compile (lint says so)."""
+    if len(source) > MAX_PATTERN_CHARS:
+        return None
+    try:
+        return regex.compile(source)
+    except (regex.error, ValueError, OverflowError):
+        return None
+
+
+def arg_matches(spec: Any, present: bool, value: Any) -> bool:
+    """Whether one given argument (`present`, `value`) meets one required value `spec`."""
+    if not present:
+        return False
+    found = matcher(spec)
+    if found is None:
+        return bool(value == spec)
+    kind, operand = found
+    if kind == "equals":
+        return bool(value == operand)
+    if kind == "any":
+        return operand is True
+    if not isinstance(value, str) or not isinstance(operand, str):
+        return False
+    if kind == "prefix":
+        return value.startswith(operand)
+    compiled = _pattern(operand)
+    try:
+        return compiled is not None and compiled.search(value, timeout=REGEX_TIMEOUT_S) is not None
+    except TimeoutError:  # a pathological pattern or argument counts as no match
+        return False
+
+
+def args_match(required: Mapping[str, Any], given: Any) -> bool:
+    """Whether a call's arguments meet every required argument."""
+    given = given if isinstance(given, Mapping) else {}
+    return all(arg_matches(spec, key in given, given.get(key)) for key, spec in required.items())
+
+
+def _shown(spec: Any) -> str:
+    found = matcher(spec)
+    if found is None:
+        return json.dumps(spec, ensure_ascii=False, default=str)
+    kind, operand = found
+    text = json.dumps(operand, ensure_ascii=False, default=str)
+    if kind == "equals":
+        return text
+    if kind == "prefix":
+        return f"<text starting with {text}>"
+    if kind == "regex":
+        return f"<text matching /{operand}/>"
+    return "<any value>"
+
+
 def format_call(tool: str, args: Mapping[str, Any]) -> str:
-    """The exact call to make, e.g. `portfolio(mode="diagnose")`."""
-    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    """The call to make, e.g. `portfolio(mode="diagnose")` or `run_shell(command=<text
+    starting with "pytest">)` for a non-exact requirement."""
+    shown = ", ".join(f"{k}={_shown(v)}" for k, v in args.items())
     return f"{tool}({shown})"
 
 
@@ -84,7 +163,7 @@ class RoundOutcome:
     action: str  # "retry" | "finish"
     message: str | None  # the user-role retry text (retry only)
     text: str | None  # the assistant text; on an exhausted finish, prefixed with the warning
-    problem: str | None  # "no_output" | "plan_only" | "text_only" when the requirement is unmet
+    problem: str | None  # "no_output" | "plan_only" | "text_only" | "other_args" when unmet
     retries: int  # retries used this turn so far
     exhausted: bool = False
     expectation: TurnExpectation | None = None
@@ -100,6 +179,7 @@ class TurnState:
     tools_closed: bool = False
     rounds: int = 0  # rounds ended through finish_round
     user_text: str = ""
+    other_args: bool = False  # the required tool ran this turn, only with other arguments
 
 
 @dataclass(frozen=True)
@@ -198,7 +278,7 @@ class TurnPolicy:
             expectation = None
         state.expectation = expectation
         state.retries, state.rounds = 0, 0
-        state.satisfied = state.tools_closed = False
+        state.satisfied = state.tools_closed = state.other_args = False
         return state.expectation
 
     def observe_call(self, state: TurnState, tool: str, args: Any, ran: bool) -> bool:
@@ -209,17 +289,20 @@ class TurnPolicy:
         """
         exp = state.expectation
         if ran and exp is not None and not state.satisfied and tool == exp.tool:
-            given = args if isinstance(args, Mapping) else {}
-            if all(k in given and given[k] == v for k, v in exp.args.items()):
+            if args_match(exp.args, args):
                 state.satisfied = True
+            else:
+                state.other_args = True
         return state.satisfied
 
     def note_breaker(self, state: TurnState) -> None:
         """A breaker cut the round short: tools are closed until a retry re-opens them."""
         state.tools_closed = True
 
-    def problem(self, text: str | None) -> str:
-        """What went wrong in a round that skipped the required tool."""
+    def problem(self, text: str | None, other_args: bool = False) -> str:
+        """What went wrong in a round that skipped the required call."""
+        if other_args:
+            return "other_args"
         if not text or not text.strip():
             return "no_output"
         if self.plan_condition and self.plan_condition(self.index.probe(text), self.index.probe("")):
@@ -232,16 +315,18 @@ class TurnPolicy:
         exp = state.expectation
         if exp is None or state.satisfied:
             return RoundOutcome("finish", None, text, None, state.retries, expectation=exp)
-        problem = self.problem(text)
+        problem = self.problem(text, state.other_args)
         lang_text = state.user_text or text or ""
         if state.retries < self.max_retries:
             state.retries += 1
             state.tools_closed = False  # the retry asks for a call, so tools are offered again
             message = render(self.texts, "retry", lang_text,
-                             problem=render(self.texts, f"retry_{problem}", lang_text),
+                             problem=render(self.texts, f"retry_{problem}", lang_text,
+                                            tool=exp.tool, call=exp.call),
                              reason=exp.reason, call=exp.call, tool=exp.tool)
             return RoundOutcome("retry", message, text, problem, state.retries, expectation=exp)
-        warning = render(self.texts, "exhausted", lang_text, tool=exp.tool,
+        key = "exhausted_other_args" if state.other_args else "exhausted"
+        warning = render(self.texts, key, lang_text, tool=exp.tool,
                          retries=state.retries, call=exp.call)
         final = f"{warning}\n\n{text}" if text and text.strip() else warning
         return RoundOutcome("finish", None, final, problem, state.retries, True, exp)
@@ -272,6 +357,21 @@ def _count(block: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
+def _check_matcher(spec: Any, path: str) -> None:
+    """A matcher with a bad operand is a RulesError (lint reports it with its position)."""
+    found = matcher(spec)
+    if found is None:
+        return
+    kind, operand = found
+    if kind in ("prefix", "regex") and not isinstance(operand, str):
+        raise rules_error(f"'{kind}' takes a string, got {operand!r}", path)
+    if kind == "any" and operand is not True:
+        raise rules_error("'any' takes true", path, "write {any: true}, or drop the argument")
+    if kind == "regex" and _pattern(operand) is None:
+        raise rules_error("pattern is too long or does not compile", f"{path}.regex",
+                          "fix the regular expression (regex syntax)")
+
+
 def _compile_intent(index: KeywordIndex, raw: Any, position: int) -> _Intent:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str):
         raise rules_error("an intent is a mapping with a string 'id'", f"intents[{position}]")
@@ -282,6 +382,8 @@ def _compile_intent(index: KeywordIndex, raw: Any, position: int) -> _Intent:
     args = require.get("args") or {}
     if not isinstance(args, Mapping):
         raise rules_error("'require.args' must be a mapping", f"{where}.require.args")
+    for name, spec in args.items():
+        _check_matcher(spec, f"{where}.require.args.{name}")
     if "when" not in raw:
         raise rules_error("an intent needs a 'when' condition", f"{where}.when")
     reason = raw.get("reason", "")

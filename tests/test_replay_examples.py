@@ -37,7 +37,7 @@ def test_portfolio_answered_from_imagination() -> None:
     skipped = of(records, SkippedTool)
     assert [(s.turn, s.call, s.problem, s.retry) for s in skipped] == [
         (1, 'portfolio(mode="diagnose")', "text_only", True),
-        (2, 'portfolio(mode="diagnose")', "text_only", True),  # it called mode=view, which does not count
+        (2, 'portfolio(mode="diagnose")', "other_args", True),  # it called mode=view, which does not count
     ]
     assert skipped[0].line == 12 and "portfolio(mode=\"diagnose\")" in skipped[0].retry_message
     (summary,) = of(records, SessionSummary)

@@ -41,7 +41,9 @@ def render_skipped(record: SkippedTool, config: Any) -> list[str]:
              f"  requires: {json.dumps(rule.get('require'), ensure_ascii=False)}",
              f"  why: {short(record.reason, 240)}",
              f"  user message: {short(record.user_text, 240)}",
-             f"  the model {record.problem.replace('_', ' ')}: it answered without calling {record.tool}",
+             (f"  the model called {record.tool}, but never with the required arguments"
+              if record.problem == "other_args" else
+              f"  the model {record.problem.replace('_', ' ')}: it answered without calling {record.tool}"),
              f"  retries this turn: {record.retries} (turn.max_incomplete_tool_retries = "
              f"{json.dumps((config.get('turn') or {}).get('max_incomplete_tool_retries'))})"]
     if record.retry and record.retry_message:

@@ -145,15 +145,18 @@ def decision_line(record: DecisionRecord) -> list[str]:
 
 
 def skipped_line(record: SkippedTool) -> list[str]:
-    what = {"no_output": "gave no answer", "plan_only": "only described a plan",
-            "text_only": "answered with text"}.get(record.problem, record.problem)
+    what = {"no_output": "gave no answer without calling it",
+            "plan_only": "only described a plan without calling it",
+            "text_only": "answered with text without calling it",
+            "other_args": "called it, but never with the required arguments"
+            }.get(record.problem, f"{record.problem} without calling it")
     then = (f"a retry would have been sent ({record.retries} so far this turn)" if record.retry
             else "retries were used up: the answer would carry an 'unreliable' warning")
     matched = f"intent {record.intent}" + (f", matched {json.dumps(record.keyword, ensure_ascii=False)} of "
                                            f"keyword set {record.keyword_set}" if record.keyword else "")
     lines = [f"  #{record.index}  {where(record.file, record.line)}  turn {record.turn}  "
              f"SKIPPED REQUIRED TOOL {record.call}",
-             f"      the model {what} without calling it; {then}.",
+             f"      the model {what}; {then}.",
              f"      why required ({matched}): {short(record.reason)}"]
     if record.retry and record.retry_message:
         lines.append(f"      retry message: {short(record.retry_message)}")
