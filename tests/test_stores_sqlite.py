@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from pathlib import Path
@@ -58,7 +59,8 @@ def test_rules_store_block_relative_path_and_round_trips(tmp_path: Path) -> None
     session.before_call("read", {"p": 2}, call_id="2")
     session.after_call("read", {"p": 2}, result="r", call_id="2")
     assert guard.store.round_trips - before == 2
-    mode = sqlite3.connect(tmp_path / "sessions.db").execute("PRAGMA journal_mode").fetchone()[0]
+    with contextlib.closing(sqlite3.connect(tmp_path / "sessions.db")) as conn:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
     again = loopguard.Guard.from_file(rules).session("x")
     assert [e.seq for e in again.history()] == [1, 2]
@@ -94,3 +96,17 @@ def test_rules_never_hold_a_password(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert store.backend.client.connection_pool.connection_kwargs["password"] == "s3cret"
     with pytest.raises(RulesError):
         loopguard.Guard.from_yaml("version: 1\nstore: {path: a.db, url: 'redis://x'}\n")
+
+
+def test_a_dropped_backend_closes_its_connection(tmp_path: Path) -> None:
+    """Python 3.13 warns about (and filterwarnings=error fails on) an unclosed connection."""
+    import gc
+
+    from loopguard.stores.sqlite import SqliteBackend
+
+    backend = SqliteBackend(tmp_path / "s.db")
+    conn = backend._db()
+    del backend
+    gc.collect()
+    with pytest.raises(sqlite3.ProgrammingError):
+        conn.execute("SELECT 1")

@@ -13,12 +13,20 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from typing import Any
 
 from .versioned import StoreUnavailable, VersionedStore
 
 _TABLE = "loopguard_sessions"
 _PURGE_EVERY = 1000  # writes between purges of expired sessions
+
+
+def _close(conn: sqlite3.Connection, pid: int) -> None:
+    """Close a backend's connection when the backend goes away (Python 3.13 warns about an
+    unclosed one); only in the process that opened it, never a forked child's inherited copy."""
+    if os.getpid() == pid:
+        conn.close()
 
 
 class SqliteBackend:
@@ -44,6 +52,7 @@ class SqliteBackend:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
                          "token INTEGER NOT NULL, state BLOB NOT NULL, expires REAL) WITHOUT ROWID")
             self._conn, self._pid = conn, os.getpid()
+            weakref.finalize(self, _close, conn, self._pid)
         return self._conn
 
     def _expires(self, now: float) -> float | None:
