@@ -13,7 +13,7 @@ from importlib import metadata
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS = ("lint", "schema", "detectors", "replay", "explain")
+SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 
 from ..registry import PluginFault, Registered, load_registry
+from .config_cmd import add_rules_arguments
+from .detectors_status import run_status
 
 
 def add_parser(subparsers: Any) -> None:
@@ -30,11 +32,14 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="output format (default: text)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a plugin has a fault")
+    add_rules_arguments(parser)  # with --rules/--agent: which detectors are on, and why
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     registry = load_registry()
+    if args.rules is not None or args.agent is not None:
+        return run_status(args, registry)
     bundled = _bundled_detector_options()
     listed = [describe(entry, bundled.get(entry.id) or {}) for entry in registry.entries]
     faults = [_fault_dict(fault) for fault in registry.faults]

@@ -1,0 +1,77 @@
+"""`loopguard config [--rules R] [--agent A] [--format text|json]`: the effective rules.
+
+Prints what the engine runs with: `builtin:default`, the `extends:` layers and
+the file merged, the agent's block merged over them, the thresholds repaired;
+each leaf says where it came from (`file:line`, `builtin:NAME:line`, or
+`repaired`). Exit 0, or 2 for a file that cannot be read, invalid rules or an
+agent without a block (the errors go to stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..layers import BASE, BUILTIN, Analysis
+from ..provenance import Effective, render_text, to_json, trace
+from ..rulesfile import analyze_builtin, analyze_path
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "config", help="print the effective rules and where each value came from",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_rules_arguments(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="output format (default: text)")
+    parser.set_defaults(run=run)
+
+
+def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--rules R` and `--agent A`, shared with `loopguard detectors`."""
+    parser.add_argument("--rules", metavar="R", default=None,
+                        help=f"rules file or `builtin:NAME` (default: {BASE})")
+    parser.add_argument("--agent", metavar="A", default=None,
+                        help="merge agent A's block over the global blocks")
+
+
+def load_effective(rules: str | None, agent: str | None, prog: str) -> Effective | None:
+    """The effective rules of `agent` in `rules`, or None after telling stderr why not."""
+    name = rules if rules is not None else BASE
+    result: Analysis = analyze_builtin(name) if name.startswith(BUILTIN) else analyze_path(name)
+    for finding in result.findings:
+        if finding.level != "error":
+            print(finding.format_text(), file=sys.stderr)
+    if result.errors or result.data is None:
+        if result.unreadable:
+            reason = result.errors[0].message if result.errors else "cannot be read"
+            print(f"{prog}: {name}: {reason}", file=sys.stderr)
+            return None
+        for finding in result.errors:
+            print(finding.format_text(), file=sys.stderr)
+        count = len(result.errors)
+        print(f"{prog}: {name}: invalid rules ({count} error{'s' if count != 1 else ''}; "
+              f"see `loopguard lint {name}`)", file=sys.stderr)
+        return None
+    agents = result.data.get("agents") or {}
+    if agent is not None and agent not in agents:
+        known = ", ".join(sorted(agents)) or "none"
+        print(f"{prog}: {name}: no agent {agent!r} (agents with a block: {known})", file=sys.stderr)
+        return None
+    return trace(result.layers, result.data, agent)
+
+
+def run(args: argparse.Namespace) -> int:
+    effective = load_effective(args.rules, args.agent, "loopguard config")
+    if effective is None:
+        return 2
+    name = args.rules if args.rules is not None else BASE
+    if args.format == "json":
+        shown = {"rules": name, "agent": args.agent, **to_json(effective)}
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        return 0
+    header = [f"effective rules of {name}" + (f" for agent {args.agent}" if args.agent else "")]
+    sys.stdout.write(render_text(effective, header))
+    return 0

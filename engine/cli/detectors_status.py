@@ -1,0 +1,75 @@
+"""`loopguard detectors --rules R [--agent A]`: which detectors that file turns on, and why.
+
+For each registered detector: on or off, and the reason `policy.is_active`
+has — its own `detectors.<id>.enabled`, the master switch
+`loop_detection.enabled` (unset, true or false), and its gating (rolling,
+unless_disabled, always). Exit 2 on rules that cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..detector import ALWAYS
+from ..layers import BASE
+from ..provenance import REPAIRED, Effective, dotted, explain_active
+from ..registry import Registry
+from .config_cmd import load_effective
+
+
+def statuses(effective: Effective, registry: Registry) -> list[dict[str, Any]]:
+    """One dict per detector: id, gating, on, why, status, and where its switch was written."""
+    config = effective.config
+    enabled = (config.get("loop_detection") or {}).get("enabled")
+    options_by_id = config.get("detectors") or {}
+    listed = []
+    for entry in registry.entries:
+        gating = getattr(entry.detector, "gating", ALWAYS)
+        options = options_by_id.get(entry.id) or {}
+        active, why = explain_active(gating, options, enabled)
+        listed.append({
+            "id": entry.id, "gating": gating, "on": active, "why": why,
+            "status": f"{'on' if active else 'off'} ({why}; {gating})",
+            "switch": options.get("enabled"),
+            "switch_from": _source(effective, ("detectors", entry.id, "enabled")),
+        })
+    return listed
+
+
+def _source(effective: Effective, path: tuple[str, ...]) -> str | None:
+    source = effective.sources.get(path)
+    return None if source == REPAIRED else source
+
+
+def run_status(args: argparse.Namespace, registry: Registry) -> int:
+    """Print the on/off table (or JSON) for `args.rules` / `args.agent`."""
+    effective = load_effective(args.rules, args.agent, "loopguard detectors")
+    if effective is None:
+        return 2
+    name = args.rules if args.rules is not None else BASE
+    enabled = (effective.config.get("loop_detection") or {}).get("enabled")
+    master_from = _source(effective, ("loop_detection", "enabled"))
+    listed = statuses(effective, registry)
+    if registry.faults:
+        print(f"loopguard detectors: {len(registry.faults)} plugin fault(s) left detectors out; "
+              "`loopguard detectors` lists them", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps({"rules": name, "agent": args.agent,
+                          "master": {"path": dotted(("loop_detection", "enabled")),
+                                     "value": enabled, "from": master_from},
+                          "detectors": listed}, indent=2, ensure_ascii=False))
+        return 0
+    master = "unset" if enabled is None else json.dumps(enabled)
+    agent = f" for agent {args.agent}" if args.agent else ""
+    print(f"detectors of {name}{agent}; loop_detection.enabled: {master}"
+          + (f" (from {master_from})" if master_from else ""))
+    width = max((len(item["id"]) for item in listed), default=0)
+    for item in listed:
+        where = f"  # switch from {item['switch_from']}" if item["switch_from"] else ""
+        print(f"  {item['id'].ljust(width)}  {item['status']}{where}")
+    on = sum(1 for item in listed if item["on"])
+    print(f"{on} of {len(listed)} detectors on")
+    return 0
