@@ -22,6 +22,7 @@ from .session import Session
 from .store import MemoryStore, SessionStore
 
 log = logging.getLogger("loopguard")
+MAX_REPORTED_AGENTS = 100  # unknown agent names logged (and remembered) per Guard
 
 
 class Guard:
@@ -44,6 +45,7 @@ class Guard:
         hook = self.registry.plugin_manager.hook.loopguard_on_decision
         self._listeners = bool(hook.get_hookimpls())
         self._faulted: set[str] = set()
+        self._reported_agents: set[str] = set()
 
     # -- construction ------------------------------------------------------
     @classmethod
@@ -56,10 +58,22 @@ class Guard:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> Guard:
-        """Rules from a YAML (or OpenClaw JSON5) file."""
-        from .rulesfile import load_rules_path
+        """Rules from a YAML (or OpenClaw JSON5) file.
 
-        return cls(load_rules_path(path).data, source=os.fspath(path), **kwargs)
+        Lint errors of a file that still loads (e.g. thresholds in the wrong order,
+        which are repaired) are logged at WARNING, so a rejected file is never silent.
+        """
+        from .lint import meaning_findings
+        from .rulesfile import load_path_analysis
+
+        document, analysis = load_path_analysis(path)
+        for finding in meaning_findings(analysis):
+            if finding.level == "error":
+                log.warning("%s:%d:%d: lint error: %s%s%s", finding.file, finding.line,
+                            finding.col, finding.message,
+                            f" [{finding.path}]" if finding.path else "",
+                            f" (hint: {finding.hint})" if finding.hint else "")
+        return cls(document.data, source=os.fspath(path), **kwargs)
 
     @classmethod
     def from_yaml(cls, text: str, name: str = "<string>", **kwargs: Any) -> Guard:
@@ -82,7 +96,7 @@ class Guard:
         An agent without an override block shares the global policy, so arbitrary
         agent names never grow the cache.
         """
-        if agent is not None and agent not in (self.document.get("agents") or {}):
+        if self.unknown_agent(agent):
             agent = None
         policy = self._policies.get(agent)
         if policy is None:
@@ -95,6 +109,22 @@ class Guard:
                     policy = compile_policy(config, self.registry)
                     self._policies[agent] = policy
         return policy
+
+    def unknown_agent(self, agent: str | None, log_it: bool = True) -> bool:
+        """True when `agent` is named but has no block under `agents` (it gets the global rules).
+
+        Each such name is reported once: logged at WARNING, or only remembered with
+        `log_it=False` (the CLI prints its own warning). At most `MAX_REPORTED_AGENTS`
+        names are remembered, so arbitrary names never grow memory without bound.
+        """
+        if agent is None or agent in (self.document.get("agents") or {}):
+            return False
+        if agent not in self._reported_agents and len(self._reported_agents) < MAX_REPORTED_AGENTS:
+            self._reported_agents.add(agent)
+            if log_it:
+                log.warning("loopguard: agent %r has no block under agents in %s; it runs with "
+                            "the global rules", agent, self.source)
+        return True
 
     def session(self, session_id: str, agent: str | None = None) -> Session:
         """A handle on one session; the same id (and agent) shares state."""

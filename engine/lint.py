@@ -3,7 +3,7 @@
 Stages, each reported in full: reading (size, encoding), syntax (YAML or
 JSON5, duplicate keys, alias bombs), `version`, the assembled JSON Schema,
 `extends:`, references (keyword sets, detector ids, regexes), and the checks
-of `lintchecks` and `thresholdchecks`. Meaning checks run only once a file
+of `lintchecks`, `thresholdchecks` and `gatechecks`. Meaning checks run only once a file
 loads without errors (they read a well-typed document).
 
 Output formats: `text` (`file:line:col: level: message [path]` and an
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .findings import Finding
+from .gatechecks import gate_checks
 from .lintchecks import hygiene_checks
 from .rulesfile import Analysis, analyze_builtin, analyze_bytes, analyze_path
 from .schema import Assembly
@@ -53,6 +54,7 @@ def meaning_findings(result: Analysis, agent: str | None = None) -> list[Finding
     found, erred = order_errors(data, top.data, index)
     found.extend(merged_checks(data, top.name, index, erred, agent))
     found.extend(hygiene_checks(data, top.data, index))
+    found.extend(gate_checks(data, top.data, index))
     agents = data.get("agents") or {}
     if agent is not None and agent not in agents:
         found.append(index.finding(data, ("agents",), "warning",

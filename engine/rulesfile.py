@@ -130,8 +130,14 @@ def load_rules_path(path: str | os.PathLike[str]) -> RulesDocument:
     `builtin:NAME` loads a bundled pack, as `loopguard lint` does, so `replay --rules
     builtin:portfolio` and `Guard.from_file("builtin:portfolio")` work.
     """
+    return load_path_analysis(path)[0]
+
+
+def load_path_analysis(path: str | os.PathLike[str]) -> tuple[RulesDocument, Analysis]:
+    """`load_rules_path` and the analysis behind it (so lint-only checks can run on a loaded file)."""
     name = os.fspath(path)
-    return _document(analyze_builtin(name) if name.startswith(BUILTIN) else analyze_path(name))
+    result = analyze_builtin(name) if name.startswith(BUILTIN) else analyze_path(name)
+    return _document(result), result
 
 
 def load_rules_text(text: str, name: str = "<string>") -> RulesDocument:
@@ -146,4 +152,4 @@ def load_rules_mapping(mapping: Mapping[str, Any], name: str = "<mapping>") -> R
 
 __all__ = ["Analysis", "RulesDocument", "analyze_builtin", "analyze_bytes", "analyze_mapping",
            "analyze_path", "analyze_text", "builtin_names", "load_rules_mapping",
-           "load_rules_path", "load_rules_text"]
+           "load_path_analysis", "load_rules_path", "load_rules_text"]

@@ -3,7 +3,8 @@
 Replays the files exactly as `loopguard replay` does, stops at decision #N of
 its report, and shows why: every vote, the history entries the detectors
 looked at (the deciding vote's evidence is starred), and the thresholds from
-the effective rules. Exit codes: 0 shown, 2 no such decision or unreadable input.
+the effective rules. `--format json` prints the same as one JSON object.
+Exit codes: 0 shown, 2 no such decision or unreadable input.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 from ..findings import Finding
 from ..replay import DecisionRecord, Replayer, SkippedTool
+from ..replay_intents import intent_rule
+from .colour import paint_report, painted
 from .explain_skipped import parse_id, render_skipped
 from .replay_cmd import add_common, load_guard
 from .replay_output import short, where
@@ -47,6 +50,8 @@ def add_parser(subparsers: Any) -> None:
         description="Replay FILEs and explain decision #N of the replay report: its votes, the history "
                     "entries that led to it, and the thresholds involved.")
     add_common(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (default), or json: one object with the decision, history and thresholds")
     parser.add_argument("--decision", "-d", required=True, metavar="N",
                         help="the decision shown by `loopguard replay` as #N in FILE: N, or FILE#N when "
                              "several files are replayed (skipped required tools are numbered with them)")
@@ -64,7 +69,7 @@ def explain(args: argparse.Namespace, wanted: str) -> int:
         print(f"loopguard explain: {target}", file=sys.stderr)
         return 2
     file, number = target
-    guard = load_guard(args.rules)
+    guard = load_guard(args.rules, args.agent)
     if guard is None:
         return 2
     replayer = Replayer(guard, args.agent, track_calls=True, join_sessions=getattr(args, "join_sessions", False))
@@ -76,10 +81,15 @@ def explain(args: argparse.Namespace, wanted: str) -> int:
         elif isinstance(record, (DecisionRecord, SkippedTool)) and record.index == number and (
                 file is None or record.file == file):
             session = replayer.live_session(record.key)
-            if isinstance(record, SkippedTool):
-                print("\n".join(render_skipped(record, session.config)))
+            if getattr(args, "format", "text") == "json":  # `replay --explain N --format json` too
+                print(json.dumps(to_json(record, session.history(), session.config, replayer),
+                                 ensure_ascii=False, indent=2, default=str))
             else:
-                print("\n".join(render(record, session.history(), session.config, replayer)))
+                lines = (render_skipped(record, session.config) if isinstance(record, SkippedTool)
+                         else render(record, session.history(), session.config, replayer))
+                out = painted(sys.stdout, getattr(args, "color", "auto"), paint_report)
+                print("\n".join(lines), file=out)
+                out.flush()
             return 0
     if not failed:
         name = f"#{number}" if file is None else f"{file}#{number}"
@@ -98,7 +108,8 @@ def lookup(config: Any, dotted: str) -> Any:
     return value
 
 
-def thresholds(decision: Any, config: Any) -> list[str]:
+def threshold_paths(decision: Any, config: Any) -> list[str]:
+    """Dotted paths of the rules values that shaped a decision (its detectors' and the aggregator's)."""
     detectors = [v.detector for v in decision.votes] or ([decision.detector] if decision.detector else [])
     paths: list[str] = []
     for detector in detectors:
@@ -111,9 +122,46 @@ def thresholds(decision: Any, config: Any) -> list[str]:
         paths.append("aggregator.escalate_criticals")
     if decision.action == "warn":
         paths.append("aggregator.warn_every")
+    return paths
+
+
+def thresholds(decision: Any, config: Any) -> list[str]:
+    """The text lines `path = value` of `threshold_paths` (unset values shown as null)."""
     return [f"  {path} = {json.dumps(lookup(config, path), ensure_ascii=False)}"
             + (_UNSET_NOTE if path == "loop_detection.enabled" and lookup(config, path) is None else "")
-            for path in paths]
+            for path in threshold_paths(decision, config)]
+
+
+def history_rows(record: DecisionRecord | SkippedTool, history: list[Any], replayer: Replayer
+                 ) -> list[dict[str, Any]]:
+    """The history entries as dicts, each with its mark (`this`, `evidence` or null) and input spot."""
+    d = record.decision if isinstance(record, DecisionRecord) else None
+    evidence = set(d.top.evidence) if d is not None and d.top else set()
+    rows = []
+    for entry in history:
+        row = entry.to_dict()
+        row["mark"] = ("this" if d is not None and entry.seq == d.seq
+                       else "evidence" if entry.seq in evidence else None)
+        position = replayer.position(record.key, entry.seq)
+        row["file"], row["line"], row["args"] = position if position else (None, None, None)
+        rows.append(row)
+    return rows
+
+
+def to_json(record: DecisionRecord | SkippedTool, history: list[Any], config: Any,
+            replayer: Replayer) -> dict[str, Any]:
+    """`explain --format json`: the record's `to_dict()`, the history rows and the thresholds."""
+    if isinstance(record, SkippedTool):
+        rule = intent_rule(config, record.intent) or {}
+        values = {"turn.max_incomplete_tool_retries":
+                  lookup(config, "turn.max_incomplete_tool_retries")}
+        extra: dict[str, Any] = {"intent": {"id": record.intent, "when": rule.get("when"),
+                                            "require": rule.get("require")}}
+    else:
+        values = {path: lookup(config, path) for path in threshold_paths(record.decision, config)}
+        extra = {}
+    return {"decision": record.to_dict(), **extra, "history": history_rows(record, history, replayer),
+            "thresholds": values}
 
 
 def render(record: DecisionRecord, history: list[Any], config: Any, replayer: Replayer) -> list[str]:

@@ -1,8 +1,9 @@
-"""`loopguard lint FILE... [--format text|json|github] [--strict] [--agent A]`.
+"""`loopguard lint FILE... [--format text|json|github] [--strict] [--agent A] [--color WHEN]`.
 
 Checks rules files (YAML, or OpenClaw JSON5 blocks); `-` reads standard
 input and `builtin:NAME` names a bundled pack. Findings go to stdout; in text
-format a one-line summary goes to stderr. Exit 0 clean (warnings allowed),
+format a one-line summary goes to stderr; text is coloured on a terminal
+(`--color auto|always|never`, `NO_COLOR`). Exit 0 clean (warnings allowed),
 1 errors (or warnings with --strict), 2 usage or a file that cannot be read.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..lint import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
 from ..schema import default_assembly
+from .colour import add_color_option, paint_finding, painted
 
 
 def add_parser(subparsers: Any) -> None:
@@ -26,6 +28,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     parser.add_argument("--agent", metavar="A", default=None,
                         help="check the thresholds as agent A sees them (default: every agent)")
+    add_color_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -53,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             reports.append(lint_path(name, args.agent, assembly))
     findings = [f for r in reports for f in r.findings]
-    sys.stdout.write(render(findings, args.format))
+    out = painted(sys.stdout, args.color, paint_finding) if args.format == "text" else sys.stdout
+    out.write(render(findings, args.format))
+    out.flush()
     if args.format == "text":
         print(_summary(reports), file=sys.stderr)
     return exit_code(reports, args.strict)

@@ -18,6 +18,7 @@ from ..errors import LoopguardError, RulesError
 from ..findings import Finding
 from ..replay import Replayer
 from ..transcripts import FORMATS
+from .colour import add_color_option, paint_report, painted
 from .replay_machine import GithubReport, JsonReport
 from .replay_output import TextReport
 
@@ -33,6 +34,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-format", choices=FORMATS, help="skip format detection and read FILEs as this")
     parser.add_argument("--join-sessions", action="store_true",
                         help="a session id seen in several files is one session (default: sessions are per file)")
+    add_color_option(parser)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -52,12 +54,21 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def load_guard(rules: str | None) -> Any:
-    """The guard for the given rules file; prints the problems and returns None when it cannot load."""
+def load_guard(rules: str | None, agent: str | None = None) -> Any:
+    """The guard for the given rules file; prints the problems and returns None when it cannot load.
+
+    An `agent` without a block in the rules is a warning on stderr (the replay goes on
+    with the global rules), so a mistyped `--agent` is not silently ignored.
+    """
     import loopguard
 
     try:
-        return loopguard.Guard.from_file(rules) if rules else loopguard.Guard.default()
+        guard = loopguard.Guard.from_file(rules) if rules else loopguard.Guard.default()
+        if guard.unknown_agent(agent, log_it=False):
+            print(f"{rules or 'builtin:default'}: warning: agent {agent!r} has no block under "
+                  "agents; it runs with the global rules\n    hint: check the --agent name",
+                  file=sys.stderr)
+        return guard
     except RulesError as exc:
         for finding in exc.findings:
             print(finding.format_text(), file=sys.stderr)
@@ -103,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         from .explain_cmd import explain
 
         return explain(args, str(args.explain))
-    guard = load_guard(args.rules)
+    guard = load_guard(args.rules, args.agent)
     if guard is None:
         return 2
     try:
@@ -120,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
     rules = args.rules or "builtin:default"
+    if args.format == "text":
+        out = painted(out, args.color, paint_report)
     reporter: Any = {"text": lambda: TextReport(out, rules), "json": lambda: JsonReport(out),
                      "github": lambda: GithubReport(out), "html": lambda: _html(out, rules)}[args.format]()
     progress = make_progress(args.files)
@@ -133,6 +146,7 @@ def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
         if progress is not None:
             progress.close()
     reporter.finish()
+    out.flush()
     if reporter.totals.errors:
         return 2
     return 1 if reporter.totals.failed(args.fail_on) else 0
