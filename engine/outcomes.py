@@ -131,11 +131,13 @@ class OutcomeReader:
 
         `entry.outcome` is the outcome digest of `text` (see `Session.after_call`).
         """
+        seen = 0
         if error:
             entry.flags = FAILED
             if text is not None:
                 entry.shape = b"fail:" + digest_text(blind(text))
-        elif text is not None and state.digests.count(entry.digest) < 2 and not self.polling_name(entry.tool):
+        elif text is not None and (seen := state.digests.count(entry.digest)) < 2 \
+                and not self.polling_name(entry.tool):
             # The first time lately: only a call that comes round again is compared, so its
             # result is read then (see _catch_up), and most calls never pay for reading.
             entry.flags = UNREAD
@@ -148,7 +150,7 @@ class OutcomeReader:
             elif (self.near and text is not None and state.last_result is not None
                   and state.last_result[0].digest == entry.digest):  # only a repeat can be near-equal
                 self._near_repeat(state, entry, text)
-            if text is not None:
+            if text is not None and seen == 2:  # (later repeats found the first one read)
                 self._catch_up(state, entry)
         state.last_result = (entry, text if text is not None and len(text) <= NEAR_MAX_CHARS else None)
 
