@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from . import answers
 from .decision import Decision, Vote
 from .messages import render
 from .turns import content_text, strip_recall
@@ -96,16 +97,6 @@ def _as_text(value: Any) -> str:
         return repr(value)
 
 
-def _status(status: str, **fields: Any) -> str:
-    return json.dumps({"status": status, **fields}, ensure_ascii=False)
-
-
-def _guard_result(decision: Decision, status: str) -> str:
-    top = decision.top
-    return _status(status, reason="tool-loop", detector=decision.detector,
-                   count=top.count if top else 0, message=decision.message or "")
-
-
 def _parse_args(raw: Any) -> tuple[Any, str | None]:
     """(arguments, error): a dict on success, else the raw value and why it was refused."""
     if isinstance(raw, Mapping):
@@ -121,13 +112,35 @@ def _parse_args(raw: Any) -> tuple[Any, str | None]:
     return parsed, None
 
 
+def _as_message(reply: Any) -> Mapping[str, Any]:
+    """A model reply as a mapping: a dict, or an OpenAI SDK `ChatCompletion` / message object.
+
+    Anything else raises TypeError naming what came back: a reply the runtime cannot read
+    must not become a silent empty answer.
+    """
+    if reply is None:
+        return {"content": None}
+    if isinstance(reply, Mapping):
+        return reply
+    choices = getattr(reply, "choices", None)
+    if isinstance(choices, Sequence) and not isinstance(choices, str) and choices:
+        reply = getattr(choices[0], "message", choices[0])
+    dump = getattr(reply, "model_dump", None)
+    if callable(dump):
+        dumped = dump(exclude_none=True)
+        if isinstance(dumped, Mapping):
+            return dumped
+    raise TypeError(f"the model returned {type(reply).__name__}: expected a str, an assistant "
+                    "message dict in OpenAI Chat Completions shape, or an OpenAI SDK "
+                    "ChatCompletion / ChatCompletionMessage")
+
+
 def _assistant(reply: Any, rnd: int) -> Message:
     """The model's reply as an assistant message; tool calls copied, each with an id."""
     if isinstance(reply, str):
         return {"role": "assistant", "content": reply}
-    if not isinstance(reply, Mapping):
-        return {"role": "assistant", "content": None}
-    message = dict(reply, role="assistant")
+    message = dict(_as_message(reply), role="assistant")
+    message.setdefault("content", None)
     calls = message.pop("tool_calls", None)
     if isinstance(calls, list) and calls:
         message["tool_calls"] = [
@@ -172,14 +185,12 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
                 fn = call.get("function")
                 fn = fn if isinstance(fn, Mapping) else {}
                 name = str(fn.get("name") or "")
-                if stopped_by is not None:
-                    text = render(config, "aborted", lang_text)
-                    add({"role": "tool", "tool_call_id": call["id"], "content": _status("aborted", message=text)})
-                    continue
                 content, decisions = yield from _one_call(
                     tools, session, name, fn.get("arguments"), call["id"], run_id)
-                events.extend(TurnEvent("decision", rnd, d, _describe(d, name)) for d in decisions)
                 add({"role": "tool", "tool_call_id": call["id"], "content": content})
+                if stopped_by is not None:  # the breaker closed this batch: the call was aborted
+                    continue
+                events.extend(TurnEvent("decision", rnd, d, _describe(d, name)) for d in decisions)
                 stopped_by = next((d for d in decisions if d.action == "breaker"), None)
             if stopped_by is None:
                 continue
@@ -198,7 +209,7 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
         final = outcome.text or ""
         if stopped_by is not None:
             if round_text is None:  # the model wrote nothing: the answer says why it stopped
-                final = "\n\n".join(t for t in (final.strip(), stopped_by.message or "") if t)
+                final = answers.stop_text(final, stopped_by)
             if final != (assistant.get("content") or ""):
                 new.append({"role": "assistant", "content": final})
         elif final != (assistant.get("content") or ""):
@@ -230,10 +241,9 @@ def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, 
     """One tool call through the guard: (content for the model, the decisions made)."""
     args, problem = _parse_args(raw)
     decision = session.before_call(name, args, call_id=call_id, run_id=run_id)
-    if decision.action == "breaker":
-        return _guard_result(decision, "error"), [decision]
-    if decision.action == "critical":
-        return _guard_result(decision, "blocked"), [decision]
+    refused = answers.tool_result(decision)
+    if refused is not None:
+        return refused, [decision]
     result: Any = None
     error = problem
     if error is None and name not in tools:
@@ -243,11 +253,8 @@ def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, 
         if not ok:
             error, result = result, None
     after = session.after_call(name, args, result=result, error=error, call_id=call_id, run_id=run_id)
-    content = _status("error", error=error) if error is not None else _as_text(result)
-    notes = [d.message for d in (decision, after)
-             if d.message and (d.action == "breaker" or (d.action == "warn" and d.notify))]
-    if notes:
-        content = "\n\n".join([content, *notes])
+    content = answers.error_result(error) if error is not None else _as_text(result)
+    content = answers.with_notes(content, (decision, after))
     decisions = [decision] + ([after] if after.action != "allow" else [])
     return content, decisions
 
@@ -257,10 +264,6 @@ def _describe(decision: Decision, name: str) -> str:
     if decision.detector:
         detail += f" [{decision.detector}]"
     return detail + (" after the call" if decision.phase == "after" else "")
-
-
-def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def run_turn(model: Model, tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
@@ -282,7 +285,7 @@ def run_turn(model: Model, tools: Mapping[str, Callable[..., Any]], messages: Se
         try:
             answer = (True, request.tool(request.args))
         except Exception as exc:  # noqa: BLE001 — a failing tool is reported to the model
-            answer = (False, _error_text(exc))
+            answer = (False, answers.error_text(exc))
         if inspect.isawaitable(answer[1]):
             _discard(answer[1])
             answer = (False, "async tool called from run_turn: use arun_turn")
@@ -320,7 +323,7 @@ async def arun_turn(model: Model, tools: Mapping[str, Callable[..., Any]],
                 value = await value
             answer = (True, value)
         except Exception as exc:  # noqa: BLE001 — a failing tool is reported to the model
-            answer = (False, _error_text(exc))
+            answer = (False, answers.error_text(exc))
 
 
 def _advance(steps: Generator[Any, Any, TurnResult], answer: Any) -> tuple[bool, Any]:

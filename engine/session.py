@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import messages as texts
+from .answers import ABORTED
 from .decision import LEVELS, Decision, Vote
 from .fingerprint import args_digest, canonical_text, error_outcome, outcome_of_text, parse_args, result_text
 from .history import VETO, Call, HistoryEntry, SessionState, append
@@ -115,6 +116,14 @@ class Session:
         parsed = parse_args(args)
         canonical = canonical_text(parsed)
         digest = args_digest(name, canonical)
+        with state.lock:
+            if state.tools_closed and state.batch_open and state.scratch.get("_closed_round") == state.round:
+                aborted = self._aborted(name, call_id, run_id)
+            else:
+                aborted = None
+        if aborted is not None:
+            self.guard._notify(self.id, aborted)
+            return aborted
         with state.lock:
             state.seq += 1
             state.last_used = time.monotonic()
@@ -250,10 +259,19 @@ class Session:
         return self._fault(stage, TypeError(f"returned {shown}, not a Vote with level "
                                             "warn, critical or breaker"), faults)
 
+    def _aborted(self, name: str, call_id: Any, run_id: Any) -> Decision:
+        """The answer to a call of the batch a breaker closed: it never runs, nor is recorded."""
+        state = self._state
+        text = texts.fill(texts.template(self._policy.config, "aborted", state.lang or "en"))
+        vote = Vote(ABORTED, "breaker", 0, ABORTED, text, code=ABORTED)
+        return Decision("breaker", (vote,), text, name, None if call_id is None else str(call_id),
+                        0, state.turn, None if run_id is None else str(run_id), detector=ABORTED)
+
     def _close_tools(self) -> None:
-        """A breaker: tools are closed for the rest of the turn."""
+        """A breaker: tools are closed for the rest of the turn, and the rest of its batch aborted."""
         state = self._state
         state.tools_closed = True
+        state.scratch["_closed_round"] = state.round
         if state.turn_state is not None:
             self._policy.turn_policy.note_breaker(state.turn_state)
 
