@@ -46,7 +46,7 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         super().__init__()
         self.core = GuardCore(guard, agent, run_id)
         self.session_id = session_id
-        self.tools = None if tools is None else list(tools)
+        self.tool_names = None if tools is None else list(tools)
         self._lock = threading.Lock()
         self._decided: dict[tuple[str, str], Decision] = {}
         self._summaries: dict[str, str] = {}
@@ -65,7 +65,7 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
     # -- hooks -----------------------------------------------------------------
     def before_agent(self, state: AgentState, runtime: Any) -> dict[str, Any] | None:
         messages = convert_to_openai_messages(list(state["messages"]))
-        self.core.begin_turn(self._sid(), messages, self.tools)
+        self.core.begin_turn(self._sid(), messages, self.tool_names)
         return None
 
     async def abefore_agent(self, state: AgentState, runtime: Any) -> dict[str, Any] | None:
