@@ -26,10 +26,14 @@ class Finding:
     hint: str = ""
     code: str = ""  # short stable id, e.g. "unknown-key"
 
-    def format_text(self) -> str:
-        """`file:line:col: level: message [path]` plus the hint on the next line."""
+    def format_text(self, with_code: bool = False) -> str:
+        """`file:line:col: level: message [path]` plus the hint on the next line.
+
+        `with_code` (lint's output) writes the level as `error[unknown-key]`.
+        """
         where = f"{self.file}:{self.line}:{self.col}"
-        text = f"{where}: {self.level}: {self.message}"
+        level = f"{self.level}[{self.code}]" if with_code and self.code else self.level
+        text = f"{where}: {level}: {self.message}"
         if self.path:
             text += f" [{self.path}]"
         if self.hint:

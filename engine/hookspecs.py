@@ -15,6 +15,7 @@ import pluggy
 if TYPE_CHECKING:
     from .decision import Decision
     from .detector import Detector
+    from .lintrules import LintCheck
 
 PROJECT = "loopguard"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -29,3 +30,8 @@ def loopguard_register_detectors() -> list[Detector]:  # type: ignore[empty-body
 @hookspec
 def loopguard_on_decision(session_id: str, decision: Decision) -> None:
     """Called with every non-allow decision (for logging or metrics)."""
+
+
+@hookspec
+def loopguard_register_lint_checks() -> list[LintCheck]:  # type: ignore[empty-body]
+    """Return `loopguard.LintCheck` objects: extra `loopguard lint` checks (see docs/plugins.md)."""

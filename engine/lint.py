@@ -1,30 +1,35 @@
-"""`loopguard lint`: every problem of a rules file, with file:line:col and a fix hint.
+"""`loopguard lint`: every problem of a rules file, in one run, with file:line:col, code and hint.
 
-Stages, each reported in full: reading (size, encoding), syntax (YAML or
-JSON5, duplicate keys, alias bombs), `version`, the assembled JSON Schema,
-`extends:`, references (keyword sets, detector ids, regexes), and the checks
-of `lintchecks`, `thresholdchecks` and `gatechecks`. Meaning checks run only once a file
-loads without errors (they read a well-typed document).
+Stages: reading (size, encoding), syntax (YAML or JSON5, duplicate keys,
+alias bombs), `version`, the assembled JSON Schema, `extends:`, references
+(keyword sets, detector ids, regexes), then the meaning checks registered in
+`loopguard.lintrules` (one module per code). Values the schema rejects are
+left out before the later stages run, so a schema error never hides a
+meaning error elsewhere in the file (an `extends:` layer that cannot be read
+does stop the later stages: they would judge an incomplete merge).
 
-Output formats: `text` (`file:line:col: level: message [path]` and an
-indented hint line), `json` (a list of objects with file, line, col, level,
-message, path, hint, code) and `github` (workflow commands that annotate a
-pull request). Exit codes: 0 clean (warnings allowed), 1 errors (or warnings
-with `strict`), 2 usage error or a file that cannot be read.
+Every finding has a code (`lintrules.checks()`); `--disable`/`--enable` and
+ignore comments (`lintdirectives`) choose which are reported. Output formats:
+`text` (`file:line:col: level[code]: message [path]` and an indented hint
+line), `json` (objects with file, line, col, level, message, path, hint,
+code) and `github` (workflow commands). Exit codes: 0 clean (warnings
+allowed), 1 errors (or warnings with `strict`), 2 usage error or a file that
+cannot be read.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from .findings import Finding
-from .gatechecks import gate_checks
-from .lintchecks import hygiene_checks
+from .lintdirectives import Directives, apply, read_directives
+from .lintrules import LintContext, checks, registry
 from .rulesfile import Analysis, analyze_builtin, analyze_bytes, analyze_path
+from .rulestext import MAX_BYTES
 from .schema import Assembly
-from .thresholdchecks import merged_checks, order_errors
 
 FORMATS = ("text", "json", "github")
 
@@ -46,29 +51,73 @@ class FileReport:
         return sum(1 for f in self.findings if f.level != "error")
 
 
-def meaning_findings(result: Analysis, agent: str | None = None) -> list[Finding]:
-    """Lint-only checks over a loaded (error-free) analysis."""
+def _agents(agent: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    if agent is None:
+        return None
+    return (agent,) if isinstance(agent, str) else tuple(agent)
+
+
+def meaning_findings(result: Analysis, agent: str | Sequence[str] | None = None,
+                     active: Collection[str] | None = None) -> list[Finding]:
+    """The registered meaning checks over a loaded (or pruned) analysis; a failing check is a finding."""
     if result.data is None or not result.layers:
         return []
-    data, top, index = result.data, result.layers[-1], result.index
-    found, erred = order_errors(data, top.data, index)
-    found.extend(merged_checks(data, top.name, index, erred, agent))
-    found.extend(hygiene_checks(data, top.data, index))
-    found.extend(gate_checks(data, top.data, index))
-    agents = data.get("agents") or {}
-    if agent is not None and agent not in agents:
-        found.append(index.finding(data, ("agents",), "warning",
-                                   f"agent {agent!r} has no block under agents; it runs with "
-                                   "the global settings", "check the --agent name",
-                                   "unknown-agent"))
+    ctx = LintContext(result.data, tuple(result.layers), _agents(agent))
+    found: list[Finding] = []
+    for check in registry().meaning():
+        if (active is None and not check.default) or (active is not None
+                                                      and check.code not in active):
+            continue
+        try:
+            found.extend(check.check(ctx) if check.check else ())
+        except Exception as exc:  # noqa: BLE001 - one broken check never hides the others
+            found.append(Finding(ctx.top_name, 1, 1, "warning", f"lint check {check.code!r} "
+                                 f"({check.origin}) failed: {type(exc).__name__}: {exc}",
+                                 "", "report it to the plugin's authors", "check-failed"))
+    found.sort(key=lambda f: (f.file != ctx.top_name, f.file, f.line, f.col))
     return found
 
 
-def report(result: Analysis, agent: str | None = None) -> FileReport:
-    """All findings of an analysis, de-duplicated, the linted file's own first."""
+def _directives(result: Analysis, text: str | None) -> dict[str, Directives]:
+    """The ignore comments of the linted file and of each layer that is a readable file."""
+    known = {code: c.can_disable for code, c in checks().items()}
+    found: dict[str, Directives] = {}
+    names = {layer.name for layer in result.layers} | {result.source}
+    for name in names:
+        body = text if name == result.source and text is not None else _read(name)
+        if body is not None:
+            found[name] = read_directives(body, name, known)
+    return found
+
+
+def _read(name: str) -> str | None:
+    if name.startswith("builtin:") or not os.path.isfile(name):
+        return None
+    try:
+        if os.path.getsize(name) > MAX_BYTES:
+            return None
+        with open(name, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def report(result: Analysis, agent: str | Sequence[str] | None = None,
+           active: Collection[str] | None = None, text: str | None = None) -> FileReport:
+    """All findings of an analysis, in one pass, filtered and de-duplicated, the file's own first.
+
+    `active` is the set of codes to report (default: those on by default);
+    `text` is the linted file's text when it is not a file on disk (stdin).
+    """
     findings = list(result.findings)
-    if not result.errors:
-        findings.extend(meaning_findings(result, agent))
+    findings.extend(meaning_findings(result, agent, active))
+    known = {code: c.can_disable for code, c in checks().items()}
+    directives = _directives(result, text)
+    for found in directives.values():
+        findings.extend(found.problems)
+    if active is not None:
+        findings = [f for f in findings if f.code in active or not known.get(f.code, False)]
+    findings = apply(findings, directives, known)
     unique: list[Finding] = []
     seen: set[Finding] = set()
     for finding in findings:
@@ -79,18 +128,21 @@ def report(result: Analysis, agent: str | None = None) -> FileReport:
     return FileReport(result.source, unique, result.unreadable)
 
 
-def lint_path(path: str, agent: str | None = None, assembly: Assembly | None = None
+def lint_path(path: str, agent: str | Sequence[str] | None = None,
+              assembly: Assembly | None = None, active: Collection[str] | None = None
               ) -> FileReport:
     """Lint one file (`builtin:NAME` lints a bundled pack)."""
     if path.startswith("builtin:"):
-        return report(analyze_builtin(path, assembly), agent)
-    return report(analyze_path(path, assembly), agent)
+        return report(analyze_builtin(path, assembly), agent, active)
+    return report(analyze_path(path, assembly), agent, active)
 
 
-def lint_bytes(raw: bytes, name: str = "<stdin>", agent: str | None = None,
-               assembly: Assembly | None = None) -> FileReport:
+def lint_bytes(raw: bytes, name: str = "<stdin>", agent: str | Sequence[str] | None = None,
+               assembly: Assembly | None = None, active: Collection[str] | None = None
+               ) -> FileReport:
     """Lint rules given as bytes (stdin); relative extends resolve from the working directory."""
-    return report(analyze_bytes(raw, name, None, assembly), agent)
+    text = raw.decode("utf-8", errors="replace")
+    return report(analyze_bytes(raw, name, None, assembly), agent, active, text)
 
 
 def exit_code(reports: Sequence[FileReport], strict: bool = False) -> int:
@@ -103,7 +155,7 @@ def exit_code(reports: Sequence[FileReport], strict: bool = False) -> int:
 
 
 def format_text(findings: Sequence[Finding]) -> str:
-    return "".join(f.format_text() + "\n" for f in findings)
+    return "".join(f.format_text(with_code=True) + "\n" for f in findings)
 
 
 def format_json(findings: Sequence[Finding]) -> str:
@@ -125,7 +177,8 @@ def format_github(findings: Sequence[Finding]) -> str:
         message = f.message + (f" [{f.path}]" if f.path else "")
         if f.hint:
             message += f"\nhint: {f.hint}"
-        lines.append(f"::{command} file={_escape(f.file, True)},line={f.line},col={f.col}::"
+        title = f",title={_escape(f.code, True)}" if f.code else ""
+        lines.append(f"::{command} file={_escape(f.file, True)},line={f.line},col={f.col}{title}::"
                      f"{_escape(message)}\n")
     return "".join(lines)
 

@@ -6,13 +6,8 @@
 - an unknown-tool pattern that does not compile with `regex`, or is longer
   than `MAX_PATTERN_CHARS` (`bad-regex`).
 
-`hygiene_checks` finds what lint reports about the file being linted only:
-- a keyword set defined but never used, an empty set, an empty or duplicated
-  keyword (after the rules' own normalisation) (warnings);
-- a tool listed twice in a detector's `exempt` list (warning);
-- an intent id used twice (error); a detector listed twice in `order` (warning);
-- a message template whose braces do not parse (`bad-template`, warning: the
-  engine shows such a template as written instead of filling it in).
+The lint-only checks live one per module in `loopguard.lintrules`; the walks
+they share (`scopes`, `conditions`, `set_references`, `repeats`) are here.
 
 Example (fails): `when: {text_contains: portfolio_veiw}` -> "undefined keyword set
 'portfolio_veiw' (did you mean 'portfolio_view'?)".
@@ -21,7 +16,6 @@ Example (fails): `when: {text_contains: portfolio_veiw}` -> "undefined keyword s
 from __future__ import annotations
 
 import difflib
-import string
 from collections.abc import Iterator
 from typing import Any
 
@@ -139,93 +133,21 @@ def _pattern_findings(data: dict[str, Any], block: dict[str, Any], prefix: Path,
     return found
 
 
-def _normaliser(data: dict[str, Any]) -> Any:
+def normaliser(data: dict[str, Any]) -> Any:
+    """The keyword normalisation the rules configure (strip, and lower-case when asked)."""
     steps = (data.get("turn") or {}).get("normalize") or []
     lower = "lower" in steps
     return lambda text: text.strip().lower() if lower else text.strip()
 
 
-def hygiene_checks(data: dict[str, Any], top: dict[str, Any], index: PositionIndex
-                   ) -> list[Finding]:
-    """Warnings (and duplicate intent ids) about what the linted file itself wrote."""
-    found: list[Finding] = []
-    used = used_sets(data)
-    norm = _normaliser(data)
-    for prefix, block in scopes(top):
-        for name, words in (block.get("keyword_sets") or {}).items():
-            path = prefix + ("keyword_sets", name)
-            if name not in used:
-                found.append(index.finding(data, path, "warning", f"keyword set {name!r} is never "
-                                           "used", "use it in a condition or remove it",
-                                           "unused-set", at_key=True))
-            if not words:
-                found.append(index.finding(data, path, "warning", f"keyword set {name!r} is empty",
-                                           "add keywords or remove the set", "empty-set"))
-            found.extend(_duplicates(data, index, path, words, norm, "keyword"))
-        for ident, options in (block.get("detectors") or {}).items():
-            exempt = options.get("exempt") if isinstance(options, dict) else None
-            if isinstance(exempt, list):
-                found.extend(_duplicates(data, index, prefix + ("detectors", ident, "exempt"),
-                                         exempt, str, "exempt tool"))
-        order = (block.get("aggregator") or {}).get("order")
-        if isinstance(order, list):
-            found.extend(_duplicates(data, index, prefix + ("aggregator", "order"), order, str,
-                                     "detector"))
-    found.extend(_template_findings(data, top, index))
-    for prefix, block in scopes(data):
-        seen: set[str] = set()
-        for i, intent in enumerate(block.get("intents") or []):
-            ident = intent.get("id") if isinstance(intent, dict) else None
-            if isinstance(ident, str) and ident in seen:
-                found.append(index.finding(data, prefix + ("intents", i, "id"), "error",
-                                           f"intent id {ident!r} is used twice",
-                                           "give every intent its own id", "duplicate-id"))
-            seen.add(str(ident))
-    return found
-
-
-def _template_findings(data: dict[str, Any], top: dict[str, Any], index: PositionIndex
-                       ) -> list[Finding]:
-    """Message templates (`messages.<lang>.<key>`) whose `{fields}` do not parse."""
-    found: list[Finding] = []
-    for prefix, block in scopes(top):
-        messages = block.get("messages")
-        if not isinstance(messages, dict):
-            continue
-        for lang, texts in messages.items():
-            if not isinstance(texts, dict):
-                continue
-            for key, text in texts.items():
-                if not isinstance(text, str):
-                    continue
-                try:
-                    list(string.Formatter().parse(text))
-                except ValueError as exc:
-                    found.append(index.finding(
-                        data, prefix + ("messages", lang, key), "warning",
-                        f"message template does not parse ({exc}); it will be shown as written",
-                        "write fields as {message}; double a literal brace: {{ or }}",
-                        "bad-template"))
-    return found
-
-
-def _duplicates(data: dict[str, Any], index: PositionIndex, path: Path, items: list[Any],
-                norm: Any, what: str) -> list[Finding]:
-    found: list[Finding] = []
+def repeats(items: Any, norm: Any) -> Iterator[tuple[int, Any, int]]:
+    """(index, item, index of its first occurrence) of each string item seen before."""
     first: dict[str, int] = {}
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, str) or not norm(item):
             continue
         key = norm(item)
-        if what == "keyword" and not key:
-            found.append(index.finding(data, path + (i,), "warning", "empty keyword",
-                                       "remove it; an empty keyword matches nothing",
-                                       "empty-keyword"))
-            continue
         if key in first:
-            found.append(index.finding(data, path + (i,), "warning", f"duplicate {what} {item!r} "
-                                       f"(same as item {first[key] + 1})", "remove it",
-                                       f"duplicate-{what.replace(' ', '-')}"))
+            yield i, item, first[key]
         else:
             first[key] = i
-    return found

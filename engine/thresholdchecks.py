@@ -66,15 +66,21 @@ def _place(index: PositionIndex, data: dict[str, Any], top_name: str, candidates
     return candidates[0]
 
 
-def merged_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
-                  erred: set[tuple[Path, str]], agent: str | None = None) -> list[Finding]:
-    """Repairs and never-firing thresholds of the effective config of each scope."""
+def checked_scopes(data: dict[str, Any], agents: tuple[str, ...] | None) -> list[Path]:
+    """The scopes whose effective thresholds lint judges: all, or the global one and `agents`'."""
+    every = [p for p, _ in scopes(data)]
+    if agents is None:
+        return every
+    return [()] + [("agents", a) for a in agents if ("agents", a) in every]
+
+
+def repaired_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
+                    erred: set[tuple[Path, str]], agents: tuple[str, ...] | None = None
+                    ) -> list[Finding]:
+    """Order repairs the engine makes in the effective config of each scope."""
     found: list[Finding] = []
-    seen: dict[str, set[tuple[Any, ...]]] = {"repair": set(), "never": set()}
-    agents = [p for p, _ in scopes(data)]
-    if agent is not None:
-        agents = [(), ("agents", agent)] if ("agents", agent) in agents else [()]
-    for prefix in agents:
+    seen: set[tuple[Any, ...]] = set()
+    for prefix in checked_scopes(data, agents):
         name = prefix[1] if prefix else None
         config, repairs = effective_config(data, name)
         who = f" for agent {name!r}" if name else ""
@@ -82,9 +88,9 @@ def merged_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
             high = repair.field.rsplit(".", 1)[1]
             low = WARNING if high == CRITICAL else CRITICAL
             key = (high, repair.old, repair.new)
-            if key in seen["repair"]:
+            if key in seen:
                 continue  # an agent inheriting the global repair: reported once
-            seen["repair"].add(key)
+            seen.add(key)
             if any(scope == prefix for scope, _ in erred):
                 continue  # that very block already has an ordering error
             base = prefix + ("loop_detection",)
@@ -95,8 +101,20 @@ def merged_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
                 data, path, "warning", f"after merging{who}, {high} {repair.old} is not above "
                 f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",
                 f"set {high} explicitly above {low}", "threshold-repaired"))
+    return found
+
+
+def never_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
+                 agents: tuple[str, ...] | None = None) -> list[Finding]:
+    """Thresholds of each scope's effective config that can never be reached."""
+    found: list[Finding] = []
+    seen: set[tuple[Any, ...]] = set()
+    for prefix in checked_scopes(data, agents):
+        name = prefix[1] if prefix else None
+        config, repairs = effective_config(data, name)
+        who = f" for agent {name!r}" if name else ""
         repaired = {r.field.rsplit(".", 1)[1] for r in repairs}
-        found.extend(_never(data, config, prefix, top_name, index, seen["never"], who, repaired))
+        found.extend(_never(data, config, prefix, top_name, index, seen, who, repaired))
     return found
 
 

@@ -47,7 +47,7 @@ def test_invalid_case_matches_its_golden_output(path: Path, monkeypatch: pytest.
     out = capsys.readouterr().out
     assert out == expected
     assert expected.strip(), "an invalid case must produce findings"
-    assert code == (1 if ": error: " in expected else 0)
+    assert code == (1 if ": error[" in expected else 0)
 
 
 def test_every_golden_file_has_its_case() -> None:

@@ -107,5 +107,5 @@ def test_exit_codes_and_text_format() -> None:
     assert exit_code([clean]) == 0 and exit_code([clean, warned]) == 0
     assert exit_code([warned], strict=True) == 1
     assert format_text(warned.findings) == (
-        "w.yaml:2:16: warning: keyword set 'x' is never used [keyword_sets.x]\n"
+        "w.yaml:2:16: warning[unused-set]: keyword set 'x' is never used [keyword_sets.x]\n"
         "    hint: use it in a condition or remove it\n")

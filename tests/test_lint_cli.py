@@ -44,7 +44,7 @@ def test_clean_file_exits_0_with_a_summary_on_stderr(files: Path,
 def test_errors_exit_1_with_text_format(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "lint", "broken.yaml")
     assert code == 1
-    assert out == ("broken.yaml:3:3: error: unknown key 'max_tool_rouds' (did you mean "
+    assert out == ("broken.yaml:3:3: error[unknown-key]: unknown key 'max_tool_rouds' (did you mean "
                    "'max_tool_rounds'?) [turn.max_tool_rouds]\n"
                    "    hint: allowed keys here: max_tool_rounds, max_incomplete_tool_retries, "
                    "context_messages, normalize, recall, plan_condition\n")
@@ -52,7 +52,7 @@ def test_errors_exit_1_with_text_format(files: Path, capsys: pytest.CaptureFixtu
 
 def test_warnings_pass_unless_strict(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "lint", "warns.yaml")
-    assert code == 0 and ": warning: keyword set 'spare' is never used" in out
+    assert code == 0 and ": warning[unused-set]: keyword set 'spare' is never used" in out
     assert run(capsys, "lint", "--strict", "warns.yaml")[0] == 1
     assert run(capsys, "lint", "--strict", "clean.yaml")[0] == 0
 
@@ -68,7 +68,7 @@ def test_unreadable_file_exits_2_even_with_other_errors(files: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "lint", "broken.yaml", "missing.yaml")
     assert code == 2
-    assert "missing.yaml:1:1: error: file not found" in out
+    assert "missing.yaml:1:1: error[unreadable]: file not found" in out
 
 
 def test_json_format_is_a_list_of_findings(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -87,17 +87,17 @@ def test_github_format(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "lint", "--format", "github", "broken.yaml", "warns.yaml")
     lines = out.splitlines()
     assert code == 1 and len(lines) == 2
-    assert re.match(r"^::error file=broken\.yaml,line=3,col=3::unknown key 'max_tool_rouds' "
+    assert re.match(r"^::error file=broken\.yaml,line=3,col=3,title=unknown-key::unknown key 'max_tool_rouds' "
                     r"\(did you mean 'max_tool_rounds'\?\) \[turn\.max_tool_rouds\]%0Ahint: ",
                     lines[0])
-    assert lines[1].startswith("::warning file=warns.yaml,line=3,col=3::")
+    assert lines[1].startswith("::warning file=warns.yaml,line=3,col=3,title=unused-set::")
 
 
 def test_stdin_is_read_with_dash(files: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BROKEN.encode())))
     code, out, _ = run(capsys, "lint", "-")
-    assert code == 1 and out.startswith("<stdin>:3:3: error: unknown key")
+    assert code == 1 and out.startswith("<stdin>:3:3: error[unknown-key]: unknown key")
 
 
 def test_dash_twice_is_a_usage_error(files: Path, monkeypatch: pytest.MonkeyPatch,
@@ -130,13 +130,13 @@ def test_bad_input_never_shows_a_traceback(files: Path, capsys: pytest.CaptureFi
     (files / "bin.yaml").write_bytes(b"\x00\x01\x02\xff")
     (files / "latin.yaml").write_bytes(b"version: 1\n\xe9\n")
     (files / "deep.yaml").write_text("version: 1\nx: " + "{a: " * 3000 + "1" + "}" * 3000)
-    code, out, err = run(capsys, "lint", "bin.yaml", "latin.yaml", "deep.yaml", ".")
+    code, out, err = run(capsys, "lint", "bin.yaml", "latin.yaml", "deep.yaml", "gone.yaml")
     assert code == 2
     assert "Traceback" not in out + err
-    assert "bin.yaml:1:1: error: binary data" in out
-    assert "latin.yaml:2:1: error: not valid UTF-8" in out
+    assert "bin.yaml:1:1: error[binary]: binary data" in out
+    assert "latin.yaml:2:1: error[encoding]: not valid UTF-8" in out
     assert "deep.yaml:2:" in out and "nesting deeper than" in out
-    assert ".:1:1: error: is a directory" in out
+    assert "gone.yaml:1:1: error[unreadable]: file not found" in out
 
 
 def test_every_bundled_pack_lints_clean(capsys: pytest.CaptureFixture[str]) -> None:

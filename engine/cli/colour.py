@@ -22,7 +22,7 @@ LEVELS = {"error": BOLD + RED, "warning": BOLD + YELLOW}
 ACTIONS = {"WARN": YELLOW, "CRITICAL": BOLD + RED, "BREAKER": BOLD + MAGENTA,
            "SKIPPED REQUIRED TOOL": BOLD + YELLOW, "ALLOW": GREEN}
 
-_FINDING = re.compile(r"^(.+?:\d+:\d+): (error|warning): ")
+_FINDING = re.compile(r"^(.+?:\d+:\d+): (error|warning)(\[[a-z0-9-]+\])?: ")
 _HINT = re.compile(r"^(\s+)(hint:)")
 _ACTION = re.compile(r"(?<![\w-])(SKIPPED REQUIRED TOOL|WARN|CRITICAL|BREAKER|ALLOW)(?![\w-])")
 _HEADING = re.compile(r"^(session |decision #|votes:|history at that moment|thresholds involved|"
@@ -55,8 +55,9 @@ def paint_finding(line: str) -> str:
     """A lint line: bold position, red `error` / yellow `warning`, cyan `hint:`."""
     match = _FINDING.match(line)
     if match:
-        where, level = match.groups()
-        return f"{_wrap(BOLD, where)}: {_wrap(LEVELS[level], level)}: {line[match.end():]}"
+        where, level, code = match.groups()
+        shown = _wrap(LEVELS[level], level) + (_wrap(DIM, code) if code else "")
+        return f"{_wrap(BOLD, where)}: {shown}: {line[match.end():]}"
     return _HINT.sub(lambda m: m.group(1) + _wrap(CYAN, m.group(2)), line, count=1)
 
 

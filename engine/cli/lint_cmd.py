@@ -1,33 +1,51 @@
-"""`loopguard lint FILE... [--format text|json|github] [--strict] [--agent A] [--color WHEN]`.
+"""`loopguard lint PATH... [--format text|json|github] [--strict] [--agent A]... [--disable CODE]...`.
 
-Checks rules files (YAML, or OpenClaw JSON5 blocks); `-` reads standard
-input and `builtin:NAME` names a bundled pack. Findings go to stdout; in text
-format a one-line summary goes to stderr; text is coloured on a terminal
-(`--color auto|always|never`, `NO_COLOR`). Exit 0 clean (warnings allowed),
-1 errors (or warnings with --strict), 2 usage or a file that cannot be read.
+Checks rules files (YAML, or OpenClaw JSON5 blocks); a directory is searched
+recursively for `*.yaml`, `*.yml`, `*.json5` and `openclaw.json` (hidden
+folders skipped); `-` reads standard input and `builtin:NAME` names a bundled
+pack. `--agent` (repeatable) names the agents that run: their thresholds are
+checked, a name without a block and a block for no named agent are warnings.
+`--disable CODE` / `--enable CODE` (repeatable, or comma-separated) choose the
+checks; `--list-checks` lists them. Findings go to stdout; in text format a
+one-line summary goes to stderr; text is coloured on a terminal (`--color
+auto|always|never`, `NO_COLOR`). Exit 0 clean (warnings allowed), 1 errors (or
+warnings with --strict), 2 usage or a file that cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 from ..lint import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
+from ..lintrules import SelectionError, registry, select
 from ..schema import default_assembly
 from .colour import add_color_option, paint_finding, painted
+from .lintlist import list_text
+
+SUFFIXES = (".yaml", ".yml", ".json5")
+NAMES = ("openclaw.json",)
 
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "lint", help="check rules files", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="+", metavar="FILE",
-                        help="rules file, `builtin:NAME` for a bundled pack, or - for stdin")
+    parser.add_argument("files", nargs="*", metavar="PATH",
+                        help="rules file or directory, `builtin:NAME` for a bundled pack, or - "
+                             "for stdin")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
-    parser.add_argument("--agent", metavar="A", default=None,
-                        help="check the thresholds as agent A sees them (default: every agent)")
+    parser.add_argument("--agent", metavar="A", action="append", default=None,
+                        help="an agent that runs (repeatable); default: judge every agent block")
+    parser.add_argument("--disable", metavar="CODE", action="append", default=[],
+                        help="do not report CODE (repeatable, or CODE,CODE)")
+    parser.add_argument("--enable", metavar="CODE", action="append", default=[],
+                        help="also report CODE, a check that is off by default")
+    parser.add_argument("--list-checks", action="store_true",
+                        help="list every check code with its level and default, then exit")
     add_color_option(parser)
     parser.set_defaults(run=run)
 
@@ -40,21 +58,56 @@ def _summary(reports: list[FileReport]) -> str:
             f"{warnings} warning{'s' if warnings != 1 else ''}")
 
 
+def _codes(values: list[str]) -> list[str]:
+    return [c.strip() for value in values for c in value.split(",") if c.strip()]
+
+
+def expand(name: str) -> list[str]:
+    """A directory's rules files (sorted, recursive, hidden folders skipped); else [name]."""
+    if name == "-" or name.startswith("builtin:") or not os.path.isdir(name):
+        return [name]
+    found: list[str] = []
+    for root, dirs, files in os.walk(name):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(os.path.join(root, f) for f in sorted(files)
+                     if f.endswith(SUFFIXES) or f in NAMES)
+    return found
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.list_checks:
+        sys.stdout.write(list_text())
+        return 0
+    if not args.files:
+        print("loopguard lint: name at least one rules file or directory (or --list-checks)",
+              file=sys.stderr)
+        return 2
+    try:
+        active = select(_codes(args.disable), _codes(args.enable))
+    except SelectionError as exc:
+        print(f"loopguard lint: {exc}", file=sys.stderr)
+        return 2
     assembly = default_assembly()
-    for problem in assembly.problems:
+    for problem in (*assembly.problems, *registry().problems):
         print(f"loopguard: warning: {problem}", file=sys.stderr)
-    reports: list[FileReport] = []
-    stdin_used = False
+    names: list[str] = []
     for name in args.files:
+        listed = expand(name)
+        if not listed:
+            print(f"loopguard lint: no rules files ({', '.join('*' + s for s in SUFFIXES)}, "
+                  f"{', '.join(NAMES)}) under {name}", file=sys.stderr)
+            return 2
+        names.extend(listed)
+    if names.count("-") > 1:
+        print("loopguard lint: standard input (-) can be read only once", file=sys.stderr)
+        return 2
+    reports: list[FileReport] = []
+    for name in names:
         if name == "-":
-            if stdin_used:
-                print("loopguard lint: standard input (-) can be read only once", file=sys.stderr)
-                return 2
-            stdin_used = True
-            reports.append(lint_bytes(sys.stdin.buffer.read(), "<stdin>", args.agent, assembly))
+            reports.append(lint_bytes(sys.stdin.buffer.read(), "<stdin>", args.agent, assembly,
+                                      active))
         else:
-            reports.append(lint_path(name, args.agent, assembly))
+            reports.append(lint_path(name, args.agent, assembly, active))
     findings = [f for r in reports for f in r.findings]
     out = painted(sys.stdout, args.color, paint_finding) if args.format == "text" else sys.stdout
     out.write(render(findings, args.format))
