@@ -6,8 +6,8 @@
   calls goes to `finish_round`, and a retry raises `ModelRetry` with the retry prompt (it
   counts against the agent's output retries: give the agent `retries` (or
   `output_retries`) of at least the rules' `turn.max_incomplete_tool_retries`, default 2).
-  A request sent with fewer messages than the last one means a history processor
-  compacted the context: `compacted()`.
+  A request whose messages no longer start with the previous request's messages means
+  a history processor rewrote (compacted) the context: `compacted()`.
 - `before_tool_execute`: a blocked or aborted call is skipped (`SkipToolExecution`) with
   the guard's tool result as its result.
 - `after_tool_execute` / `on_tool_execute_error`: `after_call`; a shown note is appended to
@@ -49,7 +49,7 @@ class LoopGuard(AbstractCapability[Any]):
     core: GuardCore = field(init=False, repr=False)
     _lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
     _decided: dict[tuple[str, str], Decision] = field(init=False, repr=False, default_factory=dict)
-    _sent: dict[str, int] = field(init=False, repr=False, default_factory=dict)
+    _sent: dict[str, list[Any]] = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.core = GuardCore(self.guard, self.agent, self.run_id)
@@ -77,7 +77,7 @@ class LoopGuard(AbstractCapability[Any]):
 
     async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
         sid = _sid(ctx)
-        self._note_compaction(sid, len(request_context.messages))
+        self._note_compaction(sid, list(request_context.messages))
         calls = [p for p in response.parts if isinstance(p, pm.ToolCallPart)]
         if calls:
             self.core.begin_round(sid)
@@ -121,13 +121,13 @@ class LoopGuard(AbstractCapability[Any]):
         raise error
 
     # -- internals ---------------------------------------------------------------
-    def _note_compaction(self, sid: str, sent: int) -> None:
-        """Fewer messages sent than last time (same turn): the history was compacted."""
+    def _note_compaction(self, sid: str, sent: list[Any]) -> None:
+        """The history sent no longer starts with what was sent last time: it was compacted."""
         with self._lock:
             last = self._sent.get(sid)
             self._sent[sid] = sent
             _bound(self._sent)
-        if last is not None and sent < last:
+        if last is not None and sent[:len(last)] != last:
             self.core.session(sid).compacted()
 
 
