@@ -22,6 +22,7 @@ from .findings import Finding
 from .lintchecks import load_checks
 from .normalize import deep_merge
 from .positions import PositionIndex, SourceDoc
+from .prune import prune_invalid
 from .rulestext import decode, parse_text, read_path
 from .schema import Assembly, default_assembly
 from .validate import describe, schema_findings
@@ -103,18 +104,25 @@ class LayerLoader:
         self.done: set[str] = set()
         self.stack: list[str] = []  # identities of the files being expanded
         self.names: list[str] = []  # their names as shown to the user
+        self.incomplete = False  # a layer could not be used at all
 
-    def validate(self, doc: SourceDoc) -> bool:
+    def validate(self, doc: SourceDoc) -> SourceDoc | None:
+        """`doc` if valid; without the values its schema rejects (see `prune`); None if unusable."""
         ok = check_root(doc)
         if ok:
             doc.findings.extend(schema_findings(doc, self.assembly.schema))
         self.result.findings.extend(doc.findings)
-        return ok and not doc.has_errors
+        checked = doc if ok and not doc.has_errors else (
+            prune_invalid(doc, self.assembly.schema) if ok else None)
+        self.incomplete = self.incomplete or checked is None
+        return checked
 
-    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> None:
-        """Validate `doc`, add its `extends:` layers, then the doc itself."""
-        if not self.validate(doc):
-            return
+    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> SourceDoc | None:
+        """Validate `doc`, add its `extends:` layers, then the (checked) doc itself."""
+        checked = self.validate(doc)
+        if checked is None:
+            return None
+        doc = checked
         self.stack.append(ident)
         self.names.append(doc.name)
         for i, entry in enumerate(doc.data.get("extends") or []):
@@ -123,6 +131,7 @@ class LayerLoader:
         self.names.pop()
         self.done.add(ident)
         self.result.layers.append(doc)
+        return doc
 
     def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
         where = doc.positions.get(("extends", i), (1, 1))
@@ -172,8 +181,11 @@ class LayerLoader:
         base = builtin_source(BASE[len(BUILTIN):])
         if base is not None and base[0] != ident:
             self.add(parse_text(base[1], BASE), base[0], base_dir)
-        self.add(top, ident, base_dir)
-        if self.result.errors or not self.result.layers or self.result.layers[-1] is not top:
+        checked = self.add(top, ident, base_dir)
+        if self.incomplete or any(f.code in ("extends", "extends-cycle")
+                                  for f in self.result.findings):
+            return self.result  # a missing layer: later checks would judge an incomplete merge
+        if checked is None or not self.result.layers or self.result.layers[-1] is not checked:
             return self.result
         data: dict[str, Any] = {}
         for layer in self.result.layers:

@@ -12,6 +12,7 @@ comment itself a `bad-directive` warning.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,10 @@ class Directives:
         return finding.code in codes or ALL in codes
 
 
+def _problem(name: str, line: int, col: int, message: str, hint: str) -> Finding:
+    return Finding(name, line, col, "warning", message, "", hint, "bad-directive")
+
+
 def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directives:
     """Parse the ignore comments of `text`; `known` maps each code to whether it can be disabled."""
     found = Directives()
@@ -50,23 +55,25 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
         col = match.start() + 1
         for code in sorted(codes):
             if code != ALL and code not in known:
-                found.problems.append(Finding(name, number, col, "warning", f"unknown lint check "
-                                              f"{code!r} in an ignore comment", "`loopguard lint "
-                                              "--list-checks` lists the codes", "bad-directive"))
+                close = difflib.get_close_matches(code, list(known), n=1)
+                extra = f" (did you mean {close[0]!r}?)" if close else ""
+                found.problems.append(_problem(name, number, col, f"unknown lint check {code!r} "
+                                              f"in an ignore comment{extra}", "`loopguard lint "
+                                              "--list-checks` lists the codes"))
             elif code != ALL and not known[code]:
-                found.problems.append(Finding(name, number, col, "warning", f"{code!r} cannot be "
-                                              "disabled: a file with that error does not load",
-                                              "fix the error instead", "bad-directive"))
+                found.problems.append(_problem(name, number, col, f"{code!r} cannot be disabled: "
+                                              "a file with that error does not load",
+                                              "fix the error instead"))
         if not codes:
-            found.problems.append(Finding(name, number, col, "warning", "ignore comment names no "
-                                          "code", "write disable=CODE[,CODE...]", "bad-directive"))
+            found.problems.append(_problem(name, number, col, "ignore comment names no code",
+                                          "write disable=CODE[,CODE...]"))
         alone = not line[:match.start()].strip()
         if kind == "disable" and alone:
             found.file |= codes
         elif kind == "disable":
-            found.problems.append(Finding(name, number, col, "warning", "`disable=` after content "
+            found.problems.append(_problem(name, number, col, "`disable=` after content "
                                           "silences nothing", "put it on a line of its own (whole "
-                                          "file), or write disable-line=", "bad-directive"))
+                                          "file), or write disable-line="))
         else:
             found.lines.setdefault(number + 1 if alone else number, set()).update(codes)
     return found

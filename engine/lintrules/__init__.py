@@ -86,26 +86,38 @@ class LintRegistry:
         return [c for c in self.checks.values() if c.check is not None]
 
 
-def _plugin_impls() -> list[tuple[str, Callable[[], Any]]]:
-    """(plugin name, hook function) of every plugin implementing the lint-check hook."""
+def _plugin_registry() -> Any:
     try:
         from ..registry import load_registry
 
-        hook = load_registry().plugin_manager.hook.loopguard_register_lint_checks
-        return [(impl.plugin_name, impl.function) for impl in reversed(hook.get_hookimpls())]
+        return load_registry()
     except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
+        return None
+
+
+def _plugin_impls(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
+    """(plugin name, hook function) of every plugin implementing the lint-check hook, in order."""
+    try:
+        hook = plugins.plugin_manager.hook.loopguard_register_lint_checks
+        return [(impl.plugin_name, impl.function) for impl in reversed(hook.get_hookimpls())]
+    except Exception:  # noqa: BLE001 - no registry, or one without the hook
         return []
 
 
-@lru_cache(maxsize=1)
 def registry() -> LintRegistry:
-    """Stage codes, built-in checks, then plugin checks (each plugin isolated)."""
+    """Stage codes, built-in checks, then plugin checks (built once per plugin registry)."""
+    return _build(_plugin_registry())
+
+
+@lru_cache(maxsize=4)
+def _build(plugins: Any) -> LintRegistry:
+    """Keyed by the plugin registry object, so a reloaded registry gets its own checks."""
     from . import builtin
     from .stagecodes import LINT_CODES, STAGE_CODES
 
     found: dict[str, LintCheck] = {c.code: c for c in (*STAGE_CODES, *LINT_CODES)}
     problems: list[str] = []
-    impls = [("loopguard", builtin.loopguard_register_lint_checks), *_plugin_impls()]
+    impls = [("loopguard", builtin.loopguard_register_lint_checks), *_plugin_impls(plugins)]
     for origin, function in impls:
         try:
             offered = list(function() or [])

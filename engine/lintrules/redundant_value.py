@@ -5,9 +5,9 @@ old value when the default later moves. Compared with the merge of every layer
 below the file (`builtin:default` and its `extends:`). Turn it on with
 `--enable redundant-value`.
 
-Passes: `loop_detection: {warning_threshold: 4}` (the default is 3).
-Fails: `loop_detection: {warning_threshold: 3}` -> "loop_detection.warning_threshold is
-already 3 where this file inherits it from".
+Passes: `loop_detection: {warning_threshold: 12}` (the default is 10).
+Fails: `loop_detection: {warning_threshold: 10}` -> "loop_detection.warning_threshold is set to 10,
+the value it already inherits".
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ def check(ctx: LintContext) -> list[Finding]:
             continue
         for path, same in _leaves(value, ctx.inherited[key], (key,)):
             shown = ".".join(str(p) for p in path)
-            found.append(ctx.finding(path, LEVEL, f"{shown} is already {same!r} where this file "
-                                     "inherits it from", "remove the line", CODE))
+            found.append(ctx.finding(path, LEVEL, f"{shown} is set to {same!r}, the value it "
+                                     "already inherits", "remove it (the inherited value "
+                                     "applies)", CODE))
     return found

@@ -1,0 +1,79 @@
+"""A rules document without the values its schema rejects, so later checks can still run.
+
+Lint reports everything in one pass: a schema error in one place must not hide
+an undefined keyword set or a broken threshold elsewhere. `prune_invalid`
+removes each rejected value (an unknown key, a value of the wrong type, the
+object that misses a required key) and validates again until the rest is
+valid; positions move with the values, so later findings still point at the
+right line. When the root itself would go, there is nothing left to check.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .positions import Path, SourceDoc
+from .validate import validator_for
+
+MAX_ROUNDS = 16
+
+
+def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
+    """The paths of the values the schema rejects (unknown keys one by one)."""
+    found: set[Path] = set()
+    for err in validator_for(schema).iter_errors(data):
+        path = tuple(err.absolute_path)
+        inst, sub = err.instance, err.schema
+        if err.validator == "additionalProperties" and isinstance(inst, dict) \
+                and isinstance(sub, dict):
+            known = sub.get("properties") or {}
+            patterns = list(sub.get("patternProperties") or {})
+            found.update(path + (k,) for k in inst
+                         if k not in known and not any(re.search(p, str(k)) for p in patterns))
+        else:
+            found.add(path)
+    return found
+
+
+def _without(data: Any, bad: set[Path]) -> tuple[Any, dict[Path, Path]]:
+    """A copy of `data` without the `bad` paths, and old path -> new path of what is kept."""
+    moved: dict[Path, Path] = {(): ()}
+
+    def copy(node: Any, old: Path, new: Path) -> Any:
+        if isinstance(node, dict):
+            kept: dict[Any, Any] = {}
+            for key, value in node.items():
+                if old + (key,) not in bad:
+                    moved[old + (key,)] = new + (key,)
+                    kept[key] = copy(value, old + (key,), new + (key,))
+            return kept
+        if isinstance(node, list):
+            items: list[Any] = []
+            for i, value in enumerate(node):
+                if old + (i,) not in bad:
+                    moved[old + (i,)] = new + (len(items),)
+                    items.append(copy(value, old + (i,), new + (len(items),)))
+            return items
+        return node
+
+    return copy(data, (), ()), moved
+
+
+def _remap(table: dict[Path, Any], moved: dict[Path, Path]) -> dict[Path, Any]:
+    return {moved[p]: v for p, v in table.items() if p in moved}
+
+
+def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
+    """`doc` without every value the schema rejects (findings kept), or None when nothing is left."""
+    data, positions, keys, display = doc.data, doc.positions, doc.key_positions, doc.display
+    for _ in range(MAX_ROUNDS):
+        bad = _bad_paths(data, schema)
+        if not bad:
+            return SourceDoc(doc.name, data, positions, keys, doc.findings, display)
+        if () in bad:
+            return None
+        data, moved = _without(data, bad)
+        positions, keys = _remap(positions, moved), _remap(keys, moved)
+        display = _remap(display, moved)
+    return None
