@@ -13,6 +13,8 @@
   model's order (the SDK runs them as concurrent tasks); your own `hooks` still run;
 - `RunConfig.tool_error_formatter` records a tool that raised as a failure (`after_call`
   with the error; the model gets the SDK's error message, or your formatter's);
+- a compaction-aware SDK session (`run_compaction`, e.g. OpenAIResponsesCompactionSession)
+  is watched: a compaction that shrank the stored history calls `compacted()`;
 - after the run: `finish_round` with the final output. Nothing inside a run can re-prompt
   after a final answer, so a required-tool retry is a new run with the retry prompt
   appended (through the SDK session, the conversation id or the returned input list).
@@ -180,6 +182,9 @@ class LoopGuard:
 
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         options = dict(kwargs)
+        session = kwargs.get("session")
+        if session is not None and callable(getattr(session, "run_compaction", None)):
+            options["session"] = _CompactionWatch(session, self.core.session(_SESSION.get()).compacted)
         options["hooks"] = _Hooks(self, kwargs.get("hooks"))
         config = kwargs.get("run_config")
         if isinstance(config, dict):
@@ -217,6 +222,24 @@ class LoopGuard:
             kwargs["previous_response_id"] = result.last_response_id
             return [message]
         return [*result.to_input_list(), message]
+
+
+class _CompactionWatch:
+    """A compaction-aware SDK session whose `run_compaction` that shrank the history
+    calls `compacted()`; everything else is the wrapped session's."""
+
+    def __init__(self, session: Any, compacted: Any) -> None:
+        self._session = session
+        self._compacted = compacted
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    async def run_compaction(self, *args: Any, **kwargs: Any) -> None:
+        before = len(await self._session.get_items())
+        await self._session.run_compaction(*args, **kwargs)
+        if len(await self._session.get_items()) < before:
+            self._compacted()
 
 
 class _Hooks(RunHooks[Any]):
