@@ -86,17 +86,22 @@ class GuardCore:
         return Ending(None, final)
 
     # -- calls ---------------------------------------------------------------
-    def before(self, session_id: str, tool: str, args: Any, call_id: str | None) -> Decision:
-        """`before_call`; a breaker is remembered for the final answer."""
-        decision = self.session(session_id).before_call(tool, args, call_id=call_id, run_id=self.run_id)
+    def before(self, session_id: str, tool: str, args: Any, call_id: str | None,
+               run_id: str | None = None) -> Decision:
+        """`before_call`; a breaker is remembered for the final answer.
+
+        `run_id` (a sub-agent's id) overrides the adapter's own for this call.
+        """
+        decision = self.session(session_id).before_call(tool, args, call_id=call_id,
+                                                        run_id=run_id or self.run_id)
         self._remember(session_id, call_id, decision)
         return decision
 
     def after(self, session_id: str, tool: str, args: Any, call_id: str | None,
-              result: Any = None, error: str | None = None) -> list[Decision]:
+              result: Any = None, error: str | None = None, run_id: str | None = None) -> list[Decision]:
         """`after_call`; returns the call's decisions (before and after) for `answers.with_notes`."""
         decision = self.session(session_id).after_call(tool, args, result=result, error=error,
-                                                       call_id=call_id, run_id=self.run_id)
+                                                       call_id=call_id, run_id=run_id or self.run_id)
         self._remember(session_id, None, decision)
         with self._lock:
             before = self._before.pop((session_id, call_id), None) if call_id is not None else None

@@ -1,0 +1,142 @@
+"""`loopguard_hooks()`: loopguard as Claude Agent SDK (Claude Code) hook callbacks.
+
+- `UserPromptSubmit` → `begin_turn` with the prompt.
+- `PreToolUse` → `before_call`. A blocked or aborted call is denied with the guard's tool
+  result as the reason; a breaker also sets `continue: false` with the guard's text as the
+  stop reason, since a deny alone does not stop a stubborn model. The CLI does not say
+  which calls one response asked for: consecutive `PreToolUse` hooks with no tool result
+  in between are taken as one batch.
+- `PostToolUse` / `PostToolUseFailure` → `after_call` (result or error); a shown note goes
+  back to the model as `additionalContext`; a breaker from a post-call detector stops too.
+- `Stop` → `finish_round` with the last assistant text: a required-tool retry blocks the
+  stop with the retry prompt as the reason; an exhausted retry's warning is shown to the
+  user as a `systemMessage` (a hook cannot rewrite the final answer).
+- `PreCompact` → `compacted()`.
+
+The session is Claude's `session_id`; a call made inside a sub-agent uses its `agent_id`
+as the `run_id`, so concurrent sub-agents do not count as one another's repeats.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from claude_agent_sdk import HookMatcher
+
+from ... import answers
+from ...decision import Decision
+from ...guard import Guard
+from .._core import GuardCore, _bound
+
+Output = dict[str, Any]
+
+
+class ClaudeLoopGuard:
+    """The hook callbacks, sharing one GuardCore (see the module docstring)."""
+
+    def __init__(self, guard: Guard | None = None, *, agent: str | None = None,
+                 run_id: str | None = None) -> None:
+        self.core = GuardCore(guard, agent, run_id)
+        self._lock = threading.Lock()
+        self._batch: dict[str, bool] = {}  # session -> a PreToolUse batch is open
+
+    def hooks(self) -> dict[str, list[HookMatcher]]:
+        """The `hooks=` mapping for `ClaudeAgentOptions`."""
+        return {
+            "UserPromptSubmit": [HookMatcher(hooks=[self.user_prompt_submit])],
+            "PreToolUse": [HookMatcher(hooks=[self.pre_tool_use])],
+            "PostToolUse": [HookMatcher(hooks=[self.post_tool_use])],
+            "PostToolUseFailure": [HookMatcher(hooks=[self.post_tool_use_failure])],
+            "Stop": [HookMatcher(hooks=[self.stop])],
+            "PreCompact": [HookMatcher(hooks=[self.pre_compact])],
+        }
+
+    async def user_prompt_submit(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
+        sid = str(data["session_id"])
+        self._end_batch(sid)
+        self.core.begin_turn(sid, [{"role": "user", "content": str(data.get("prompt") or "")}])
+        return {}
+
+    async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
+        sid = str(data["session_id"])
+        with self._lock:
+            opening = not self._batch.get(sid)
+            self._batch[sid] = True
+            _bound(self._batch)
+        if opening:
+            self.core.begin_round(sid)
+        decision = self.core.before(sid, data["tool_name"], data.get("tool_input"),
+                                    data.get("tool_use_id") or tool_use_id, data.get("agent_id"))
+        refused = answers.tool_result(decision)
+        if refused is None:
+            return {}
+        out: Output = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                              "permissionDecisionReason": refused}}
+        return self._stopping(out, decision)
+
+    async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
+        sid = str(data["session_id"])
+        self._end_batch(sid)
+        decisions = self.core.after(sid, data["tool_name"], data.get("tool_input"),
+                                    data.get("tool_use_id") or tool_use_id,
+                                    result=data.get("tool_response"), run_id=data.get("agent_id"))
+        return self._noted("PostToolUse", decisions)
+
+    async def post_tool_use_failure(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
+        sid = str(data["session_id"])
+        self._end_batch(sid)
+        decisions = self.core.after(sid, data["tool_name"], data.get("tool_input"),
+                                    data.get("tool_use_id") or tool_use_id,
+                                    error=str(data.get("error") or "error"), run_id=data.get("agent_id"))
+        return self._noted("PostToolUseFailure", decisions)
+
+    async def stop(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
+        sid = str(data["session_id"])
+        self._end_batch(sid)
+        text = data.get("last_assistant_message")
+        text = text if isinstance(text, str) else None
+        if self.core.closed(sid):
+            ending = self.core.ending(sid, text)
+            if ending.retry is not None:
+                return {"decision": "block", "reason": ending.retry}
+            return {}
+        outcome = self.core.finish(sid, text)
+        if outcome.action == "retry":
+            return {"decision": "block", "reason": outcome.message or ""}
+        final = outcome.text or ""
+        if final != (text or ""):
+            warning = final[: len(final) - len(text)].strip() if text and final.endswith(text) else final
+            return {"systemMessage": warning}
+        return {}
+
+    async def pre_compact(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
+        self.core.session(str(data["session_id"])).compacted()
+        return {}
+
+    # -- internals ---------------------------------------------------------------
+    def _end_batch(self, sid: str) -> None:
+        with self._lock:
+            self._batch.pop(sid, None)
+
+    def _noted(self, event: str, decisions: list[Decision]) -> Output:
+        if not any(answers.note_shown(d) for d in decisions):
+            return {}
+        out: Output = {"hookSpecificOutput": {"hookEventName": event,
+                                              "additionalContext": answers.with_notes("", decisions).strip()}}
+        breaker = next((d for d in decisions if d.action == "breaker"), None)
+        return self._stopping(out, breaker) if breaker is not None else out
+
+    @staticmethod
+    def _stopping(out: Output, decision: Decision) -> Output:
+        """A breaker ends the session's turn: `continue: false` with the guard's text."""
+        if decision.action == "breaker":
+            out["continue_"] = False
+            out["stopReason"] = answers.stop_text(None, decision)
+        return out
+
+
+def loopguard_hooks(guard: Guard | None = None, *, agent: str | None = None,
+                    run_id: str | None = None) -> dict[str, list[HookMatcher]]:
+    """The `hooks=` mapping for `ClaudeAgentOptions`, backed by a new ClaudeLoopGuard."""
+    return ClaudeLoopGuard(guard, agent=agent, run_id=run_id).hooks()
