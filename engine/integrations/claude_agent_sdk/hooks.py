@@ -3,15 +3,15 @@
 - `UserPromptSubmit` → `begin_turn` with the prompt.
 - `PreToolUse` → `before_call`. A blocked or aborted call is denied with the guard's tool
   result as the reason; a breaker also sets `continue: false` with the guard's text as the
-  stop reason, since a deny alone does not stop a stubborn model. The CLI does not say
-  which calls one response asked for: consecutive `PreToolUse` hooks with no tool result
-  in between are taken as one batch.
+  stop reason, since a deny alone does not stop a stubborn model. The calls from the first
+  `PreToolUse` to the CLI's `PostToolBatch` are one batch (the calls of one response;
+  `batches=False` makes every call a round of its own, for a CLI without that event).
 - `PostToolUse` / `PostToolUseFailure` → `after_call` (result or error); a shown note goes
   back to the model as `additionalContext`; a breaker from a post-call detector stops too.
 - `Stop` → `finish_round` with the last assistant text: a required-tool retry blocks the
   stop with the retry prompt as the reason; an exhausted retry's warning is shown to the
   user as a `systemMessage` (a hook cannot rewrite the final answer).
-- `PreCompact` → `compacted()`.
+- `PreCompact` → `compacted()`; `PostToolBatch` ends the batch.
 
 The session is Claude's `session_id`; a call made inside a sub-agent uses its `agent_id`
 as the `run_id`, so concurrent sub-agents do not count as one another's repeats.
@@ -36,8 +36,9 @@ class ClaudeLoopGuard:
     """The hook callbacks, sharing one GuardCore (see the module docstring)."""
 
     def __init__(self, guard: Guard | None = None, *, agent: str | None = None,
-                 run_id: str | None = None) -> None:
+                 run_id: str | None = None, batches: bool = True) -> None:
         self.core = GuardCore(guard, agent, run_id)
+        self.batches = batches
         self._lock = threading.Lock()
         self._batch: dict[str, bool] = {}  # session -> a PreToolUse batch is open
 
@@ -50,6 +51,7 @@ class ClaudeLoopGuard:
             "PostToolUseFailure": [HookMatcher(hooks=[self.post_tool_use_failure])],
             "Stop": [HookMatcher(hooks=[self.stop])],
             "PreCompact": [HookMatcher(hooks=[self.pre_compact])],
+            "PostToolBatch": [HookMatcher(hooks=[self.post_tool_batch])],
         }
 
     async def user_prompt_submit(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
@@ -61,9 +63,10 @@ class ClaudeLoopGuard:
     async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
         sid = str(data["session_id"])
         with self._lock:
-            opening = not self._batch.get(sid)
-            self._batch[sid] = True
-            _bound(self._batch)
+            opening = self.batches and not self._batch.get(sid)
+            if opening:
+                self._batch[sid] = True
+                _bound(self._batch)
         if opening:
             self.core.begin_round(sid)
         decision = self.core.before(sid, data["tool_name"], data.get("tool_input"),
@@ -75,9 +78,12 @@ class ClaudeLoopGuard:
                                               "permissionDecisionReason": refused}}
         return self._stopping(out, decision)
 
+    async def post_tool_batch(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
+        self._end_batch(str(data["session_id"]))
+        return {}
+
     async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
         sid = str(data["session_id"])
-        self._end_batch(sid)
         decisions = self.core.after(sid, data["tool_name"], data.get("tool_input"),
                                     data.get("tool_use_id") or tool_use_id,
                                     result=data.get("tool_response"), run_id=data.get("agent_id"))
@@ -85,7 +91,6 @@ class ClaudeLoopGuard:
 
     async def post_tool_use_failure(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
         sid = str(data["session_id"])
-        self._end_batch(sid)
         decisions = self.core.after(sid, data["tool_name"], data.get("tool_input"),
                                     data.get("tool_use_id") or tool_use_id,
                                     error=str(data.get("error") or "error"), run_id=data.get("agent_id"))
@@ -117,7 +122,8 @@ class ClaudeLoopGuard:
     # -- internals ---------------------------------------------------------------
     def _end_batch(self, sid: str) -> None:
         with self._lock:
-            self._batch.pop(sid, None)
+            if self._batch.pop(sid, None):
+                self.core.session(sid).end_round()
 
     def _noted(self, event: str, decisions: list[Decision]) -> Output:
         if not any(answers.note_shown(d) for d in decisions):
@@ -137,6 +143,6 @@ class ClaudeLoopGuard:
 
 
 def loopguard_hooks(guard: Guard | None = None, *, agent: str | None = None,
-                    run_id: str | None = None) -> dict[str, list[HookMatcher]]:
+                    run_id: str | None = None, batches: bool = True) -> dict[str, list[HookMatcher]]:
     """The `hooks=` mapping for `ClaudeAgentOptions`, backed by a new ClaudeLoopGuard."""
-    return ClaudeLoopGuard(guard, agent=agent, run_id=run_id).hooks()
+    return ClaudeLoopGuard(guard, agent=agent, run_id=run_id, batches=batches).hooks()

@@ -1,0 +1,182 @@
+"""Claude Agent SDK hooks: the callbacks driven directly, and one end-to-end run of the
+Claude Code CLI shipped inside the `claude-agent-sdk` wheel against a local fake of the
+Anthropic Messages API (no network, no real key)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("claude_agent_sdk")
+
+from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query  # noqa: E402
+from claude_fake_api import FakeMessagesApi  # noqa: E402
+
+import loopguard  # noqa: E402
+from loopguard.integrations.claude_agent_sdk import ClaudeLoopGuard, loopguard_hooks  # noqa: E402
+
+SID = "claude-session-1"
+
+
+def hook(lg: ClaudeLoopGuard, event: str, **fields: Any) -> dict[str, Any]:
+    callback = lg.hooks()[event][0].hooks[0]
+    data = {"session_id": SID, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+            "hook_event_name": event, **fields}
+    return asyncio.run(callback(data, fields.get("tool_use_id"), {"signal": None}))  # type: ignore[arg-type]
+
+
+def pre(lg: ClaudeLoopGuard, tool_use_id: str, command: str = "ls", **extra: Any) -> dict[str, Any]:
+    return hook(lg, "PreToolUse", tool_name="Bash", tool_input={"command": command},
+                tool_use_id=tool_use_id, **extra)
+
+
+def post(lg: ClaudeLoopGuard, tool_use_id: str, command: str = "ls", out: str = "a.txt", **extra: Any) -> dict[str, Any]:
+    return hook(lg, "PostToolUse", tool_name="Bash", tool_input={"command": command},
+                tool_response={"stdout": out, "stderr": ""}, tool_use_id=tool_use_id, **extra)
+
+
+def batch_end(lg: ClaudeLoopGuard) -> dict[str, Any]:
+    return hook(lg, "PostToolBatch", tool_calls=[])
+
+
+def one_call(lg: ClaudeLoopGuard, tool_use_id: str, command: str = "ls") -> dict[str, Any]:
+    """A response with one call: PreToolUse, PostToolUse when allowed, PostToolBatch."""
+    decision = pre(lg, tool_use_id, command)
+    if not decision:
+        post(lg, tool_use_id, command)
+    batch_end(lg)
+    return decision
+
+
+def denial(out: dict[str, Any]) -> dict[str, Any]:
+    specific = out["hookSpecificOutput"]
+    assert specific["hookEventName"] == "PreToolUse" and specific["permissionDecision"] == "deny"
+    return json.loads(specific["permissionDecisionReason"])  # type: ignore[no-any-return]
+
+
+def test_the_hooks_mapping_names_every_event() -> None:
+    assert set(loopguard_hooks()) == {"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+                                      "Stop", "PreCompact", "PostToolBatch"}
+
+
+def test_a_loop_is_denied_then_stopped_with_continue_false() -> None:
+    lg = ClaudeLoopGuard()
+    hook(lg, "UserPromptSubmit", prompt="list the files")
+    assert one_call(lg, "t1") == {} and one_call(lg, "t2") == {}
+    third = one_call(lg, "t3")
+    assert denial(third)["status"] == "blocked" and "continue_" not in third
+    fourth = one_call(lg, "t4")
+    assert denial(fourth)["status"] == "error"
+    assert fourth["continue_"] is False
+    assert fourth["stopReason"].startswith("[loopguard] Stopped: Bash was called 3 times")
+
+
+def test_a_healthy_session_is_untouched() -> None:
+    lg = ClaudeLoopGuard()
+    assert hook(lg, "UserPromptSubmit", prompt="list then read") == {}
+    for i, command in enumerate(["ls", "cat a.txt", "wc -l a.txt"]):
+        assert pre(lg, f"t{i}", command) == {}
+        assert post(lg, f"t{i}", command, out=f"out {i}") == {}
+        assert batch_end(lg) == {}
+    assert hook(lg, "Stop", stop_hook_active=False, last_assistant_message="done") == {}
+
+
+def test_parallel_calls_one_blocked_the_rest_aborted() -> None:
+    lg = ClaudeLoopGuard()
+    hook(lg, "UserPromptSubmit", prompt="list the files")
+    for i in range(3):
+        one_call(lg, f"t{i}")
+    answers = [pre(lg, "b1"), pre(lg, "b2", "rm -rf build"), pre(lg, "b3", "make")]
+    assert [denial(a)["status"] for a in answers] == ["error", "aborted", "aborted"]
+    assert all(a["continue_"] is False for a in answers)
+    assert "tripped the loop breaker" in denial(answers[1])["message"]
+
+
+def test_a_failing_tool_is_recorded_as_a_failure() -> None:
+    lg = ClaudeLoopGuard()
+    hook(lg, "UserPromptSubmit", prompt="build it")
+    assert pre(lg, "t1", "make") == {}
+    assert hook(lg, "PostToolUseFailure", tool_name="Bash", tool_input={"command": "make"},
+                tool_use_id="t1", error="exit status 2") == {}
+    entry = lg.core.session(SID).history()[-1]
+    assert entry.tool == "Bash" and (entry.outcome or b"").startswith(b"error:")
+
+
+def test_a_required_tool_retry_blocks_the_stop() -> None:
+    lg = ClaudeLoopGuard(loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]}))
+    hook(lg, "UserPromptSubmit", prompt="帮我看看持仓")
+    out = hook(lg, "Stop", stop_hook_active=False, last_assistant_message="计划：先读取持仓")
+    assert out["decision"] == "block" and 'portfolio(mode="diagnose")' in out["reason"]
+    assert hook(lg, "PreToolUse", tool_name="portfolio", tool_input={"mode": "diagnose"}, tool_use_id="p1") == {}
+    hook(lg, "PostToolUse", tool_name="portfolio", tool_input={"mode": "diagnose"},
+         tool_response="600000", tool_use_id="p1")
+    assert hook(lg, "Stop", stop_hook_active=True, last_assistant_message="整体健康。") == {}
+
+
+def test_an_exhausted_retry_shows_the_warning_to_the_user() -> None:
+    lg = ClaudeLoopGuard(loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]}))
+    hook(lg, "UserPromptSubmit", prompt="帮我看看持仓")
+    for _ in range(2):
+        assert hook(lg, "Stop", stop_hook_active=True, last_assistant_message="没问题。")["decision"] == "block"
+    last = hook(lg, "Stop", stop_hook_active=True, last_assistant_message="没问题。")
+    assert "portfolio" in last["systemMessage"] and "没问题" not in last["systemMessage"]
+
+
+def test_pre_compact_marks_the_session_compacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    compactions: list[str] = []
+    original = loopguard.Session.compacted
+    monkeypatch.setattr(loopguard.Session, "compacted", lambda s: (compactions.append(s.id), original(s))[1])
+    lg = ClaudeLoopGuard()
+    assert hook(lg, "PreCompact", trigger="auto", custom_instructions=None) == {}
+    assert compactions == [SID]
+
+
+def test_a_sub_agent_call_is_scoped_by_its_agent_id() -> None:
+    lg = ClaudeLoopGuard()
+    hook(lg, "UserPromptSubmit", prompt="fan out")
+    pre(lg, "s1", agent_id="sub-a")
+    post(lg, "s1", agent_id="sub-a")
+    assert [e.run_id for e in lg.core.session(SID).history()] == ["sub-a"]
+
+
+# -- end to end: the real Claude Code CLI against a fake Messages API --------------------
+def _options(lg: ClaudeLoopGuard, api: FakeMessagesApi, home: Path) -> ClaudeAgentOptions:
+    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-fake-offline", "HOME": str(home),
+           "CLAUDE_CONFIG_DIR": str(home), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
+    return ClaudeAgentOptions(hooks=lg.hooks(), allowed_tools=["Bash"], env=env, cwd=str(home), max_turns=12,
+                              setting_sources=[], model="claude-sonnet-4-5")
+
+
+async def _run(lg: ClaudeLoopGuard, api: FakeMessagesApi, home: Path) -> list[Any]:
+    return [message async for message in query(prompt="ping the server", options=_options(lg, api, home))]
+
+
+@pytest.mark.slow
+def test_the_claude_code_cli_is_stopped_by_the_hooks(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    command = f"echo ran >> {log}; echo pong"
+
+    def looping_model(body: dict[str, Any]) -> Any:
+        return [("Bash", {"command": command, "description": "ping"})]
+
+    lg = ClaudeLoopGuard()
+    with FakeMessagesApi("Bash", looping_model) as api:
+        messages = asyncio.run(asyncio.wait_for(_run(lg, api, tmp_path), 120))
+        conversation = api.conversation()
+    assert log.read_text().split() == ["ran", "ran"]  # the third call was denied, the fourth stopped the CLI
+    assert len(conversation) == 4  # the model was not asked again after the breaker
+    last_results = [block for block in conversation[-1]["messages"][-1]["content"]
+                    if isinstance(block, dict) and block.get("type") == "tool_result"]
+    assert "[loopguard] Blocked: Bash was called 3 times" in json.dumps(last_results)
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    sid = result.session_id
+    history = lg.core.session(sid).history()
+    assert [e.tool for e in history] == ["Bash"] * 4 and lg.core.session(sid).tools_closed
+    assert os.environ.get("ANTHROPIC_BASE_URL") is None  # the fake was only ever given to the CLI
