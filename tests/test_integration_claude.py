@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ import pytest
 pytest.importorskip("claude_agent_sdk")
 
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query  # noqa: E402
-from claude_fake_api import FakeMessagesApi  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "integrations"))
+from fake_messages_api import FakeMessagesApi  # noqa: E402
 
 import loopguard  # noqa: E402
 from loopguard.integrations.claude_agent_sdk import ClaudeLoopGuard, loopguard_hooks  # noqa: E402

@@ -1,5 +1,7 @@
 """A tiny local fake of the Anthropic Messages API for the Claude Code CLI, on 127.0.0.1.
 
+Used by with_claude_agent_sdk.py and by the tests, so both run offline with no API key.
+
 It answers `POST /v1/messages` (streamed as server-sent events when asked, else JSON).
 A request that offers the tool named `tool` is the agent's conversation: `reply(body)`
 decides the answer, a text or a list of tool calls. Any other request (titles, quotas,

@@ -1,0 +1,37 @@
+"""The four examples in examples/integrations run offline and stop their looping model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "integrations"
+STOPPED = "final answer: [loopguard] Stopped: check_build was called 6 times"
+
+
+def run_example(name: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    done = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True,
+                          timeout=180, env=env, cwd=EXAMPLES)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["with_langchain.py", "with_openai_agents.py", "with_pydantic_ai.py"])
+def test_a_framework_example_stops_its_looping_model(name: str) -> None:
+    out = run_example(name)
+    assert out.count("ran check_build(job=7)") == 5
+    assert STOPPED in out
+
+
+@pytest.mark.slow
+def test_the_claude_example_stops_the_cli() -> None:
+    out = run_example("with_claude_agent_sdk.py")
+    assert out.count("model asked for Bash") == 7
+    assert "the CLI stopped after 7 model calls" in out
+    assert 'last tool result the model saw: PreToolUse:Bash hook error: {"status": "blocked"' in out
