@@ -29,7 +29,7 @@ from ...decision import Decision
 from ...guard import Guard
 from .._core import GuardCore, _bound
 
-Output = dict[str, Any]
+Output = Any  # a HookJSONOutput (TypedDict), built as a plain dict
 
 
 class ClaudeLoopGuard:
