@@ -72,4 +72,7 @@ def stop_text(model_text: str | None, decision: Decision) -> str:
 
 def error_text(exc: BaseException) -> str:
     """How an exception raised by a tool is written in its error result and the history."""
-    return f"{type(exc).__name__}: {exc}"
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 — an exception whose __str__ raises
+        return type(exc).__name__

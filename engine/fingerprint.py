@@ -11,12 +11,16 @@ from __future__ import annotations
 import base64
 import json
 import math
+import sys
 from collections.abc import Mapping, Set
 from hashlib import blake2b
 from typing import Any
 
+from .jsontext import loads
+
 _DUMPS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
 _MAX_DEPTH = 200
+_LOG2_10 = 3.3219280948873626
 
 
 def digest_text(text: str) -> bytes:
@@ -31,7 +35,7 @@ def parse_args(args: Any) -> Any:
         if not text.strip():
             return {}
         try:
-            return json.loads(text)
+            return loads(text)
         except (ValueError, RecursionError):
             return text
     return {} if args is None else args
@@ -43,22 +47,28 @@ def canonical_text(value: Any) -> str:
         return value
     try:
         return _DUMPS(value)
-    except (TypeError, ValueError, RecursionError):
+    except Exception:  # noqa: BLE001 — odd or hostile values take the careful path below
         return _DUMPS(_jsonable(value, 0, set()))
 
 
 def _jsonable(value: Any, depth: int, seen: set[int]) -> Any:
     """Stable stand-ins for what JSON cannot express.
 
-    bytes -> {"$bytes": base64}; set/frozenset -> sorted list; tuple -> list;
-    NaN/Infinity -> "NaN"/"Infinity"/"-Infinity"; non-string keys -> their
-    canonical text; a cycle -> "$cycle"; nesting past 200 -> "$deep"; any other
-    object -> {"$type": qualified name, "$value": its fields or str()}.
+    bytes -> {"$bytes": base64}; set/frozenset -> list sorted by JSON text; tuple
+    -> list; NaN/Infinity -> "NaN"/"Infinity"/"-Infinity"; an int too long to
+    print in decimal (`sys.get_int_max_str_digits`) -> {"$int": hex}; non-string
+    keys -> their canonical text; a cycle -> "$cycle"; nesting past 200 ->
+    "$deep"; an object with `tolist` (NumPy arrays and scalars) -> {"$type",
+    "$value": tolist()}; any other object -> {"$type": qualified name, "$value":
+    its fields or str()}; an object whose iteration, fields or str() raise ->
+    {"$type", "$value": "$unprintable"}.
     """
     if depth > _MAX_DEPTH:
         return "$deep"
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int):
+        return {"$int": hex(value)} if _too_long(value) else value
     if isinstance(value, float):
         if math.isfinite(value):
             return value
@@ -70,25 +80,48 @@ def _jsonable(value: Any, depth: int, seen: set[int]) -> Any:
         return "$cycle"
     seen.add(marker)
     try:
-        if isinstance(value, Mapping):
-            items = {}
-            for key, item in value.items():
-                name = key if isinstance(key, str) else canonical_text(_jsonable(key, depth + 1, seen))
-                items[name] = _jsonable(item, depth + 1, seen)
-            return items
-        if isinstance(value, (list, tuple)):
-            return [_jsonable(item, depth + 1, seen) for item in value]
-        if isinstance(value, Set):
-            parts = [_jsonable(item, depth + 1, seen) for item in value]
-            return sorted(parts, key=canonical_text)
-        fields = getattr(value, "__dict__", None)
-        shown = _jsonable(dict(fields), depth + 1, seen) if isinstance(fields, dict) else _safe_str(value)
-        return {"$type": f"{type(value).__module__}.{type(value).__qualname__}", "$value": shown}
+        return _container(value, depth, seen)
+    except Exception:  # noqa: BLE001 — a hostile __iter__, items() or __dict__
+        return {"$type": _type_name(value), "$value": "$unprintable"}
     finally:
         seen.discard(marker)
 
 
+def _container(value: Any, depth: int, seen: set[int]) -> Any:
+    """The stand-in of a mapping, sequence, set or other object (see `_jsonable`)."""
+    if isinstance(value, Mapping):
+        items = {}
+        for key, item in value.items():
+            name = key if isinstance(key, str) else canonical_text(_jsonable(key, depth + 1, seen))
+            items[name] = _jsonable(item, depth + 1, seen)
+        return items
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item, depth + 1, seen) for item in value]
+    if isinstance(value, Set):
+        parts = [_jsonable(item, depth + 1, seen) for item in value]
+        return sorted(parts, key=_DUMPS)  # JSON text: True and "true" sort apart
+    tolist = getattr(type(value), "tolist", None)
+    if callable(tolist):  # NumPy: repr() elides long arrays, tolist() has every element
+        return {"$type": _type_name(value), "$value": _jsonable(tolist(value), depth + 1, seen)}
+    fields = getattr(value, "__dict__", None)
+    shown = _jsonable(dict(fields), depth + 1, seen) if isinstance(fields, dict) else _safe_str(value)
+    return {"$type": _type_name(value), "$value": shown}
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _too_long(value: int) -> bool:
+    """True when `str(value)` would exceed the interpreter's int-to-text digit limit."""
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    return bool(limit) and value.bit_length() > (limit - 1) * _LOG2_10
+
+
 def _safe_str(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and _too_long(value):
+        return hex(value)
     try:
         text = str(value)
     except Exception:  # a hostile __str__ must not take the guard down
@@ -126,15 +159,18 @@ def result_text(result: Any, drop: frozenset[str], keep: frozenset[str] | None) 
     value = result
     if isinstance(value, str) and value[:1] in ("{", "[") and (drop or keep):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except (ValueError, RecursionError):
             value = result
-    if keep is not None and isinstance(value, Mapping):
-        value = {k: v for k, v in value.items() if k in keep}
-    if drop and isinstance(value, (dict, list)):
-        value = _without(value, drop, 0)
-    elif drop and isinstance(value, Mapping):
-        value = _without(dict(value), drop, 0)
+    try:
+        if keep is not None and isinstance(value, Mapping):
+            value = {k: v for k, v in value.items() if k in keep}
+        if drop and isinstance(value, (dict, list)):
+            value = _without(value, drop, 0)
+        elif drop and isinstance(value, Mapping):
+            value = _without(dict(value), drop, 0)
+    except Exception:  # noqa: BLE001 — a hostile container: its stand-in text is digested whole
+        value = result
     return canonical_text(value)
 
 

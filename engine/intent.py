@@ -45,6 +45,21 @@ def rules_error(message: str, path: str, hint: str = "") -> RulesError:
     return RulesError([Finding("<rules>", 0, 0, "error", message, path, hint, "bad-intent")])
 
 
+def whole_text(text: str) -> str:
+    """`text` with each lone surrogate (half an emoji, from cut-off model output) as "?".
+
+    The automaton needs text that UTF-8 can encode; one "?" per surrogate keeps
+    character offsets, so keyword positions still point into the original.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 class Normalizer:
     """Applies the `turn.normalize` steps; the same instance serves keywords and texts."""
 
@@ -67,7 +82,7 @@ class Normalizer:
                 text = text.lower()
             else:
                 text = text.strip()
-        return text
+        return whole_text(text)
 
     def equality_key(self, normalised: str) -> str:
         """The form compared by `text_equals` (edge punctuation dropped when folding)."""

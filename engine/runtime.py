@@ -33,6 +33,7 @@ from typing import Any, Union
 
 from . import answers
 from .decision import Decision, Vote
+from .fingerprint import canonical_text
 from .messages import render
 from .turns import content_text, strip_recall
 
@@ -89,12 +90,13 @@ def _language_text(messages: Sequence[Any], config: Mapping[str, Any]) -> str:
 
 
 def _as_text(value: Any) -> str:
+    """A tool's result as the text the model sees; odd or hostile values never raise."""
     if isinstance(value, str):
         return value
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
+    except Exception:  # noqa: BLE001 — NaN-free JSON of stand-ins (huge ints, raising __str__ …)
+        return canonical_text(value)
 
 
 def _parse_args(raw: Any) -> tuple[Any, str | None]:
@@ -105,8 +107,10 @@ def _parse_args(raw: Any) -> tuple[Any, str | None]:
         return {}, None
     try:
         parsed = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return raw, f"invalid JSON arguments: {exc}"
+    except ValueError as exc:  # an integer longer than the interpreter converts
+        return raw, f"unusable arguments: {exc}"
     if not isinstance(parsed, dict):
         return raw, "tool arguments must be a JSON object"
     return parsed, None

@@ -130,8 +130,8 @@ class Session:
             if not state.batch_open:
                 state.round += 1
             call = Call(name, parsed, canonical, digest, state.seq, state.turn,
-                        None if run_id is None else str(run_id),
-                        None if call_id is None else str(call_id), state.round)
+                        None if run_id is None else _text(run_id),
+                        None if call_id is None else _text(call_id), state.round)
             faults: list[str] = []
             # Repeat-only detectors run only for a call seen lately (one C-level scan of digests).
             hooks = policy.seen_checks if policy.repeat_checks and digest in state.digests else policy.checks
@@ -166,7 +166,7 @@ class Session:
         """
         state, policy = self._state, self._policy
         name = tool if isinstance(tool, str) else _text(tool)
-        cid = None if call_id is None else str(call_id)
+        cid = None if call_id is None else _text(call_id)
         with state.lock:
             state.last_used = time.monotonic()
             entry = self._close(cid if cid is not None else name, name, args)
@@ -176,7 +176,7 @@ class Session:
                 if not state.batch_open:
                     state.round += 1
                 entry = HistoryEntry(state.seq, name, args_digest(name, canonical_text(parsed)),
-                                     None if run_id is None else str(run_id), state.turn, cid, state.round)
+                                     None if run_id is None else _text(run_id), state.turn, cid, state.round)
                 append(state, entry, policy.history_size)
             call = Call(name, None, "", entry.digest, entry.seq, entry.turn, entry.run_id,
                         entry.call_id, entry.round)
@@ -264,8 +264,8 @@ class Session:
         state = self._state
         text = texts.fill(texts.template(self._policy.config, "aborted", state.lang or "en"))
         vote = Vote(ABORTED, "breaker", 0, ABORTED, text, code=ABORTED)
-        return Decision("breaker", (vote,), text, name, None if call_id is None else str(call_id),
-                        0, state.turn, None if run_id is None else str(run_id), detector=ABORTED)
+        return Decision("breaker", (vote,), text, name, None if call_id is None else _text(call_id),
+                        0, state.turn, None if run_id is None else _text(run_id), detector=ABORTED)
 
     def _close_tools(self) -> None:
         """A breaker: tools are closed for the rest of the turn, and the rest of its batch aborted."""
