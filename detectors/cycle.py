@@ -39,10 +39,15 @@ class Cycle(Detector):
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "min_length": {"type": "integer", "minimum": 2, "maximum": 32},
-            "max_length": {"type": "integer", "minimum": 2, "maximum": 32},  # 2 rounds: history.RECENT
-            "level": {"enum": ["critical", "breaker"]},
-            "exempt": {"type": "array", "items": {"type": "string", "minLength": 1}},
+            "min_length": {"description": "Shortest cycle of distinct calls looked for.",
+                           "type": "integer", "minimum": 2, "maximum": 32},
+            "max_length": {"description": "Longest cycle looked for.",
+                           "type": "integer", "minimum": 2, "maximum": 32},  # 2 rounds: history.RECENT
+            "level": {"description": "The vote when a cycle comes round again with the same "
+                                     "outcomes: critical blocks, breaker ends the run.",
+                      "enum": ["critical", "breaker"]},
+            "exempt": {"description": "Tools left out of cycles.",
+                       "type": "array", "items": {"type": "string", "minLength": 1}},
         },
         "additionalProperties": False,
     }

@@ -55,12 +55,19 @@ from loopguard.hookspecs import hookimpl
 from loopguard.polls import PollMatcher
 
 WINDOW_OPTIONS: dict[str, Any] = {
-    "window": {"type": "integer", "minimum": 1, "maximum": 64},  # history.RECENT: "seen lately"
-    "threshold": {"type": "integer", "minimum": 1},
-    "exempt": {"type": "array", "items": {"type": "string", "minLength": 1}},
-    "outcome": {"enum": ["same", "any"]},
-    "scope": {"enum": ["session", "turn"]},
-    "level": {"enum": ["critical", "breaker"]},
+    "window": {"description": "How many recent calls are looked at (the current one included).",
+               "type": "integer", "minimum": 1, "maximum": 64},  # history.RECENT: "seen lately"
+    "threshold": {"description": "Occurrences in the window (the current call included) that "
+                                 "make a doom loop.", "type": "integer", "minimum": 1},
+    "exempt": {"description": "Tools this detector never judges (and skips in its window).",
+               "type": "array", "items": {"type": "string", "minLength": 1}},
+    "outcome": {"description": "same: repeats count only with the same outcome; any: the same "
+                               "arguments are enough.", "enum": ["same", "any"]},
+    "scope": {"description": "session: the window spans user turns; turn: it restarts each turn.",
+              "enum": ["session", "turn"]},
+    "level": {"description": "The vote when it trips: critical blocks the call with a message "
+                             "(repeated criticals escalate); breaker ends the run.",
+              "enum": ["critical", "breaker"]},
 }
 
 
@@ -85,7 +92,9 @@ class DoomLoopExact(Detector):
         "type": "object",
         "properties": {
             **WINDOW_OPTIONS,
-            "poll_threshold": {"type": "integer", "minimum": 1},
+            "poll_threshold": {"description": "The threshold for polls (results that report "
+                                              "progress), which may wait longer.",
+                               "type": "integer", "minimum": 1},
         },
         "additionalProperties": False,
     }

@@ -53,8 +53,11 @@ class DoomLoopFuzzy(Detector):
         "type": "object",
         "properties": {
             **WINDOW_OPTIONS,
-            "min_chars": {"type": "integer", "minimum": 0},
-            "similarity": {"type": "number", "minimum": 0, "maximum": 1},
+            "min_chars": {"description": "Calls whose arguments are shorter (in characters) "
+                                         "are never judged.", "type": "integer", "minimum": 0},
+            "similarity": {"description": "Jaccard similarity of the arguments' character "
+                                          "3-grams at which two calls count as the same.",
+                           "type": "number", "minimum": 0, "maximum": 1},
         },
         "additionalProperties": False,
     }

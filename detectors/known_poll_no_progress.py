@@ -39,12 +39,17 @@ class KnownPollNoProgress(Detector):
         "type": "object",
         "properties": {
             "poll_tools": {
+                "description": "Tools (optionally only with these argument values) whose calls "
+                               "are polls: repeated, they wait for a change instead of looping.",
                 "type": "array",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "tool": {"type": "string", "minLength": 1},
-                        "when_args": {"type": "object", "additionalProperties": _ARG_VALUES},
+                        "tool": {"description": "The tool's name.",
+                                 "type": "string", "minLength": 1},
+                        "when_args": {"description": "Argument name -> the values that make "
+                                                     "the call a poll.",
+                                      "type": "object", "additionalProperties": _ARG_VALUES},
                     },
                     "required": ["tool"],
                     "additionalProperties": False,

@@ -45,9 +45,13 @@ class UnknownToolRepeat(Detector):
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "patterns": {"type": "array", "items": {"type": "string", "format": "regex",
+            "patterns": {"description": "Regular expressions (Python `regex` syntax, "
+                                        "case-insensitive) that find an unknown-tool error in a "
+                                        "result; the group `name` captures the tool.",
+                         "type": "array", "items": {"type": "string", "x-loopguard-regex": True,
                                                    "minLength": 1, "maxLength": MAX_PATTERN_LENGTH}},
-            "known_tools": {"type": "array", "items": {"type": "string", "minLength": 1}},
+            "known_tools": {"description": "Tools that exist even when a result says otherwise.",
+                            "type": "array", "items": {"type": "string", "minLength": 1}},
         },
         "additionalProperties": False,
     }

@@ -8,13 +8,16 @@ closes `detectors` itself, so an unknown detector id is an error. A plugin's
 options are thus linted exactly like the built-ins'.
 
 A detector whose options schema is not a valid Draft 2020-12 schema is left
-out and reported in `Assembly.problems`; assembly itself never fails.
+out and reported in `Assembly.problems`; assembly itself never fails. Every
+property the bundled `rules/default.yaml` sets gets that value as its
+`default` (`schemadefaults`), so editors show the real defaults.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,6 +26,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+
+from .schemadefaults import add_defaults
 
 CORE_SCHEMA = "rules.schema.json"
 
@@ -62,6 +67,17 @@ def _registered() -> tuple[list[Any] | None, list[str]]:
     return list(registry.detectors), problems
 
 
+def _summary(detector: Any) -> str:
+    """The first line of the detector's module docstring, without its `id — ` prefix."""
+    inner = getattr(detector, "detector", detector)
+    module = sys.modules.get(type(inner).__module__)
+    first = ((getattr(module, "__doc__", None) or type(inner).__doc__ or "").strip()
+             .splitlines() or [""])[0]
+    text = first.split(" — ", 1)[-1].strip()
+    text = text[:1].upper() + text[1:]
+    return text or f"Options of the {getattr(detector, 'id', '?')} detector."
+
+
 def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
     """The detector's options schema with `enabled` added, or why it cannot be used."""
     ident = getattr(detector, "id", "?")
@@ -76,11 +92,13 @@ def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
     except SchemaError as exc:
         return None, f"detector {ident!r} ({source}): invalid options schema: {exc.message}; skipped"
     result = copy.deepcopy(options)
+    result.setdefault("description", _summary(detector))
     result.setdefault("type", "object")
     properties = result.setdefault("properties", {})
     if not isinstance(properties, dict):
         return None, f"detector {ident!r} ({source}): `properties` must be a mapping; skipped"
-    properties.setdefault("enabled", {"type": "boolean"})
+    properties.setdefault("enabled", {"description": "Turn this detector on or off.",
+                                      "type": "boolean"})
     result.setdefault("additionalProperties", False)
     return result, None
 
@@ -113,6 +131,7 @@ def assemble(detectors: Iterable[Any] | None = None) -> Assembly:
         block["properties"][ident] = options
         ids.append(ident)
     block["additionalProperties"] = False
+    add_defaults(schema)
     return Assembly(schema, tuple(ids), tuple(problems), closed=True)
 
 

@@ -30,18 +30,34 @@ def _strict_int(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+MAX_PATTERN_CHARS = 500
+REGEX_KEYWORD = "x-loopguard-regex"
+
+
+def _python_regex(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+    """`x-loopguard-regex: true`: the `regex` package compiles the string (length bounded first).
+
+    A keyword of our own rather than `format: regex`, which JSON Schema defines as
+    ECMA-262: third-party validators ignore it instead of rejecting Python patterns.
+    """
+    if value is not True or not isinstance(instance, str) or len(instance) > MAX_PATTERN_CHARS:
+        return
+    try:
+        regex.compile(instance, regex.IGNORECASE)
+    except (regex.error, ValueError, OverflowError) as exc:
+        yield ValidationError(f"pattern does not compile: {exc}", cause=exc)
+
+
 StrictValidator = validators.extend(
-    Draft202012Validator,
+    Draft202012Validator, validators={REGEX_KEYWORD: _python_regex},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int))
 
-
-MAX_PATTERN_CHARS = 500
 FORMATS = FormatChecker(formats=())
 
 
 @FORMATS.checks("regex", raises=(regex.error, ValueError, OverflowError))
 def _compiles(instance: object) -> bool:
-    """`format: regex` means the `regex` package compiles it (length bounded first)."""
+    """`format: regex` (a plugin's schema may use it) is checked like `x-loopguard-regex`."""
     if isinstance(instance, str) and len(instance) <= MAX_PATTERN_CHARS:
         regex.compile(instance, regex.IGNORECASE)
     return True
@@ -126,7 +142,7 @@ class _Translator:
         if kind == "maxLength" and isinstance(inst, str):
             return [self.make(path, f"too long: {len(inst)} characters (at most {value})",
                               "shorten it", "too-long")]
-        if kind == "format" and value == "regex":
+        if kind == REGEX_KEYWORD or (kind == "format" and value == "regex"):
             return [self.make(path, f"pattern does not compile: {err.cause}",
                               "fix the regular expression (regex syntax)", "bad-regex")]
         if kind == "anyOf":  # only keyword-set references use anyOf

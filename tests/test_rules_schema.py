@@ -42,7 +42,8 @@ def test_detector_options_are_placed_under_their_id_with_enabled() -> None:
     block = schema["properties"]["detectors"]
     assert block["additionalProperties"] is False
     options = block["properties"]["slow_tool"]
-    assert options["properties"]["enabled"] == {"type": "boolean"}
+    assert options["properties"]["enabled"] == {"description": "Turn this detector on or off.",
+                                                "type": "boolean"}
     assert options["properties"]["max_seconds"] == {"type": "integer", "minimum": 1}
     assert options["additionalProperties"] is False
 
@@ -70,7 +71,8 @@ def test_invalid_options_schema_is_skipped_and_reported(bad: Any) -> None:
 def test_detector_without_schema_gets_just_enabled_and_duplicates_are_skipped() -> None:
     assembly = assemble([FakeDetector("plain", None), FakeDetector("plain")])
     options = assembly.schema["properties"]["detectors"]["properties"]["plain"]
-    assert options["properties"] == {"enabled": {"type": "boolean"}}
+    assert options["properties"] == {"enabled": {"description": "Turn this detector on or off.",
+                                                 "type": "boolean"}}
     assert len(assembly.problems) == 1 and "twice" in assembly.problems[0]
 
 
