@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import integration_tools as fns
 import pytest
 
 pytest.importorskip("langchain")
@@ -55,39 +56,15 @@ def chat(script: list[Step], loop: bool = False) -> ScriptedChat:
     return ScriptedChat(messages=replies())
 
 
-RAN: list[str] = []
 
 
-@tool
-def read(path: str) -> str:
-    """Read a file."""
-    RAN.append(f"read {path}")
-    return "same content"
-
-
-@tool
-def write(path: str) -> str:
-    """Write a file."""
-    RAN.append(f"write {path}")
-    return "written"
-
-
-@tool
-def broken(path: str) -> str:
-    """Always fails."""
-    raise ValueError(f"cannot open {path}")
-
-
-@tool
-def portfolio(mode: str) -> str:
-    """The user's holdings."""
-    RAN.append(f"portfolio {mode}")
-    return "600000, 000001"
+read, write, broken, portfolio = (tool(fns.read), tool(fns.write), tool(fns.broken),
+                                   tool(fns.portfolio))
 
 
 @pytest.fixture(autouse=True)
 def _clear() -> None:
-    RAN.clear()
+    fns.RAN.clear()
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -126,7 +103,7 @@ def test_a_looping_model_is_stopped_with_the_breaker_text(run: Callable[..., dic
     agent, lg = agent_with(chat([[("read", {"path": "a"})]], loop=True), [read])
     state = run(agent, "read a")
     results = tool_results(state)
-    assert RAN == ["read a", "read a"]  # the third identical call is blocked, the fourth breaks
+    assert fns.RAN == ["read a", "read a"]  # the third identical call is blocked, the fourth breaks
     assert [status(m) for m in results[2:]] == ["blocked", "error"]
     assert all(m.status == "error" for m in results[2:])
     breaker = lg.core.session("t1").history()[-1]
@@ -144,7 +121,7 @@ def test_a_healthy_run_is_untouched(run: Callable[..., dict[str, Any]]) -> None:
     expected, got = run(plain, "copy a to b"), run(guarded, "copy a to b")
     assert [(type(m), m.text) for m in got["messages"]] == [(type(m), m.text) for m in expected["messages"]]
     assert got["messages"][-1].text == "all done"
-    assert RAN == ["read a", "write b"] * 2
+    assert fns.RAN == ["read a", "write b"] * 2
 
 
 def test_parallel_calls_one_blocked_the_rest_aborted(run: Callable[..., dict[str, Any]]) -> None:
@@ -156,7 +133,7 @@ def test_parallel_calls_one_blocked_the_rest_aborted(run: Callable[..., dict[str
     assert [status(m) for m in last_three] == ["error", "aborted", "aborted"]
     assert "tripped the loop breaker" in last_three[1].text
     assert [m.status for m in last_three] == ["error"] * 3
-    assert not any(r.startswith("write") for r in RAN)
+    assert not any(r.startswith("write") for r in fns.RAN)
     assert_every_call_answered(state)
     assert state["messages"][-1].text.startswith("[loopguard] Stopped:")
 
@@ -176,7 +153,7 @@ def test_a_required_tool_retry_goes_back_to_the_model(run: Callable[..., dict[st
     state = run(agent, "帮我看看持仓")
     retries = [m for m in state["messages"][1:] if isinstance(m, HumanMessage)]
     assert len(retries) == 1 and "portfolio(mode=\"diagnose\")" in retries[0].text
-    assert RAN == ["portfolio diagnose"]
+    assert fns.RAN == ["portfolio diagnose"]
     assert state["messages"][-1].text == "整体健康。"
 
 

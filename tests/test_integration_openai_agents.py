@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import integration_tools as fns
 import pytest
 
 pytest.importorskip("agents")
@@ -23,41 +24,17 @@ import loopguard  # noqa: E402
 from loopguard.integrations.openai_agents import LoopGuard  # noqa: E402
 
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch)
-RAN: list[str] = []
 
 
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     set_tracing_disabled(True)
-    RAN.clear()
+    fns.RAN.clear()
 
 
-@function_tool
-def read(path: str) -> str:
-    """Read a file."""
-    RAN.append(f"read {path}")
-    return "same content"
-
-
-@function_tool
-def write(path: str) -> str:
-    """Write a file."""
-    RAN.append(f"write {path}")
-    return "written"
-
-
-@function_tool
-def broken(path: str) -> str:
-    """Always fails."""
-    raise ValueError(f"cannot open {path}")
-
-
-@function_tool
-def portfolio(mode: str) -> str:
-    """The user's holdings."""
-    RAN.append(f"portfolio {mode}")
-    return "600000, 000001"
+read, write, broken, portfolio = (function_tool(fns.read), function_tool(fns.write), function_tool(fns.broken),
+                                   function_tool(fns.portfolio))
 
 
 def scripted(script: list[Step]) -> ScriptedModel:
@@ -111,7 +88,7 @@ def status(text: str) -> str:
 def test_a_looping_model_is_stopped_with_the_breaker_text(run: Callable[..., Any]) -> None:
     guard = LoopGuard()
     result = run(guard, agent_for(scripted([[("read", {"path": "a"})]] * 8)), "read a", session_id="s1")
-    assert RAN == ["read a", "read a"]
+    assert fns.RAN == ["read a", "read a"]
     assert [status(text) for _, text in outputs(result)[2:]] == ["blocked", "error"]
     assert result.final_output.startswith("[loopguard] Stopped: read was called 3 times")
     assert [e.tool for e in guard.core.session("s1").history()] == ["read"] * 4
@@ -123,7 +100,7 @@ def test_a_healthy_run_is_untouched(run: Callable[..., Any]) -> None:
     got = run(LoopGuard(), agent_for(scripted(script)), "copy a to b")
     assert outputs(got) == outputs(expected) == [("call_1", "same content"), ("call_2", "written")]
     assert got.final_output == expected.final_output == "all done"
-    assert RAN == ["read a", "write b"] * 2
+    assert fns.RAN == ["read a", "write b"] * 2
 
 
 def test_parallel_calls_one_blocked_the_rest_aborted(run: Callable[..., Any]) -> None:
@@ -132,7 +109,7 @@ def test_parallel_calls_one_blocked_the_rest_aborted(run: Callable[..., Any]) ->
     result = run(LoopGuard(), agent_for(scripted([loop, loop, loop, batch, "unused"])), "read a")
     last = dict(outputs(result)[-3:])
     assert {k: status(v) for k, v in last.items()} == {"call_4": "error", "call_5": "aborted", "call_6": "aborted"}
-    assert not any(r.startswith("write") for r in RAN)
+    assert not any(r.startswith("write") for r in fns.RAN)
     assert sorted(k for k, _ in outputs(result)) == [f"call_{i}" for i in range(1, 7)]
     assert result.final_output.startswith("[loopguard] Stopped:")
 
@@ -150,7 +127,7 @@ def test_a_required_tool_retry_is_a_new_run_with_the_retry_prompt(run: Callable[
     guard = LoopGuard(loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]}))
     model = scripted(["计划：先读取持仓", [("portfolio", {"mode": "diagnose"})], "整体健康。"])
     result = run(guard, agent_for(model), "帮我看看持仓")
-    assert RAN == ["portfolio diagnose"] and result.final_output == "整体健康。"
+    assert fns.RAN == ["portfolio diagnose"] and result.final_output == "整体健康。"
     retry_input = model.calls[1].input
     assert retry_input[-1]["role"] == "user" and 'portfolio(mode="diagnose")' in retry_input[-1]["content"]
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import integration_tools as fns
 import pytest
 
 pytest.importorskip("pydantic_ai")
@@ -25,13 +26,12 @@ import loopguard  # noqa: E402
 from loopguard.integrations.pydantic_ai import LoopGuard  # noqa: E402
 
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch)
-RAN: list[str] = []
 
 
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", False)
-    RAN.clear()
+    fns.RAN.clear()
 
 
 def scripted(script: list[Step], loop: bool = False) -> FunctionModel:
@@ -46,27 +46,7 @@ def scripted(script: list[Step], loop: bool = False) -> FunctionModel:
     return FunctionModel(reply)
 
 
-def read(path: str) -> str:
-    """Read a file."""
-    RAN.append(f"read {path}")
-    return "same content"
-
-
-def write(path: str) -> str:
-    """Write a file."""
-    RAN.append(f"write {path}")
-    return "written"
-
-
-def broken(path: str) -> str:
-    """Always fails."""
-    raise ValueError(f"cannot open {path}")
-
-
-def portfolio(mode: str) -> str:
-    """The user's holdings."""
-    RAN.append(f"portfolio {mode}")
-    return "600000, 000001"
+read, write, broken, portfolio = fns.read, fns.write, fns.broken, fns.portfolio
 
 
 TOOLS = [read, write, broken, portfolio]
@@ -112,7 +92,7 @@ def assert_every_call_answered(result: Any) -> None:
 def test_a_looping_model_is_stopped_with_the_breaker_text(run: Callable[..., Any]) -> None:
     agent, _ = make_agent(scripted([[("read", {"path": "a"})]], loop=True))
     result = run(agent, "read a")
-    assert RAN == ["read a", "read a"]
+    assert fns.RAN == ["read a", "read a"]
     assert [status(p) for p in returns(result)[2:]] == ["blocked", "error"]
     assert result.output.startswith("[loopguard] Stopped: read was called 3 times")
     assert_every_call_answered(result)
@@ -128,7 +108,7 @@ def test_a_healthy_run_is_untouched(run: Callable[..., Any]) -> None:
     assert shape == [[(type(p).__name__, getattr(p, "content", None))
                       for p in m.parts if not isinstance(p, pm.ToolCallPart)] for m in expected.all_messages()]
     assert got.output == "all done"
-    assert RAN == ["read a", "write b"] * 2
+    assert fns.RAN == ["read a", "write b"] * 2
 
 
 def test_parallel_calls_one_blocked_the_rest_aborted(run: Callable[..., Any]) -> None:
@@ -138,7 +118,7 @@ def test_parallel_calls_one_blocked_the_rest_aborted(run: Callable[..., Any]) ->
     result = run(agent, "read a")
     last = {p.tool_call_id: status(p) for p in returns(result)[-3:]}
     assert last == {"call_4": "error", "call_5": "aborted", "call_6": "aborted"}
-    assert not any(r.startswith("write") for r in RAN)
+    assert not any(r.startswith("write") for r in fns.RAN)
     assert result.output.startswith("[loopguard] Stopped:")
     assert_every_call_answered(result)
 
@@ -159,7 +139,7 @@ def test_a_required_tool_retry_asks_the_model_again(run: Callable[..., Any]) -> 
     prompts = [p for m in result.all_messages() if isinstance(m, pm.ModelRequest)
                for p in m.parts if not isinstance(p, (pm.UserPromptPart, pm.ToolReturnPart))]
     assert len(prompts) == 1 and 'portfolio(mode="diagnose")' in str(prompts[0].content)
-    assert RAN == ["portfolio diagnose"] and result.output == "整体健康。"
+    assert fns.RAN == ["portfolio diagnose"] and result.output == "整体健康。"
 
 
 def test_an_exhausted_retry_ends_with_the_warning(run: Callable[..., Any]) -> None:

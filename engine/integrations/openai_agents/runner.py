@@ -29,7 +29,7 @@ import contextvars
 import dataclasses
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from typing import Any
 
 from agents import Agent, RunConfig, RunHooks, Runner
@@ -66,26 +66,35 @@ class LoopGuard:
     async def run(self, agent: Agent[Any], input: Any, *, session_id: str | None = None,
                   **kwargs: Any) -> Any:
         """`Runner.run` with the guard (see the module docstring); returns the RunResult."""
-        sid, token = self._enter(input, session_id, kwargs)
-        try:
-            guarded = self.protect(agent)
-            while True:
-                result = await Runner.run(guarded, input, **self._options(kwargs))
-                retry = self._after(sid, result)
-                if retry is None:
-                    return result
-                input = self._next_input(result, retry, kwargs)
-        finally:
-            _SESSION.reset(token)
+        steps = self._runs(agent, input, session_id, kwargs)
+        request = next(steps)
+        while True:
+            result = await Runner.run(request[0], request[1], **request[2])
+            try:
+                request = steps.send(result)
+            except StopIteration as done:
+                return done.value
 
     def run_sync(self, agent: Agent[Any], input: Any, *, session_id: str | None = None,
                  **kwargs: Any) -> Any:
         """`Runner.run_sync` with the guard."""
+        steps = self._runs(agent, input, session_id, kwargs)
+        request = next(steps)
+        while True:
+            result = Runner.run_sync(request[0], request[1], **request[2])
+            try:
+                request = steps.send(result)
+            except StopIteration as done:
+                return done.value
+
+    def _runs(self, agent: Agent[Any], input: Any, session_id: str | None,
+              kwargs: dict[str, Any]) -> Generator[tuple[Agent[Any], Any, dict[str, Any]], Any, Any]:
+        """The turn as a generator: yields (agent, input, options) per run, returns the last result."""
         sid, token = self._enter(input, session_id, kwargs)
         try:
             guarded = self.protect(agent)
             while True:
-                result = Runner.run_sync(guarded, input, **self._options(kwargs))
+                result = yield guarded, input, self._options(kwargs)
                 retry = self._after(sid, result)
                 if retry is None:
                     return result
