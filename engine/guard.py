@@ -57,8 +57,12 @@ class Guard:
                    source="builtin:default", **kwargs)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> Guard:
+    def from_file(cls, path: str | os.PathLike[str], *, allow_extends_outside: bool = False,
+                  **kwargs: Any) -> Guard:
         """Rules from a YAML (or OpenClaw JSON5) file.
+
+        `extends:` paths must stay inside the file's folder tree unless
+        `allow_extends_outside=True` (see docs/limits.md).
 
         Lint errors of a file that still loads (e.g. thresholds in the wrong order,
         which are repaired) are logged at WARNING, so a rejected file is never silent.
@@ -66,7 +70,7 @@ class Guard:
         from .lint import meaning_findings
         from .rulesfile import load_path_analysis
 
-        document, analysis = load_path_analysis(path)
+        document, analysis = load_path_analysis(path, allow_extends_outside)
         for finding in meaning_findings(analysis):
             if finding.level == "error":
                 log.warning("%s:%d:%d: lint error: %s%s%s", finding.file, finding.line,
@@ -76,18 +80,21 @@ class Guard:
         return cls(document.data, source=os.fspath(path), **kwargs)
 
     @classmethod
-    def from_yaml(cls, text: str, name: str = "<string>", **kwargs: Any) -> Guard:
-        """Rules from YAML text."""
+    def from_yaml(cls, text: str, name: str = "<string>", *, allow_extends_outside: bool = False,
+                  **kwargs: Any) -> Guard:
+        """Rules from YAML text (`extends:` paths confined to the working directory's tree)."""
         from .rulesfile import load_rules_text
 
-        return cls(load_rules_text(text, name).data, source=name, **kwargs)
+        return cls(load_rules_text(text, name, allow_extends_outside).data, source=name, **kwargs)
 
     @classmethod
-    def from_dict(cls, mapping: Mapping[str, Any], **kwargs: Any) -> Guard:
+    def from_dict(cls, mapping: Mapping[str, Any], *, allow_extends_outside: bool = False,
+                  **kwargs: Any) -> Guard:
         """Rules from a mapping with the same keys as a rules file."""
         from .rulesfile import load_rules_mapping
 
-        return cls(load_rules_mapping(dict(mapping)).data, **kwargs)
+        return cls(load_rules_mapping(mapping, allow_extends_outside=allow_extends_outside).data,
+                   **kwargs)
 
     # -- sessions ----------------------------------------------------------
     def policy(self, agent: str | None = None) -> CompiledPolicy:

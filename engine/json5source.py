@@ -19,6 +19,7 @@ from typing import Any
 from .positions import Path, Pos, SourceDoc
 
 MAX_DEPTH = 100
+MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4,300 digits)
 _SPACE = " \t\n\r\v\f\u00a0\ufeff\u2028\u2029"
 _NUMBER = re.compile(
     r"[+-]?(?:Infinity|NaN|0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
@@ -69,12 +70,12 @@ class _Reader:
         start = self.i
         self.doc.positions[path] = self.pos(start)
         c = self.peek()
-        if c in "{[":
+        if c and c in "{[":
             if depth >= MAX_DEPTH:
                 raise _Fail(start, f"nesting deeper than {MAX_DEPTH} levels",
                             "a rules file is never this deep")
             return self.obj(path, depth + 1) if c == "{" else self.array(path, depth + 1)
-        if c in "\"'":
+        if c and c in "\"'":
             return self.string()
         for word, result in (("true", True), ("false", False), ("null", None)):
             if self.text.startswith(word, start) and not self._ident_char(start + len(word)):
@@ -83,6 +84,9 @@ class _Reader:
         match = _NUMBER.match(self.text, start)
         if match and not self._ident_char(match.end()):
             self.i = match.end()
+            if len(match.group()) > MAX_NUMBER_CHARS:
+                raise _Fail(start, f"number too long ({len(match.group())} characters; at most "
+                            f"{MAX_NUMBER_CHARS})", "rules numbers are thresholds and sizes")
             return _number(match.group())
         if not c:
             raise _Fail(start, "unexpected end of text: a value is missing")
@@ -146,7 +150,7 @@ class _Reader:
 
     def key(self) -> str:
         c = self.peek()
-        if c in "\"'":
+        if c and c in "\"'":
             return self.string()
         start = self.i
         if c and (c.isalpha() or c in "_$"):
@@ -189,13 +193,28 @@ class _Reader:
             if len(digits) != size or not all(d in "0123456789abcdefABCDEF" for d in digits):
                 raise _Fail(self.i - 2, f"bad escape \\{c}{digits}")
             self.i += size
-            return chr(int(digits, 16))
+            return self.unicode_escape(int(digits, 16)) if c == "u" else chr(int(digits, 16))
         if c == "\r" and self.peek() == "\n":
             self.i += 1
             return ""
         if c in _NEWLINES:
             return ""
         return _ESCAPES.get(c, c)
+
+    def unicode_escape(self, code: int) -> str:
+        """A `\\uXXXX` escape: a surrogate pair becomes one character, a lone half is an error."""
+        if 0xDC00 <= code <= 0xDFFF:
+            raise _Fail(self.i - 6, f"lone surrogate \\u{code:04x} (half of a character)",
+                        "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00")
+        if 0xD800 <= code <= 0xDBFF:
+            low = self.text[self.i + 2:self.i + 6] if self.text.startswith("\\u", self.i) else ""
+            if len(low) == 4 and all(d in "0123456789abcdefABCDEF" for d in low) \
+                    and 0xDC00 <= int(low, 16) <= 0xDFFF:
+                self.i += 6
+                return chr(0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00))
+            raise _Fail(self.i - 6, f"lone surrogate \\u{code:04x} (half of a character)",
+                        "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00")
+        return chr(code)
 
 
 def _number(text: str) -> int | float:

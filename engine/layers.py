@@ -25,7 +25,7 @@ from .positions import PositionIndex, SourceDoc
 from .prune import prune_invalid
 from .rulestext import decode, parse_text, read_path
 from .schema import Assembly, default_assembly
-from .validate import describe, schema_findings
+from .validate import kind_of, schema_findings
 
 BUILTIN = "builtin:"
 BASE = "builtin:default"
@@ -76,7 +76,7 @@ def check_root(doc: SourceDoc) -> bool:
         return False
     root = doc.positions.get((), (1, 1))
     if not isinstance(data, dict):
-        doc.error(root, f"a rules file must be a mapping of keys to values, not {describe(data)}",
+        doc.error(root, f"a rules file must be a mapping of keys to values, not {kind_of(data)}",
                   "start it with `version: 1`", "not-a-mapping")
         return False
     if "version" not in data:
@@ -89,8 +89,9 @@ def check_root(doc: SourceDoc) -> bool:
                   f"(version {SUPPORTED_VERSION})", "upgrade loopguard-engine, or write "
                   "`version: 1` rules", "version", path=("version",))
         return False
-    if version != SUPPORTED_VERSION or isinstance(version, bool):
-        doc.error(where, f"unsupported rules version {version!r}", "write `version: 1`",
+    if type(version) is not int or version != SUPPORTED_VERSION:  # not 1.0, not true
+        shown = repr(version) if isinstance(version, (int, float)) else kind_of(version)
+        doc.error(where, f"unsupported rules version {shown}", "write `version: 1`",
                   "version", path=("version",))
         return False
     return True
@@ -98,8 +99,10 @@ def check_root(doc: SourceDoc) -> bool:
 class LayerLoader:
     """Collects the layers of one rules source, following `extends:`."""
 
-    def __init__(self, assembly: Assembly) -> None:
+    def __init__(self, assembly: Assembly, allow_outside: bool = False) -> None:
         self.assembly = assembly
+        self.allow_outside = allow_outside
+        self.root = ""  # the folder tree `extends:` paths must stay in (set by `run`)
         self.result = Analysis("")
         self.done: set[str] = set()
         self.stack: list[str] = []  # identities of the files being expanded
@@ -146,19 +149,11 @@ class LayerLoader:
             ident, text, name = found[0], found[1], entry
             child_dir = os.path.dirname(ident)
         else:
-            ident = os.path.realpath(os.path.join(base_dir, entry))
-            name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
-            child_dir = os.path.dirname(ident)
-            raw, read_doc = read_path(ident)
-            text = None
-            if raw is not None:
-                text, read_doc = decode(raw, name)
-            if text is None:
-                reason = read_doc.findings[0].message if read_doc.findings else "unreadable"
-                doc.error(where, f"cannot extend {entry!r}: {reason}", "check the path (it is "
-                          "relative to this file)", "extends", path=("extends", i))
-                self.result.findings.append(doc.findings[-1])
+            found_file = self.read_extended(doc, i, entry, base_dir)
+            if found_file is None:
                 return
+            ident, name, text = found_file
+            child_dir = os.path.dirname(ident)
         if ident in self.stack:
             start = self.stack.index(ident)
             chain = " -> ".join([*self.names[start:], self.names[start]])
@@ -173,11 +168,61 @@ class LayerLoader:
                       "extends", path=("extends", i))
             self.result.findings.append(doc.findings[-1])
             return
-        assert text is not None  # every branch above either set it or returned
-        self.add(parse_text(text, name), ident, child_dir)
+        child = parse_text(text, name)
+        if not entry.startswith(BUILTIN) and not _is_rules_file(child):
+            # Not a rules file (a `.env`, a key file...): say so without quoting any of it.
+            problem = next((f for f in child.findings if f.level == "error"), None)
+            where_in = f" (first problem at line {problem.line}, column {problem.col})" if problem else ""
+            self.refuse(doc, i, f"cannot extend {entry!r}: not a rules file{where_in}",
+                        "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
+                        "run `loopguard lint` on it to see more")
+            return
+        self.add(child, ident, child_dir)
+
+    def refuse(self, doc: SourceDoc, i: int, message: str, hint: str) -> None:
+        """An error at `extends[i]` of `doc`, recorded in the result too."""
+        where = doc.positions.get(("extends", i), (1, 1))
+        doc.error(where, message, hint, "extends", path=("extends", i))
+        self.result.findings.append(doc.findings[-1])
+
+    def read_extended(self, doc: SourceDoc, i: int, entry: str, base_dir: str
+                      ) -> tuple[str, str, str] | None:
+        """(identity, shown name, text) of a file `extends:` entry, or None after an error.
+
+        The path must stay inside `self.root` (unless allowed); a file that cannot be read
+        or decoded is reported by the kind of problem only, never by its content.
+        """
+        if "\x00" in entry:
+            self.refuse(doc, i, "extends entry contains a NUL character", "check the path")
+            return None
+        try:
+            ident = os.path.realpath(os.path.join(base_dir, entry))
+        except (OSError, ValueError) as exc:
+            self.refuse(doc, i, f"cannot extend {entry!r}: {exc}", "check the path")
+            return None
+        if not self.allow_outside and not _inside(ident, self.root):
+            self.refuse(doc, i, f"extends {entry!r} points outside the rules file's folder "
+                        f"({self.root})", "keep extended files under that folder or use "
+                        "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
+                        "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)")
+            return None
+        name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
+        raw, read_doc = read_path(ident)
+        text = None
+        if raw is not None:
+            text, read_doc = decode(raw, name)
+        if text is None:
+            first = read_doc.findings[0] if read_doc.findings else None
+            reason = (first.message if first is not None and first.code == "unreadable"
+                      else f"not a rules file ({_KINDS.get(first.code if first else '', 'unreadable')})")
+            self.refuse(doc, i, f"cannot extend {entry!r}: {reason}",
+                        "check the path (it is relative to this file)")
+            return None
+        return ident, name, text
 
     def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:
         self.result.source = top.name
+        self.root = os.path.realpath(base_dir)
         base = builtin_source(BASE[len(BUILTIN):])
         if base is not None and base[0] != ident:
             self.add(parse_text(base[1], BASE), base[0], base_dir)
@@ -194,7 +239,27 @@ class LayerLoader:
         self.result.findings.extend(load_checks(data, self.result.index, self.assembly))
         return self.result
 
-def analyze_doc(doc: SourceDoc, ident: str, base_dir: str,
-                assembly: Assembly | None = None) -> Analysis:
-    """Load a parsed source with its layers; nothing is raised."""
-    return LayerLoader(assembly or default_assembly()).run(doc, ident, base_dir)
+def analyze_doc(doc: SourceDoc, ident: str, base_dir: str, assembly: Assembly | None = None,
+                allow_extends_outside: bool = False) -> Analysis:
+    """Load a parsed source with its layers; nothing is raised.
+
+    `extends:` paths must resolve (symbolic links followed) inside `base_dir`'s tree
+    unless `allow_extends_outside`; `builtin:NAME` packs are always allowed.
+    """
+    loader = LayerLoader(assembly or default_assembly(), allow_extends_outside)
+    return loader.run(doc, ident, base_dir)
+
+
+_KINDS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # another drive, or a mix of absolute and relative paths
+        return False
+
+
+def _is_rules_file(doc: SourceDoc) -> bool:
+    """Did the text parse (perhaps with errors) into a mapping that has a `version` key?"""
+    return isinstance(doc.data, dict) and "version" in doc.data

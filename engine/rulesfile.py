@@ -24,6 +24,7 @@ from .findings import Finding
 from .layers import BUILTIN, Analysis, analyze_doc, builtin_names, builtin_source, check_root
 from .positions import Path, PositionIndex, SourceDoc
 from .rulestext import decode, parse_text, read_path
+from .rulevalues import check_values, plain_copy
 from .schema import Assembly
 
 
@@ -41,19 +42,17 @@ class RulesDocument:
         return PositionIndex(self.layers)
 
 
-def _plain(value: Any) -> Any:
-    """A copy with mappings as dicts and tuples as lists (what a YAML file would give)."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
-    """A source doc for an in-memory mapping: every path is at 0:0 (no position)."""
-    data = _plain(mapping)
-    doc = SourceDoc(name, data)
+    """A source doc for an in-memory mapping: every path is at 0:0 (no position).
+
+    The mapping is copied iteratively (dicts and lists), so a cyclic or very deep
+    one is an error in the doc, not a RecursionError.
+    """
+    doc = SourceDoc(name)
+    data = plain_copy(mapping, doc)
+    if doc.has_errors:
+        return doc
+    doc.data = data
     stack: list[tuple[Path, Any]] = [((), data)]
     while stack:
         path, value = stack.pop()
@@ -61,31 +60,44 @@ def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
         if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
-                    doc.error((0, 0), f"key {key!r} is not a string", "use string keys",
+                    doc.error((0, 0), f"key {_safe_repr(key)} is not a string", "use string keys",
                               "key-type", path=path)
                     continue
                 doc.key_positions[path + (key,)] = (0, 0)
                 stack.append((path + (key,), item))
         elif isinstance(value, list):
             stack.extend((path + (i,), item) for i, item in enumerate(value))
+    check_values(doc)
     return doc
 
 
+def _safe_repr(value: Any) -> str:
+    """A short repr that never raises (a key may be any object, even a huge integer)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return "(a very large integer)"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a hostile __repr__ must not break loading
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def analyze_bytes(raw: bytes, name: str, base_dir: str | None = None,
-                  assembly: Assembly | None = None) -> Analysis:
+                  assembly: Assembly | None = None, allow_extends_outside: bool = False) -> Analysis:
     text, doc = decode(raw, name)
     if text is None:
         return Analysis(name, findings=list(doc.findings))
-    return analyze_text(text, name, base_dir, assembly)
+    return analyze_text(text, name, base_dir, assembly, allow_extends_outside)
 
 
 def analyze_text(text: str, name: str = "<string>", base_dir: str | None = None,
-                 assembly: Assembly | None = None) -> Analysis:
+                 assembly: Assembly | None = None, allow_extends_outside: bool = False) -> Analysis:
     base = base_dir if base_dir is not None else os.getcwd()
-    return analyze_doc(parse_text(text, name), f"text:{name}", base, assembly)
+    return analyze_doc(parse_text(text, name), f"text:{name}", base, assembly, allow_extends_outside)
 
 
-def analyze_path(path: str | os.PathLike[str], assembly: Assembly | None = None) -> Analysis:
+def analyze_path(path: str | os.PathLike[str], assembly: Assembly | None = None,
+                 allow_extends_outside: bool = False) -> Analysis:
     name = os.fspath(path)
     raw, doc = read_path(name)
     if raw is None:
@@ -94,7 +106,8 @@ def analyze_path(path: str | os.PathLike[str], assembly: Assembly | None = None)
     if text is None:
         return Analysis(name, findings=list(doc.findings))
     real = os.path.realpath(name)
-    return analyze_doc(parse_text(text, name), real, os.path.dirname(real), assembly)
+    return analyze_doc(parse_text(text, name), real, os.path.dirname(real), assembly,
+                       allow_extends_outside)
 
 
 def analyze_builtin(name: str, assembly: Assembly | None = None) -> Analysis:
@@ -108,12 +121,14 @@ def analyze_builtin(name: str, assembly: Assembly | None = None) -> Analysis:
 
 
 def analyze_mapping(mapping: Mapping[str, Any], name: str = "<mapping>",
-                    assembly: Assembly | None = None) -> Analysis:
+                    assembly: Assembly | None = None, allow_extends_outside: bool = False
+                    ) -> Analysis:
     if not isinstance(mapping, Mapping):
         doc = SourceDoc(name, mapping, positions={(): (0, 0)})
         check_root(doc)
         return Analysis(name, findings=list(doc.findings))
-    return analyze_doc(_mapping_doc(mapping, name), f"mapping:{name}", os.getcwd(), assembly)
+    return analyze_doc(_mapping_doc(mapping, name), f"mapping:{name}", os.getcwd(), assembly,
+                       allow_extends_outside)
 
 
 def _document(result: Analysis) -> RulesDocument:
@@ -124,30 +139,35 @@ def _document(result: Analysis) -> RulesDocument:
     return RulesDocument(result.data, warnings, result.source, tuple(result.layers))
 
 
-def load_rules_path(path: str | os.PathLike[str]) -> RulesDocument:
+def load_rules_path(path: str | os.PathLike[str], allow_extends_outside: bool = False
+                    ) -> RulesDocument:
     """Load a rules file (YAML, or OpenClaw JSON5) with its `extends:` layers.
 
     `builtin:NAME` loads a bundled pack, as `loopguard lint` does, so `replay --rules
     builtin:portfolio` and `Guard.from_file("builtin:portfolio")` work.
     """
-    return load_path_analysis(path)[0]
+    return load_path_analysis(path, allow_extends_outside)[0]
 
 
-def load_path_analysis(path: str | os.PathLike[str]) -> tuple[RulesDocument, Analysis]:
+def load_path_analysis(path: str | os.PathLike[str], allow_extends_outside: bool = False
+                       ) -> tuple[RulesDocument, Analysis]:
     """`load_rules_path` and the analysis behind it (so lint-only checks can run on a loaded file)."""
     name = os.fspath(path)
-    result = analyze_builtin(name) if name.startswith(BUILTIN) else analyze_path(name)
+    result = (analyze_builtin(name) if name.startswith(BUILTIN)
+              else analyze_path(name, allow_extends_outside=allow_extends_outside))
     return _document(result), result
 
 
-def load_rules_text(text: str, name: str = "<string>") -> RulesDocument:
+def load_rules_text(text: str, name: str = "<string>", allow_extends_outside: bool = False
+                    ) -> RulesDocument:
     """Load rules from text; relative `extends:` entries resolve from the working directory."""
-    return _document(analyze_text(text, name))
+    return _document(analyze_text(text, name, allow_extends_outside=allow_extends_outside))
 
 
-def load_rules_mapping(mapping: Mapping[str, Any], name: str = "<mapping>") -> RulesDocument:
+def load_rules_mapping(mapping: Mapping[str, Any], name: str = "<mapping>",
+                       allow_extends_outside: bool = False) -> RulesDocument:
     """Load rules from a mapping with the keys of a rules file."""
-    return _document(analyze_mapping(mapping, name))
+    return _document(analyze_mapping(mapping, name, allow_extends_outside=allow_extends_outside))
 
 
 __all__ = ["Analysis", "RulesDocument", "analyze_builtin", "analyze_bytes", "analyze_mapping",

@@ -12,11 +12,13 @@ translated into native keys; see `openclaw`.
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from .json5source import load_json5, looks_like_json5, progress
 from .openclaw import is_openclaw, translate
 from .positions import SourceDoc
+from .rulevalues import check_text, check_values
 from .yamlsource import load_yaml
 
 MAX_BYTES = 1024 * 1024
@@ -54,19 +56,44 @@ def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
 
 
 def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
-    """The bytes of a file (at most MAX_BYTES + 1), or None with an `unreadable` finding."""
+    """The bytes of a regular file (at most MAX_BYTES + 1), or None with an `unreadable` finding.
+
+    The file is opened without blocking and checked with `fstat` before reading: a
+    FIFO, device or socket would block loading forever (or read without end).
+    """
     name = os.fspath(path)
     doc = SourceDoc(name)
+    if "\x00" in name:
+        doc.error((1, 1), "the path contains a NUL character", "check the path", "unreadable")
+        return None, doc
     try:
-        with open(name, "rb") as handle:
-            return handle.read(MAX_BYTES + 1), doc
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         doc.error((1, 1), "file not found", "check the path", "unreadable")
+        return None, doc
     except IsADirectoryError:
         doc.error((1, 1), "is a directory, not a rules file", "name a .yaml file", "unreadable")
+        return None, doc
+    except (OSError, ValueError) as exc:
+        doc.error((1, 1), f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", "",
+                  "unreadable")
+        return None, doc
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            doc.error((1, 1), "is a directory, not a rules file", "name a .yaml file", "unreadable")
+            return None, doc
+        if not stat.S_ISREG(mode):
+            doc.error((1, 1), "not a regular file (a FIFO, device or socket)", "rules are read "
+                      "from regular files; `loopguard lint -` reads standard input", "unreadable")
+            return None, doc
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_BYTES + 1), doc
     except OSError as exc:
         doc.error((1, 1), f"cannot read the file: {exc.strerror or exc}", "", "unreadable")
-    return None, doc
+        return None, doc
+    finally:
+        os.close(fd)
 
 
 def _native_from_json5(doc: SourceDoc) -> SourceDoc:
@@ -96,7 +123,21 @@ def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
 
 
 def parse_text(text: str, name: str) -> SourceDoc:
-    """Parse YAML or JSON5 rules text into native keys (problems in `findings`)."""
+    """Parse YAML or JSON5 rules text into native keys (problems in `findings`).
+
+    Text with a lone surrogate is refused before parsing; parsed values are then
+    checked by `rulevalues.check_values` (integer range, surrogates from escapes).
+    """
+    doc = SourceDoc(name)
+    if not check_text(text, doc):
+        return doc
+    doc = _parse(text, name)
+    if doc.data is not None:
+        check_values(doc)
+    return doc
+
+
+def _parse(text: str, name: str) -> SourceDoc:
     if name.lower().endswith((".json5", ".json")):
         return _native_from_json5(load_json5(text, name))
     if looks_like_json5(text):

@@ -93,6 +93,21 @@ def describe(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
 
 
+def kind_of(value: Any) -> str:
+    """`a string`, `a number`, ... : the type only, never the content (it may be a secret)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
+
+
 def _did_you_mean(word: str, choices: list[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""

@@ -27,8 +27,10 @@ from .positions import Path, Pos, SourceDoc
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000
+MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4,300 digits)
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 _ALLOWED_SCALAR_TAGS = {_STR, "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
                         "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
 _COLLECTION_TAGS = {None, "!", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
@@ -221,6 +223,10 @@ class _Builder:
                            "rules files use plain strings, numbers, booleans, lists and mappings",
                            "yaml-tag")
             tag = _STR
+        if tag in _NUMBER_TAGS and len(event.value) > MAX_NUMBER_CHARS:
+            self.doc.error(pos, f"number too long ({len(event.value)} characters; at most "
+                           f"{MAX_NUMBER_CHARS})", "rules numbers are thresholds and sizes", "too-large")
+            tag = _STR  # kept as text so reading goes on; the error above rejects the file
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         value = RulesYamlLoader.yaml_constructors[tag](self.loader, node)
         if event.anchor:

@@ -172,11 +172,12 @@ def test_yaml_syntax_error() -> None:
     assert code == "yaml-syntax" and line >= 2 and col >= 1 and "YAML syntax error" in message
 
 
-@pytest.mark.parametrize("text, shown", [("- 1\n- 2\n", "a list"), ("42\n", "number 42"),
-                                         ("just text\n", "string 'just text'")])
+@pytest.mark.parametrize("text, shown", [("- 1\n- 2\n", "a list"), ("42\n", "a number"),
+                                         ("just text\n", "a string")])
 def test_document_is_a_list_or_scalar(text: str, shown: str) -> None:
     _, line, col, code, message = only(load_rules_text, text)
-    assert (line, col, code) == (1, 1, "not-a-mapping") and shown in message
+    assert (line, col, code) == (1, 1, "not-a-mapping") and message.endswith(shown)
+    assert text.strip() not in message  # the type only: the file may hold a secret
 
 
 def test_missing_version() -> None:
