@@ -1,4 +1,4 @@
-"""ANSI colour for the text output of `lint`, `replay` and `explain`.
+"""ANSI colour for the text output of `lint`, `replay`, `explain`, `config` and `detectors`.
 
 `--color auto` (the default) colours only a terminal and not when the
 `NO_COLOR` environment variable is set to anything non-empty (no-color.org);
@@ -68,6 +68,41 @@ def paint_report(line: str) -> str:
     if _HEADING.match(line):
         line = _wrap(BOLD, line)
     return _ACTION.sub(lambda m: _wrap(ACTIONS[m.group(1)], m.group(1)), line)
+
+
+_PROVENANCE = re.compile(r"^(\s*)([^\s#][^:]*:)(.*?)(\s+# (?:from|repaired) .*)?$")
+_STATUS = re.compile(r"^(\s+\S+\s+)(on|off)( .*?)(\s+# switch from .*)?$")
+_LISTED = re.compile(r"^(\S+)(\s+\((?:built-in|plugin): .*\))$")
+
+
+def paint_config(line: str) -> str:
+    """`loopguard config`: the header bold, keys cyan, `# from` dim, `# repaired` yellow."""
+    if line.startswith("#"):
+        return _wrap(BOLD, line)
+    match = _PROVENANCE.match(line)
+    if not match:
+        return line
+    indent, key, value, note = match.groups()
+    shown = f"{indent}{_wrap(CYAN, key)}{value}"
+    if note:
+        shown += _wrap(YELLOW if "# repaired" in note else DIM, note)
+    return shown
+
+
+def paint_detectors(line: str) -> str:
+    """`loopguard detectors`: ids bold, `on` green, `off` red, sources dim, faults red."""
+    status = _STATUS.match(line)
+    if status:
+        lead, state, why, where = status.groups()
+        return (lead + _wrap(GREEN if state == "on" else RED, state) + why
+                + (_wrap(DIM, where) if where else ""))
+    listed = _LISTED.match(line)
+    if listed:
+        return _wrap(BOLD, listed.group(1)) + _wrap(DIM, listed.group(2))
+    if line.startswith(("detectors of ", "faults:")) or re.match(r"^\d+ of \d+ detectors on$",
+                                                                  line):
+        return _wrap(BOLD + RED if line == "faults:" else BOLD, line)
+    return line
 
 
 class Painter:

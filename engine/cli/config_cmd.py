@@ -3,7 +3,7 @@
 Prints what the engine runs with: `builtin:default`, the `extends:` layers and
 the file merged, the agent's block merged over them, the thresholds repaired;
 each leaf says where it came from (`file:line`, `builtin:NAME:line`, or
-`repaired`). Exit 0, or 2 for a file that cannot be read, invalid rules or an
+`repaired`; coloured on a terminal: `--color`, `NO_COLOR`). Exit 0, or 2 for a file that cannot be read, invalid rules or an
 agent without a block (the errors go to stderr, never a traceback).
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 from ..layers import BASE, BUILTIN, Analysis
 from ..provenance import Effective, render_text, to_json, trace
 from ..rulesfile import analyze_builtin, analyze_path
+from .colour import add_color_option, paint_config, painted
 
 
 def add_parser(subparsers: Any) -> None:
@@ -26,6 +27,7 @@ def add_parser(subparsers: Any) -> None:
     add_rules_arguments(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="output format (default: text)")
+    add_color_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -73,5 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(shown, indent=2, ensure_ascii=False))
         return 0
     header = [f"effective rules of {name}" + (f" for agent {args.agent}" if args.agent else "")]
-    sys.stdout.write(render_text(effective, header))
+    out = painted(sys.stdout, args.color, paint_config)
+    out.write(render_text(effective, header))
+    out.flush()
     return 0

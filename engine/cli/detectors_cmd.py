@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from importlib import resources
 from typing import Any
 
 import yaml
 
 from ..registry import PluginFault, Registered, load_registry
+from .colour import add_color_option, paint_detectors, painted
 from .config_cmd import add_rules_arguments
 from .detectors_status import run_status
 
@@ -33,6 +35,7 @@ def add_parser(subparsers: Any) -> None:
                         help="output format (default: text)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a plugin has a fault")
     add_rules_arguments(parser)  # with --rules/--agent: which detectors are on, and why
+    add_color_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -46,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({"detectors": listed, "faults": faults}, indent=2, ensure_ascii=False))
     else:
-        print(format_text(listed, faults))
+        out = painted(sys.stdout, args.color, paint_detectors)
+        out.write(format_text(listed, faults) + "\n")
+        out.flush()
     return 1 if args.strict and faults else 0
 
 

@@ -17,6 +17,7 @@ from ..detector import ALWAYS
 from ..layers import BASE
 from ..provenance import REPAIRED, Effective, dotted, explain_active
 from ..registry import Registry
+from .colour import paint_detectors, painted
 from .config_cmd import load_effective
 
 
@@ -64,12 +65,14 @@ def run_status(args: argparse.Namespace, registry: Registry) -> int:
         return 0
     master = "unset" if enabled is None else json.dumps(enabled)
     agent = f" for agent {args.agent}" if args.agent else ""
+    out = painted(sys.stdout, getattr(args, "color", "never"), paint_detectors)
     print(f"detectors of {name}{agent}; loop_detection.enabled: {master}"
-          + (f" (from {master_from})" if master_from else ""))
+          + (f" (from {master_from})" if master_from else ""), file=out)
     width = max((len(item["id"]) for item in listed), default=0)
     for item in listed:
         where = f"  # switch from {item['switch_from']}" if item["switch_from"] else ""
-        print(f"  {item['id'].ljust(width)}  {item['status']}{where}")
+        print(f"  {item['id'].ljust(width)}  {item['status']}{where}", file=out)
     on = sum(1 for item in listed if item["on"])
-    print(f"{on} of {len(listed)} detectors on")
+    print(f"{on} of {len(listed)} detectors on", file=out)
+    out.flush()
     return 0
