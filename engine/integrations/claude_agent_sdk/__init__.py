@@ -3,6 +3,11 @@
 Needs `pip install "loopguard-engine[claude-agent-sdk]"`. See docs/integrations.md.
 """
 
-from .hooks import ClaudeLoopGuard, loopguard_hooks
+from .._missing import needs
+
+try:
+    from .hooks import ClaudeLoopGuard, loopguard_hooks
+except ImportError as exc:  # the framework is not installed: say which extra brings it
+    raise needs("claude-agent-sdk", exc) from exc
 
 __all__ = ["ClaudeLoopGuard", "loopguard_hooks"]

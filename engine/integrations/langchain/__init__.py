@@ -3,6 +3,11 @@
 Needs `pip install "loopguard-engine[langchain]"`. See docs/integrations.md.
 """
 
-from .middleware import LoopGuardMiddleware
+from .._missing import needs
+
+try:
+    from .middleware import LoopGuardMiddleware
+except ImportError as exc:  # the framework is not installed: say which extra brings it
+    raise needs("langchain", exc) from exc
 
 __all__ = ["LoopGuardMiddleware"]

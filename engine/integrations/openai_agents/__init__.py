@@ -3,6 +3,11 @@
 Needs `pip install "loopguard-engine[openai-agents]"`. See docs/integrations.md.
 """
 
-from .runner import LoopGuard
+from .._missing import needs
+
+try:
+    from .runner import LoopGuard
+except ImportError as exc:  # the framework is not installed: say which extra brings it
+    raise needs("openai-agents", exc) from exc
 
 __all__ = ["LoopGuard"]

@@ -3,6 +3,11 @@
 Needs `pip install "loopguard-engine[pydantic-ai]"`. See docs/integrations.md.
 """
 
-from .capability import LoopGuard
+from .._missing import needs
+
+try:
+    from .capability import LoopGuard
+except ImportError as exc:  # the framework is not installed: say which extra brings it
+    raise needs("pydantic-ai", exc) from exc
 
 __all__ = ["LoopGuard"]
