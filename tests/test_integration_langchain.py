@@ -199,3 +199,15 @@ def test_a_warning_note_is_appended_to_the_tool_result(run: Callable[..., dict[s
     assert third.text.startswith("same content\n\n[loopguard] Warning: read was already called 2 times")
     assert first.text == second.text == "same content"
     assert state["messages"][-1].text == "done"
+
+
+def test_a_breaker_before_the_required_tool_gives_a_retry_with_tools(run: Callable[..., dict[str, Any]]) -> None:
+    guard = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]})
+    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [[("portfolio", {"mode": "diagnose"})], "整体健康。"]
+    agent, lg = agent_with(chat(script), [read, portfolio], guard)
+    state = run(agent, "帮我看看持仓")
+    retries = [m for m in state["messages"][1:] if isinstance(m, HumanMessage)]
+    # as run_turn does: the third read breaks (retry), the read after the retry breaks again (retry)
+    assert len(retries) == 2 and all('portfolio(mode="diagnose")' in m.text for m in retries)
+    assert fns.RAN[-1] == "portfolio diagnose" and state["messages"][-1].text == "整体健康。"
+    assert any(status(m) == "error" for m in tool_results(state) if m.text.startswith("{"))

@@ -176,3 +176,13 @@ def test_user_hooks_still_run(run: Callable[..., Any]) -> None:
 
     run(LoopGuard(), agent_for(scripted([[("read", {"path": "a"})], "ok"])), "read a", hooks=Mine())
     assert seen == ["llm_end", "tool_end read", "llm_end"]
+
+
+def test_a_breaker_before_the_required_tool_gives_a_retry_run(run: Callable[..., Any]) -> None:
+    guard = LoopGuard(loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]}))
+    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [[("portfolio", {"mode": "diagnose"})], "整体健康。"]
+    model = scripted(script)
+    result = run(guard, agent_for(model), "帮我看看持仓")
+    assert fns.RAN[-1] == "portfolio diagnose" and result.final_output == "整体健康。"
+    retry_inputs = [c.input[-1] for c in model.calls if isinstance(c.input, list) and c.input[-1].get("role") == "user"]
+    assert any('portfolio(mode="diagnose")' in str(m.get("content")) for m in retry_inputs)

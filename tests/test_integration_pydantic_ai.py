@@ -170,3 +170,12 @@ def test_the_conversation_id_is_the_session(run: Callable[..., Any]) -> None:
     first = run(agent, "read a", conversation_id="c1")
     run(agent, "read a again", message_history=first.all_messages())
     assert [e.tool for e in lg.core.session("c1").history()] == ["read", "read"]
+
+
+def test_a_breaker_before_the_required_tool_gives_a_retry_with_tools(run: Callable[..., Any]) -> None:
+    guard = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]})
+    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [[("portfolio", {"mode": "diagnose"})], "整体健康。"]
+    agent, _ = make_agent(scripted(script), guard, retries=2)
+    result = run(agent, "帮我看看持仓")
+    assert fns.RAN[-1] == "portfolio diagnose" and result.output == "整体健康。"
+    assert "error" in [status(p) for p in returns(result) if str(p.content).startswith("{")]
