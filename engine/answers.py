@@ -20,9 +20,18 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .decision import Decision
+from . import messages as texts
+from .decision import Decision, Vote
 
 ABORTED = "tools_closed"  # the detector id (and vote code) of an aborted call's decision
+
+
+def aborted(config: Any, lang: str | None, tool: str, call_id: str | None, turn: int,
+            run_id: str | None) -> Decision:
+    """The decision `Session.before_call` gives a call of a batch a breaker closed."""
+    text = texts.fill(texts.template(config, "aborted", lang or "en"))
+    vote = Vote(ABORTED, "breaker", 0, ABORTED, text, code=ABORTED)
+    return Decision("breaker", (vote,), text, tool, call_id, 0, turn, run_id, detector=ABORTED)
 
 
 def is_aborted(decision: Decision) -> bool:
