@@ -55,13 +55,13 @@ class ClaudeLoopGuard:
         }
 
     async def user_prompt_submit(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
-        sid = str(data["session_id"])
+        sid = _sid(data)
         self._end_batch(sid)
         self.core.begin_turn(sid, [{"role": "user", "content": str(data.get("prompt") or "")}])
         return {}
 
     async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
-        sid = str(data["session_id"])
+        sid = _sid(data)
         with self._lock:
             opening = self.batches and not self._batch.get(sid)
             if opening:
@@ -69,7 +69,7 @@ class ClaudeLoopGuard:
                 _bound(self._batch)
         if opening:
             self.core.begin_round(sid)
-        decision = self.core.before(sid, data["tool_name"], data.get("tool_input"),
+        decision = self.core.before(sid, str(data.get("tool_name") or ""), data.get("tool_input"),
                                     data.get("tool_use_id") or tool_use_id, data.get("agent_id"))
         refused = answers.tool_result(decision)
         if refused is None:
@@ -79,25 +79,25 @@ class ClaudeLoopGuard:
         return self._stopping(out, decision)
 
     async def post_tool_batch(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
-        self._end_batch(str(data["session_id"]))
+        self._end_batch(_sid(data))
         return {}
 
     async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
-        sid = str(data["session_id"])
-        decisions = self.core.after(sid, data["tool_name"], data.get("tool_input"),
+        sid = _sid(data)
+        decisions = self.core.after(sid, str(data.get("tool_name") or ""), data.get("tool_input"),
                                     data.get("tool_use_id") or tool_use_id,
                                     result=data.get("tool_response"), run_id=data.get("agent_id"))
         return self._noted("PostToolUse", decisions)
 
     async def post_tool_use_failure(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
-        sid = str(data["session_id"])
-        decisions = self.core.after(sid, data["tool_name"], data.get("tool_input"),
+        sid = _sid(data)
+        decisions = self.core.after(sid, str(data.get("tool_name") or ""), data.get("tool_input"),
                                     data.get("tool_use_id") or tool_use_id,
                                     error=str(data.get("error") or "error"), run_id=data.get("agent_id"))
         return self._noted("PostToolUseFailure", decisions)
 
     async def stop(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
-        sid = str(data["session_id"])
+        sid = _sid(data)
         self._end_batch(sid)
         text = data.get("last_assistant_message")
         text = text if isinstance(text, str) else None
@@ -116,7 +116,7 @@ class ClaudeLoopGuard:
         return {}
 
     async def pre_compact(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
-        self.core.session(str(data["session_id"])).compacted()
+        self.core.session(_sid(data)).compacted()
         return {}
 
     # -- internals ---------------------------------------------------------------
@@ -146,3 +146,8 @@ def loopguard_hooks(guard: Guard | None = None, *, agent: str | None = None,
                     run_id: str | None = None, batches: bool = True) -> dict[str, list[HookMatcher]]:
     """The `hooks=` mapping for `ClaudeAgentOptions`, backed by a new ClaudeLoopGuard."""
     return ClaudeLoopGuard(guard, agent=agent, run_id=run_id, batches=batches).hooks()
+
+
+def _sid(data: Any) -> str:
+    """Claude's session id (always sent by the CLI; "default" keeps a malformed input harmless)."""
+    return str(data.get("session_id") or "default")
