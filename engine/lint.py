@@ -59,7 +59,10 @@ def _agents(agent: str | Sequence[str] | None) -> tuple[str, ...] | None:
 
 def meaning_findings(result: Analysis, agent: str | Sequence[str] | None = None,
                      active: Collection[str] | None = None) -> list[Finding]:
-    """The registered meaning checks over a loaded (or pruned) analysis; a failing check is a finding."""
+    """The registered meaning checks over a loaded (or pruned) analysis.
+
+    A check that raises becomes a `check-failed` finding; the others still run.
+    """
     if result.data is None or not result.layers:
         return []
     ctx = LintContext(result.data, tuple(result.layers), _agents(agent))

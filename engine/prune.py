@@ -65,7 +65,7 @@ def _remap(table: dict[Path, Any], moved: dict[Path, Path]) -> dict[Path, Any]:
 
 
 def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
-    """`doc` without every value the schema rejects (findings kept), or None when nothing is left."""
+    """`doc` without every value the schema rejects (findings kept); None if nothing is left."""
     data, positions, keys, display = doc.data, doc.positions, doc.key_positions, doc.display
     for _ in range(MAX_ROUNDS):
         bad = _bad_paths(data, schema)

@@ -1,4 +1,4 @@
-"""`loopguard lint PATH... [--format text|json|github] [--strict] [--agent A]... [--disable CODE]...`.
+"""`loopguard lint PATH... [--format F] [--strict] [--agent A]... [--disable/--enable CODE]...`.
 
 Checks rules files (YAML, or OpenClaw JSON5 blocks); a directory is searched
 recursively for `*.yaml`, `*.yml`, `*.json5` and `openclaw.json` (hidden

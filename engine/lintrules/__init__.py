@@ -73,7 +73,8 @@ def _problem(check: Any, origin: str, taken: dict[str, LintCheck]) -> str | None
     if not callable(check.check):
         return f"{origin}: lint check {check.code!r} has no check function"
     if check.code in taken:
-        return f"{origin}: lint check {check.code!r} is already registered by {taken[check.code].origin}"
+        owner = taken[check.code].origin
+        return f"{origin}: lint check {check.code!r} is already registered by {owner}"
     return None
 
 

@@ -16,6 +16,7 @@ LEVEL = "warning"
 
 def check(ctx: LintContext) -> list[Finding]:
     return [ctx.finding(prefix + ("aggregator", "order", i), LEVEL,
-                        f"duplicate detector {item!r} (same as item {first + 1})", "remove it", CODE)
+                        f"duplicate detector {item!r} (same as item {first + 1})", "remove it",
+                        CODE)
             for prefix, block in scopes(ctx.top)
             for i, item, first in repeats((block.get("aggregator") or {}).get("order"), str)]

@@ -31,7 +31,8 @@ STAGE_CODES = (
     _code("multiple-documents", "error", "syntax", "More than one YAML document (`---`) or "
           "top-level JSON5 value.\n\nFails: `version: 1\\n---\\nversion: 1`."),
     _code("duplicate-key", "error", "syntax", "A key written twice in one mapping (YAML would "
-          "silently keep the last one).\n\nFails: `turn: {max_tool_rounds: 3, max_tool_rounds: 4}`."),
+          "silently keep the last one).\n\nFails: "
+          "`turn: {max_tool_rounds: 3, max_tool_rounds: 4}`."),
     _code("key-type", "error", "syntax", "A mapping key that is not a string.\n\nFails: "
           "`agents: {1: {}}` (quote it: `'1'`)."),
     _code("yaml-tag", "error", "syntax", "An explicit YAML tag (`!!python/...`, `!custom`).\n\n"
@@ -64,7 +65,8 @@ STAGE_CODES = (
           "`turn: {normalize: [lowercase]}`."),
     _code("condition", "error", "schema", "A condition mapping without exactly one operator.\n\n"
           "Fails: `when: {}`."),
-    _code("too-long", "error", "schema", "A string longer than its limit.\n\nFails: a 600-character "
+    _code("too-long", "error", "schema", "A string longer than its limit.\n\nFails: a "
+          "600-character "
           "regex."),
     _code("pattern", "error", "schema", "A string that does not have the required shape.\n\n"
           "Fails: a language code `EN-us` under `messages`."),
@@ -89,7 +91,8 @@ STAGE_CODES = (
 )
 
 LINT_CODES = (
-    _code("bad-directive", "warning", "directives", "An ignore comment (`# loopguard: disable=...`) "
+    _code("bad-directive", "warning", "directives", "An ignore comment "
+          "(`# loopguard: disable=...`) "
           "naming an unknown code, a load error, or nothing, or a file-wide `disable=` after "
           "content.\n\nWarns: `# loopguard: disable=unused-sets` (did you mean unused-set?)."),
     _code("check-failed", "warning", "meaning", "A lint check (usually a plugin's) raised an "
