@@ -85,6 +85,16 @@ def test_list_checks_names_every_code_with_level_and_default(capsys: pytest.Capt
     assert rows["redundant-value"] == ["warning", "off"]
 
 
+def test_list_checks_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    code, out, _ = run(capsys, "lint", "--list-checks", "--format", "json")
+    rows = {row["code"]: row for row in json.loads(out)}
+    assert code == 0 and set(rows) == set(checks())
+    assert rows["never-fires"]["level"] == "error" and rows["never-fires"]["default"] == "on"
+    assert "Fails:" in rows["never-fires"]["doc"] and rows["never-fires"]["origin"] == "loopguard"
+
+
 def test_lint_without_paths_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "lint")
     assert code == 2 and "name at least one rules file" in err

@@ -23,7 +23,7 @@ from ..lint import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
 from ..lintrules import SelectionError, registry, select
 from ..schema import default_assembly
 from .colour import add_color_option, paint_finding, painted
-from .lintlist import list_text
+from .lintlist import list_json, list_text
 
 SUFFIXES = (".yaml", ".yml", ".json5")
 NAMES = ("openclaw.json",)
@@ -45,7 +45,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--enable", metavar="CODE", action="append", default=[],
                         help="also report CODE, a check that is off by default")
     parser.add_argument("--list-checks", action="store_true",
-                        help="list every check code with its level and default, then exit")
+                        help="list every check code with its level and default, then exit "
+                             "(--format json: as JSON)")
     add_color_option(parser)
     parser.set_defaults(run=run)
 
@@ -76,7 +77,7 @@ def expand(name: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     if args.list_checks:
-        sys.stdout.write(list_text())
+        sys.stdout.write(list_json() if args.format == "json" else list_text())
         return 0
     if not args.files:
         print("loopguard lint: name at least one rules file or directory (or --list-checks)",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..lintrules import LintCheck, checks
 
 
@@ -20,6 +22,14 @@ def list_text() -> str:
     legend = ("\non: reported by default (--disable CODE turns it off); off: only with --enable "
               "CODE; always: an error that stops loading, cannot be disabled\n")
     return "\n".join(lines) + "\n" + legend
+
+
+def list_json() -> str:
+    """The registry as JSON: one object per code (for tools and editor integrations)."""
+    rows = [{"code": c.code, "level": c.level, "default": _state(c), "stage": c.stage,
+             "summary": c.summary, "origin": c.origin, "doc": c.doc.strip()}
+            for c in checks().values()]
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 
 def _cell(text: str) -> str:
