@@ -96,6 +96,34 @@ def check_root(doc: SourceDoc) -> bool:
         return False
     return True
 
+RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
+
+
+def _without_recoverable(doc: SourceDoc) -> SourceDoc:
+    """`doc`, or a view of it without recoverable parse errors, for `check_root`.
+
+    The view shares the data and positions; findings `check_root` adds to it are copied
+    back into `doc`.
+    """
+    if doc.data is None or not doc.findings or any(
+            f.level == "error" and f.code not in RECOVERABLE for f in doc.findings):
+        return doc
+    return _RootView(doc)
+
+
+class _RootView(SourceDoc):
+    """A SourceDoc over another one's data whose new findings go to the original."""
+
+    def __init__(self, doc: SourceDoc) -> None:
+        super().__init__(doc.name, doc.data, doc.positions, doc.key_positions, [], doc.display)
+        self.original = doc
+
+    def error(self, pos: Any, message: str, hint: str = "", code: str = "",
+              path: Any = (), level: str = "error") -> None:
+        super().error(pos, message, hint, code, path, level)
+        self.original.findings.append(self.findings[-1])
+
+
 class LayerLoader:
     """Collects the layers of one rules source, following `extends:`."""
 
@@ -110,8 +138,12 @@ class LayerLoader:
         self.incomplete = False  # a layer could not be used at all
 
     def validate(self, doc: SourceDoc) -> SourceDoc | None:
-        """`doc` if valid; without the values its schema rejects (see `prune`); None if unusable."""
-        ok = check_root(doc)
+        """`doc` if valid; without the values its schema rejects (see `prune`); None if unusable.
+
+        A duplicate key is an error, but the document is still whole (the last value
+        kept), so the later checks run on it too.
+        """
+        ok = check_root(_without_recoverable(doc))
         if ok:
             doc.findings.extend(schema_findings(doc, self.assembly.schema))
         self.result.findings.extend(doc.findings)
