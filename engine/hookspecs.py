@@ -34,4 +34,7 @@ def loopguard_on_decision(session_id: str, decision: Decision) -> None:
 
 @hookspec
 def loopguard_register_lint_checks() -> list[LintCheck]:  # type: ignore[empty-body]
-    """Return `loopguard.LintCheck` objects: extra `loopguard lint` checks (see docs/plugins.md)."""
+    """Return `loopguard.lintrules.LintCheck` records: extra `loopguard lint` checks.
+
+    See docs/plugins.md; the built-in checks come through this hook too.
+    """

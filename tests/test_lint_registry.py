@@ -180,7 +180,7 @@ def test_plugin_lint_checks_join_the_registry_isolated(tmp_path: Path,
         assert "warning[check-failed]: lint check 'broken-check' (lgfake-lint[shout]) failed: " \
                "RuntimeError: kaput" in out
         assert "'unused-set' is already registered by loopguard" in err
-        assert "is not a loopguard.LintCheck" in err
+        assert "is not a loopguard.lintrules.LintCheck" in err
         code, out, _ = run(capsys, "lint", "--disable", "no-shouting,broken-check", str(rules))
         assert (code, out) == (0, "")
         assert "no-shouting" in run(capsys, "lint", "--list-checks")[1]

@@ -65,7 +65,7 @@ def from_module(module: Any, origin: str = "loopguard") -> LintCheck:
 
 def _problem(check: Any, origin: str, taken: dict[str, LintCheck]) -> str | None:
     if not isinstance(check, LintCheck):
-        return f"{origin}: lint check {check!r} is not a loopguard.LintCheck"
+        return f"{origin}: lint check {check!r} is not a loopguard.lintrules.LintCheck"
     if not CODE_SHAPE.match(check.code):
         return f"{origin}: lint check code {check.code!r} is not lower-case-with-dashes"
     if check.level not in LEVELS:
