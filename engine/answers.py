@@ -22,6 +22,7 @@ from typing import Any
 
 from . import messages as texts
 from .decision import Decision, Vote
+from .fingerprint import canonical_text
 
 ABORTED = "tools_closed"  # the detector id (and vote code) of an aborted call's decision
 
@@ -60,6 +61,17 @@ def tool_result(decision: Decision) -> str | None:
     status = "error" if decision.action == "breaker" else "blocked"
     return _status(status, reason="tool-loop", detector=decision.detector,
                    count=top.count if top else 0, message=decision.message or "")
+
+
+def result_text(value: Any) -> str:
+    """A tool's result as the model sees it: a string as is, anything else as JSON; odd or
+    hostile values never raise."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except Exception:  # noqa: BLE001 — NaN-free JSON of stand-ins (huge ints, raising __str__ …)
+        return canonical_text(value)
 
 
 def error_result(error: str) -> str:

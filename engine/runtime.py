@@ -33,7 +33,6 @@ from typing import Any, Union
 
 from . import answers
 from .decision import Decision, Vote
-from .fingerprint import canonical_text
 from .messages import render
 from .turns import content_text, strip_recall
 
@@ -87,16 +86,6 @@ def _language_text(messages: Sequence[Any], config: Mapping[str, Any]) -> str:
             if text.strip():
                 return text
     return ""
-
-
-def _as_text(value: Any) -> str:
-    """A tool's result as the text the model sees; odd or hostile values never raise."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except Exception:  # noqa: BLE001 — NaN-free JSON of stand-ins (huge ints, raising __str__ …)
-        return canonical_text(value)
 
 
 def _parse_args(raw: Any) -> tuple[Any, str | None]:
@@ -257,7 +246,7 @@ def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, 
         if not ok:
             error, result = result, None
     after = session.after_call(name, args, result=result, error=error, call_id=call_id, run_id=run_id)
-    content = answers.error_result(error) if error is not None else _as_text(result)
+    content = answers.error_result(error) if error is not None else answers.result_text(result)
     content = answers.with_notes(content, (decision, after))
     decisions = [decision] + ([after] if after.action != "allow" else [])
     return content, decisions

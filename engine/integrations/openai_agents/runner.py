@@ -147,8 +147,8 @@ class LoopGuard:
         decisions = self.core.after(sid, ctx.tool_name, _args(ctx.tool_arguments), call_id, result=data.output)
         if not any(answers.note_shown(d) for d in decisions):
             return ToolGuardrailFunctionOutput.allow()
-        text = data.output if isinstance(data.output, str) else _text(data.output)
-        return ToolGuardrailFunctionOutput.reject_content(answers.with_notes(text, decisions))
+        text = answers.with_notes(answers.result_text(data.output), decisions)
+        return ToolGuardrailFunctionOutput.reject_content(text)
 
     def _on_llm_end(self, response: Any) -> None:
         """One model response is one batch: decide its function calls in the model's order."""
@@ -286,10 +286,3 @@ def _args(raw: Any) -> Any:
         except ValueError:
             return raw
     return raw
-
-
-def _text(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)

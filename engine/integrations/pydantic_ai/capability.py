@@ -22,7 +22,6 @@ history); `run_id` stays unset unless given.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -112,7 +111,7 @@ class LoopGuard(AbstractCapability[Any]):
         decisions = self.core.after(_sid(ctx), call.tool_name, _plain(args), call.tool_call_id, result=result)
         if not any(answers.note_shown(d) for d in decisions):
             return result
-        return answers.with_notes(result if isinstance(result, str) else _text(result), decisions)
+        return answers.with_notes(answers.result_text(result), decisions)
 
     async def on_tool_execute_error(self, ctx: Any, *, call: Any, tool_def: Any, args: Any,
                                     error: Exception) -> Any:
@@ -141,11 +140,6 @@ def _plain(args: Any) -> Any:
     return dump() if callable(dump) else args
 
 
-def _text(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def _latest_text(messages: Sequence[Any]) -> str | None:
