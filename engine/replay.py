@@ -60,7 +60,8 @@ class _Live:
         self.summary = SessionSummary(name, key=key)
         self.tail: deque[dict[str, Any]] = deque(maxlen=tail_size)
         self.last_user: dict[str, Any] | None = None
-        self.round: OrderedDict[str, _Call] = OrderedDict()
+        # The round's calls by id; a repeated id gets the key (id, n): every call is fed.
+        self.round: OrderedDict[Any, _Call] = OrderedDict()
 
 
 class Replayer:
@@ -177,10 +178,16 @@ class Replayer:
             self._file_calls += len(event.tool_calls)
             if event.tool_calls:
                 for call in event.tool_calls:
-                    if call.id in live.round:
-                        yield from self._warn(_warning(event.file, event.line, f"duplicate tool call id {call.id!r}",
-                                                       "duplicate-call"), live)
-                    live.round[call.id] = _Call(call, event.file, event.line, event.run_id)
+                    key: Any = call.id
+                    if key in live.round:
+                        yield from self._warn(_warning(
+                            event.file, event.line, f"duplicate tool call id {call.id!r}; each call is checked, "
+                            "results are matched to them in order", "duplicate-call"), live)
+                        n = 2
+                        while (call.id, n) in live.round:
+                            n += 1
+                        key = (call.id, n)
+                    live.round[key] = _Call(call, event.file, event.line, event.run_id)
             else:
                 yield from self._finish_round(live, event)
         elif isinstance(event, ev.Compaction):
@@ -188,6 +195,9 @@ class Replayer:
 
     def _result(self, live: _Live, event: ev.ToolResult) -> Iterator[Record]:
         pending = live.round.get(event.call_id)
+        n = 2
+        while pending is not None and pending.result is not None and (event.call_id, n) in live.round:
+            pending, n = live.round[(event.call_id, n)], n + 1  # a repeated id: the next call unanswered
         if pending is None or pending.result is not None:
             what = "a second result for" if pending is not None else "a result for"
             yield from self._warn(_warning(

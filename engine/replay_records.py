@@ -18,8 +18,7 @@ from .findings import Finding
 
 # Input warnings that mean part of the input was not fed to the guard: under
 # `--fail-on` they fail the run, since a gate that skipped data checked less.
-DROPS_DATA = frozenset({"bad-line", "truncated-line", "bad-message", "bad-call", "bad-event", "orphan-result",
-                        "duplicate-call"})
+DROPS_DATA = frozenset({"bad-line", "truncated-line", "bad-message", "bad-call", "bad-event", "orphan-result"})
 
 
 def record_id(file: str, index: int) -> str:

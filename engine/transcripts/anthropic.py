@@ -28,7 +28,7 @@ def claims(obj: Any) -> bool:
     """True for messages with content blocks only Anthropic uses."""
     if not isinstance(obj, dict) or "event" in obj or not isinstance(obj.get("content"), list):
         return False
-    return any(isinstance(block, dict) and block.get("type") in _OWN_BLOCKS for block in obj["content"])
+    return any(isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in _OWN_BLOCKS for block in obj["content"])
 
 
 def _blocks(content: Any) -> list[Any]:

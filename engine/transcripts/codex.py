@@ -59,7 +59,7 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
         if not isinstance(obj, dict):
             yield warning(source.name, ctx.line, "not a rollout line (expected a JSON object); skipped", "bad-message")
             continue
-        kind = obj.get("type")
+        kind = _kind(obj.get("type"))
         if "payload" in obj and kind in _BOOKKEEPING or "record_type" in obj or _is_legacy_meta(obj, ctx.line):
             continue
         if kind == "compacted" and "payload" in obj:
@@ -75,12 +75,17 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
     yield EndOfSession(ctx.session, ctx.file, ctx.line)
 
 
+def _kind(value: Any) -> str | None:
+    """A `type` field as text; anything else (a list, a number) names no known type."""
+    return value if isinstance(value, str) else None
+
+
 def _is_legacy_meta(obj: dict[str, Any], line: int) -> bool:
     return line == 1 and "type" not in obj and "role" not in obj and "id" in obj and "timestamp" in obj
 
 
 def _item(item: dict[str, Any], translator: ResponsesTranslator, ctx: Context) -> Stream:
-    kind = item.get("type", "message")
+    kind = _kind(item.get("type", "message"))
     if kind in _SKIPPED_ITEMS:
         return
     if kind in ("compaction", "compaction_summary"):

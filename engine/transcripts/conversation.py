@@ -17,11 +17,11 @@ another format claims (see `detect.claiming_format`) stops the replay with a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .. import jsontext
 from ..findings import Finding
 from .events import EndOfSession, Event, SystemMessage, ToolCall
 from .jsonstream import stream_document
@@ -90,7 +90,7 @@ def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[An
     if not raw.strip():
         return {}, None
     try:
-        return json.loads(raw), None
+        return jsontext.loads(raw), None
     except (ValueError, RecursionError):
         note = warning(ctx.file, ctx.line,
                        f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",

@@ -21,12 +21,12 @@ used; a file with none of these is an error listing the formats tried.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .. import jsontext
 from ..findings import Finding
 from . import (anthropic, claude_code, codex, eventlog, gemini, mini_swe_agent, openai_chat, openai_responses,
                openhands, swe_agent, tau_bench)
@@ -110,7 +110,7 @@ def _layout(source: Source, head: str) -> str:
     first, newline, rest = text.partition("\n")
     if newline:
         try:
-            json.loads(first)
+            jsontext.loads(first)
         except ValueError:
             return "document"
         return "jsonl" if rest.strip() or not source.head_complete else "document"

@@ -18,9 +18,9 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..jsontext import raw_decode
 from .source import Source, input_error
 
-_DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
 MAX_ELEMENT_CHARS = 256 * 1024 * 1024  # one message larger than this is treated as invalid
 
@@ -83,7 +83,7 @@ class _Cursor:
         self.peek()
         while True:
             try:
-                value, end = _DECODER.raw_decode(self.text, self.pos)
+                value, end = raw_decode(self.text, self.pos)
             except json.JSONDecodeError as exc:
                 offset = exc.pos - self.pos  # _fill() moves the window: keep the error's offset
                 incomplete = exc.pos >= len(self.text) - 8 or exc.msg.startswith("Unterminated string")

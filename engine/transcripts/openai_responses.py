@@ -28,15 +28,20 @@ _OWN_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"
 _SKIPPED = frozenset({"reasoning", "web_search_call", "file_search_call", "item_reference"})
 
 
+def _kind(value: Any) -> str | None:
+    """A `type` field as text; anything else (a list, a number) names no known type."""
+    return value if isinstance(value, str) else None
+
+
 def claims(obj: Any) -> bool:
     """True for items only the Responses format has."""
     if not isinstance(obj, dict) or "event" in obj:
         return False
-    if obj.get("type") in _OWN_TYPES:
+    if _kind(obj.get("type")) in _OWN_TYPES:
         return True
     content = obj.get("content")
     return isinstance(content, list) and any(
-        isinstance(part, dict) and part.get("type") in _OWN_PARTS for part in content)
+        isinstance(part, dict) and _kind(part.get("type")) in _OWN_PARTS for part in content)
 
 
 class ResponsesTranslator:
@@ -63,7 +68,7 @@ class ResponsesTranslator:
             self._where = (ctx.file, ctx.line)
 
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
-        kind = obj.get("type", "message")
+        kind = _kind(obj.get("type", "message"))
         role = obj.get("role")
         if kind in _SKIPPED:
             return  # reasoning between a reply's parts does not end the reply

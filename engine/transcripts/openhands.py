@@ -24,11 +24,11 @@ instance per line (`{"instance_id", "history": [...]}`, one session each).
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
+from .. import jsontext
 from ..findings import Finding
 from .conversation import Context
 from .events import Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult, UserMessage
@@ -150,7 +150,7 @@ def _arguments(response: dict[str, Any], call_id: str, args: dict[str, Any]) -> 
             if isinstance(call, dict) and call.get("id") == call_id and isinstance(call.get("function"), dict):
                 raw = call["function"].get("arguments")
                 try:
-                    return json.loads(raw) if isinstance(raw, str) else raw
+                    return jsontext.loads(raw) if isinstance(raw, str) else raw
                 except (ValueError, RecursionError):
                     return raw
     return {k: v for k, v in args.items() if k not in _OWN_ARGS}

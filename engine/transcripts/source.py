@@ -7,7 +7,8 @@ Problems that make the file unreadable raise `InputError`; problems on one
 line come back as warning `Finding`s so the replay can go on. Gzipped files
 (`.traj.gz`, `*.jsonl.gz`) are read through gzip, found by their magic bytes;
 the path `-` is standard input, spooled to a temporary file first (readers
-open the file more than once). Positions are 1-based everywhere: a problem
+open the file more than once). Only regular files are read: a FIFO, a device
+or `/dev/stdin` on a pipe would block or lose the bytes read for detection. Positions are 1-based everywhere: a problem
 with the whole file is at `1:1`.
 """
 
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import codecs
 import gzip
-import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import weakref
@@ -27,6 +28,7 @@ from typing import IO, Any, BinaryIO
 
 from ..errors import InputError
 from ..findings import Finding
+from ..jsontext import loads
 
 HEAD_BYTES = 64 * 1024
 CHUNK_BYTES = 256 * 1024
@@ -60,6 +62,17 @@ def _spool_stdin() -> str:
     return handle.name
 
 
+def _kind(mode: int) -> str:
+    """What a non-regular file is, for the error message."""
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
 class Source:
     """One input file: its display name, size, and how many bytes were read so far."""
 
@@ -73,8 +86,13 @@ class Source:
             weakref.finalize(self, _remove, self.path)
             path = self.path
         try:
-            if os.path.isdir(path):
+            mode = os.stat(path).st_mode
+            if stat.S_ISDIR(mode):
                 raise input_error(self.name, 0, "is a directory, not a transcript file", code="not-a-file")
+            if not stat.S_ISREG(mode):
+                raise input_error(self.name, 0, f"is {_kind(mode)}, not a regular file", code="not-a-file",
+                                  hint="transcripts are read from regular files; pipe one in with '-' "
+                                       "(e.g. cat run.jsonl | loopguard replay -)")
             self.size = os.path.getsize(path)
             with open(path, "rb") as fh:  # fail now, with a clear message, if unreadable
                 self.gzipped = fh.read(2) == _GZIP_MAGIC
@@ -173,7 +191,7 @@ def _parse_line(file: str, number: int, text: str | None, newline: bool, *, last
     if text is None:
         return warning(file, number, "line is not UTF-8 text; skipped", "bad-line")
     try:
-        return number, json.loads(text)
+        return number, loads(text)
     except (ValueError, RecursionError) as exc:
         if last and not newline:
             return warning(file, number, "the last line is truncated (incomplete JSON); skipped",

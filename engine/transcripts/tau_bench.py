@@ -14,10 +14,10 @@ run failed before the first message) is reported as a warning.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
+from .. import jsontext
 from ..findings import Finding
 from .conversation import Context
 from .events import AssistantMessage, EndOfSession, Event, ToolCall, ToolResult, content_text
@@ -97,7 +97,7 @@ def _react_action(text: str) -> tuple[str, Any] | None:
     if "Action:" not in text:
         return None
     try:
-        action = json.loads(text.rsplit("Action:", 1)[1].strip())
+        action = jsontext.loads(text.rsplit("Action:", 1)[1].strip())
     except (ValueError, RecursionError):
         return None
     if not isinstance(action, dict) or not isinstance(action.get("name"), str) or action["name"] == "respond":
