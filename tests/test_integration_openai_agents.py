@@ -186,3 +186,12 @@ def test_a_breaker_before_the_required_tool_gives_a_retry_run(run: Callable[...,
     assert fns.RAN[-1] == "portfolio diagnose" and result.final_output == "整体健康。"
     retry_inputs = [c.input[-1] for c in model.calls if isinstance(c.input, list) and c.input[-1].get("role") == "user"]
     assert any('portfolio(mode="diagnose")' in str(m.get("content")) for m in retry_inputs)
+
+
+def test_a_handoff_is_not_a_guarded_tool_call(run: Callable[..., Any]) -> None:
+    specialist = Agent(name="specialist", model=scripted(["handled"]), tools=[read])
+    front = Agent(name="front", model=scripted([[("transfer_to_specialist", {})]]), handoffs=[specialist])
+    guard = LoopGuard()
+    result = run(guard, front, "help", session_id="s1")
+    assert result.final_output == "handled"
+    assert guard.core.session("s1").history() == []

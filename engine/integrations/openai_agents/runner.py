@@ -150,10 +150,13 @@ class LoopGuard:
         text = answers.with_notes(answers.result_text(data.output), decisions)
         return ToolGuardrailFunctionOutput.reject_content(text)
 
-    def _on_llm_end(self, response: Any) -> None:
-        """One model response is one batch: decide its function calls in the model's order."""
+    def _on_llm_end(self, agent: Any, response: Any) -> None:
+        """One model response is one batch: decide its function-tool calls in the model's order
+        (handoffs and hosted tools are not tool calls the guard answers)."""
         sid = _SESSION.get()
-        calls = [item for item in response.output if getattr(item, "type", None) == "function_call"]
+        names = {t.name for t in getattr(agent, "tools", ()) if isinstance(t, FunctionTool)}
+        calls = [item for item in response.output
+                 if getattr(item, "type", None) == "function_call" and item.name in names]
         if not calls:
             return
         self.core.begin_round(sid)
@@ -259,7 +262,7 @@ class _Hooks(RunHooks[Any]):
         self._user = user
 
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
-        self._owner._on_llm_end(response)
+        self._owner._on_llm_end(agent, response)
         if self._user is not None:
             await self._user.on_llm_end(context, agent, response)
 
