@@ -137,3 +137,16 @@ def test_run_turn_reads_openai_sdk_message_objects() -> None:
 def test_run_turn_refuses_a_reply_it_cannot_read() -> None:
     with pytest.raises(TypeError, match="the model returned int: expected a str"):
         run_turn(lambda m, tools_enabled=True: 42, {}, USER, loopguard.Guard.default().session("s"))
+
+
+def test_a_shared_store_session_aborts_the_rest_of_the_batch_too(tmp_path: Any) -> None:
+    from loopguard.stores import SqliteStore
+
+    guard = loopguard.Guard.from_dict({"version": 1}, store=SqliteStore(tmp_path / "state.db"))
+    session = guard.session("s")
+    session.begin_turn(USER)
+    looped(session, 3)
+    session.begin_round()
+    assert session.before_call("read", {"p": 1}, call_id="b").action == "breaker"
+    again = guard.session("s")  # a fresh handle reads the stored state
+    assert answers.is_aborted(again.before_call("write", {"x": 1}, call_id="w"))
