@@ -1,4 +1,5 @@
-"""Lint checks on thresholds: ordering, repairs after merging, thresholds that never fire.
+"""The threshold walks behind three lint checks (`loopguard.lintrules.threshold_order`,
+`threshold_repaired`, `never_fires`): ordering, repairs after merging, thresholds that never fire.
 
 - `threshold-order` (error): a block of the linted file writes both values of
   a pair and breaks warning < critical < global breaker.
