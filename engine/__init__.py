@@ -2,7 +2,8 @@
 
 Public API (see README): `Guard`, `Session`, `Decision`, `Vote`,
 `TurnExpectation`, `RoundOutcome`, `run_turn`, `arun_turn`, `TurnResult`,
-and `hookimpl` for detector plugins.
+and `hookimpl` for detector plugins. `loopguard.answers` holds the texts the model
+sees; `loopguard.integrations.<framework>` the framework adapters (docs/integrations.md).
 """
 
 from __future__ import annotations
