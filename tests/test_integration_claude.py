@@ -15,7 +15,9 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk")
 
-from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query  # noqa: E402
+from claude_agent_sdk import (  # noqa: E402
+    AssistantMessage, ClaudeAgentOptions, ResultMessage, ToolResultBlock, ToolUseBlock, UserMessage, query,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "integrations"))
 from fake_messages_api import FakeMessagesApi  # noqa: E402
@@ -183,3 +185,25 @@ def test_the_claude_code_cli_is_stopped_by_the_hooks(tmp_path: Path) -> None:
     history = lg.core.session(sid).history()
     assert [e.tool for e in history] == ["Bash"] * 4 and lg.core.session(sid).tools_closed
     assert os.environ.get("ANTHROPIC_BASE_URL") is None  # the fake was only ever given to the CLI
+
+
+@pytest.mark.slow
+def test_the_cli_gets_one_blocked_call_and_the_rest_aborted(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    loop = ("Bash", {"command": f"echo ran >> {log}; echo pong", "description": "ping"})
+    others = [("Bash", {"command": f"echo {word} >> {log}", "description": word}) for word in ("two", "three")]
+    rounds = iter([[loop]] * 3 + [[loop, *others]])
+
+    lg = ClaudeLoopGuard()
+    with FakeMessagesApi("Bash", lambda body: next(rounds)) as api:
+        messages = asyncio.run(asyncio.wait_for(_run(lg, api, tmp_path), 120))
+        assert len(api.conversation()) == 4
+    assert log.read_text().split() == ["ran", "ran"]  # neither of the aborted calls ran
+    results = {block.tool_use_id: block.content for m in messages if isinstance(m, UserMessage)
+               and isinstance(m.content, list) for block in m.content if isinstance(block, ToolResultBlock)}
+    asked = [block.id for m in messages if isinstance(m, AssistantMessage)
+             for block in m.content if isinstance(block, ToolUseBlock)]
+    assert sorted(results) == sorted(asked)  # every call answered
+    last_round = [str(results[i]) for i in asked[-3:]]
+    assert ['"status": "error"' in last_round[0], '"status": "aborted"' in last_round[1],
+            '"status": "aborted"' in last_round[2]] == [True, True, True]
