@@ -21,11 +21,21 @@ from .jsontext import loads
 _DUMPS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
 _MAX_DEPTH = 200
 _LOG2_10 = 3.3219280948873626
+_SLICE = 1 << 20  # characters encoded at a time when digesting a long text
 
 
 def digest_text(text: str) -> bytes:
-    """16-byte BLAKE2b digest of a text (the surrogate-safe UTF-8 encoding)."""
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    """16-byte BLAKE2b digest of a text (the surrogate-safe UTF-8 encoding).
+
+    A long text is encoded a slice at a time, so digesting never holds a second,
+    UTF-8 copy of it (slicing by code points keeps the encoding the same).
+    """
+    if len(text) <= _SLICE:
+        return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    hasher = blake2b(digest_size=16)
+    for start in range(0, len(text), _SLICE):
+        hasher.update(text[start:start + _SLICE].encode("utf-8", "surrogatepass"))
+    return hasher.digest()
 
 
 def parse_args(args: Any) -> Any:
@@ -132,7 +142,12 @@ def _safe_str(value: Any) -> str:
 
 def args_digest(tool: str, canonical: str) -> bytes:
     """Digest of (tool name, canonical argument text)."""
-    return digest_text(f"{tool}\x00{canonical}")
+    if len(canonical) <= _SLICE:
+        return digest_text(f"{tool}\x00{canonical}")
+    hasher = blake2b(f"{tool}\x00".encode("utf-8", "surrogatepass"), digest_size=16)
+    for start in range(0, len(canonical), _SLICE):  # == digest_text(tool + NUL + canonical)
+        hasher.update(canonical[start:start + _SLICE].encode("utf-8", "surrogatepass"))
+    return hasher.digest()
 
 
 def error_outcome(error: Any) -> bytes:

@@ -260,3 +260,19 @@ def scoped_newest_first(state: SessionState, run_id: str | None) -> Iterator[His
     for entry in reversed(state.history):
         if entry.run_id == run_id:
             yield entry
+
+
+def pending_entry(state: SessionState, key: str, tool: str, digest: bytes) -> HistoryEntry | None:
+    """The oldest pending entry answered by `key` (a call id, or the tool name of a call
+    without one, preferring the same arguments); None when the history has none."""
+    fallback = None
+    for entry in state.history:
+        if entry.outcome is not None:
+            continue
+        if entry.call_id == key:
+            return entry
+        if entry.call_id is None and entry.tool == tool:
+            if entry.digest == digest:
+                return entry
+            fallback = fallback or entry
+    return fallback

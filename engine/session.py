@@ -16,7 +16,7 @@ from . import messages as texts
 from .answers import ABORTED
 from .decision import LEVELS, Decision, Vote
 from .fingerprint import args_digest, canonical_text, error_outcome, outcome_of_text, parse_args, result_text
-from .history import VETO, Call, HistoryEntry, SessionState, append
+from .history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
 from .turns import RoundOutcome, TurnExpectation
 
 if TYPE_CHECKING:
@@ -280,20 +280,25 @@ class Session:
 
         Bounded: at most `_MAX_OPEN` keys and `_MAX_OPEN` calls per key, the oldest
         forgotten first (a host that never reports results must not leak memory).
+        A forgotten call is counted in `scratch["_lost"]`: its result is then looked
+        for among the pending entries of the history (see `_close`).
         """
-        opened = self._state.scratch.get("_open")
+        scratch = self._state.scratch
+        opened = scratch.get("_open")
         if opened is None:
-            opened = self._state.scratch["_open"] = {}
+            opened = scratch["_open"] = {}
         key = entry.call_id if entry.call_id is not None else entry.tool
         waiting = opened.get(key)
         if waiting is None:
             opened[key] = [entry]
             if len(opened) > _MAX_OPEN:
-                del opened[next(iter(opened))]
+                lost = opened.pop(next(iter(opened)))
+                scratch["_lost"] = scratch.get("_lost", 0) + len(lost)
         else:
             waiting.append(entry)
             if len(waiting) > _MAX_OPEN:
                 del waiting[0]
+                scratch["_lost"] = scratch.get("_lost", 0) + 1
 
     def _close(self, key: str, tool: str, args: Any) -> HistoryEntry | None:
         """The open call answered by this after_call, if any.
@@ -304,11 +309,9 @@ class Session:
         result for a blocked call).
         """
         opened = self._state.scratch.get("_open")
-        if not opened:
-            return None
-        waiting = opened.get(key)
+        waiting = opened.get(key) if opened else None
         if not waiting:
-            return None
+            return self._lost_call(key, tool, args) if self._state.scratch.get("_lost") else None
         index = 0
         if len(waiting) > 1:
             digest = args_digest(tool, canonical_text(parse_args(args)))
@@ -318,6 +321,15 @@ class Session:
         entry = waiting.pop(index)
         if not waiting:
             del opened[key]
+        return entry
+
+    def _lost_call(self, key: str, tool: str, args: Any) -> HistoryEntry | None:
+        """A pending call forgotten by `_open` (more than `_MAX_OPEN` in flight), from the history."""
+        state = self._state
+        digest = args_digest(tool, canonical_text(parse_args(args)))
+        entry = pending_entry(state, key, tool, digest)
+        if entry is not None:
+            state.scratch["_lost"] -= 1
         return entry
 
 

@@ -183,3 +183,36 @@ def test_factorial_result_in_a_transcript(tmp_path: Path, capsys: pytest.Capture
     path.write_text(chat(result=digits))
     code, out, _err = run(capsys, str(path))
     assert code == 0 and "1 tool call" in out
+
+
+class _Chunk(str):
+    """A text chunk that counts the characters copied when appended to a text with `+`."""
+
+    copied = 0
+
+    def __radd__(self, other: str) -> str:
+        _Chunk.copied += len(other) + len(self)
+        return str.__add__(other, self)
+
+
+class _Source:
+    name = "big.json"
+
+    def __init__(self, text: str, size: int) -> None:
+        self._text, self._size = text, size
+
+    def chunks(self) -> Any:
+        for start in range(0, len(self._text), self._size):
+            yield _Chunk(self._text[start:start + self._size])
+
+
+def test_one_large_element_is_read_in_linear_time() -> None:
+    """49 s for a 200 MB element before: each chunk was appended to the growing window."""
+    from loopguard.transcripts.jsonstream import stream_document
+
+    text = json.dumps([{"role": "tool", "content": "x" * 4_000_000}, {"role": "user", "content": "hi"}])
+    _Chunk.copied = 0
+    items = list(stream_document(_Source(text, 4096), ()))  # type: ignore[arg-type]
+    assert [item[3]["role"] for item in items] == ["tool", "user"]
+    assert len(items[0][3]["content"]) == 4_000_000
+    assert _Chunk.copied <= 4 * len(text)  # was ~ len(text)**2 / (2 * 4096): about 2,000x this

@@ -163,3 +163,60 @@ def test_arun_turn_survives_the_same() -> None:
     result = asyncio.run(arun_turn(_script(), _tools(), [{"role": "user", "content": f"CHECK MY PORTFOLIO {HALF}"}],
                                    session))
     assert result.text == "done"
+
+
+def test_a_long_argument_costs_a_small_multiple_of_its_size() -> None:
+    """A 100 MB argument used to add 2.5 GB (the fuzzy detector's gram array of all of it)."""
+    import json
+    import tracemalloc
+
+    session = loopguard.Guard.default().session("long")  # doom_loop_fuzzy is on in builtin:default
+    text = json.dumps({"content": "abcdefghij" * 400_000})  # 4 MB
+    session.before_call("write", {"content": "warm-up"}, call_id="w")
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for n in range(2):
+            session.before_call("write", text, call_id=f"c{n}")
+            session.after_call("write", text, result=text, call_id=f"c{n}")
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * len(text)  # was ~26x
+
+
+def _random_text(seed: int, size: int) -> str:
+    import random
+
+    return "".join(random.Random(seed).choices([chr(c) for c in range(0x4E00, 0x4E00 + 3000)], k=size))
+
+
+def _fuzzy_session() -> loopguard.Session:
+    rules = {"version": 1, "loop_detection": {"enabled": False},
+             "detectors": {"doom_loop_exact": {"enabled": False}, "cycle": {"enabled": False},
+                           "doom_loop_fuzzy": {"enabled": True, "outcome": "any", "threshold": 3,
+                                               "similarity": 0.95, "level": "critical"}}}
+    return loopguard.Guard.from_dict(rules).session("fuzzy")
+
+
+def test_long_arguments_differing_only_in_the_middle_look_alike_to_the_fuzzy_detector() -> None:
+    """Documented: past 16,384 characters only the head and tail are compared."""
+    session = _fuzzy_session()
+    middle = [_random_text(seed, 50_000) for seed in range(3)]
+    actions = []
+    for n, filler in enumerate(middle):
+        args = {"text": "HEAD" * 3000 + filler + "TAIL" * 3000}
+        actions.append(session.before_call("write", args, call_id=f"c{n}").action)
+        session.after_call("write", args, result="ok", call_id=f"c{n}")
+    assert actions[-1] == "critical"
+    assert len({e.digest for e in session.history()}) == 3  # the exact digests still tell them apart
+
+
+def test_long_arguments_with_different_heads_are_not_alike() -> None:
+    session = _fuzzy_session()
+    actions = []
+    for n in range(3):
+        text = _random_text(10 + n, 40_000)
+        actions.append(session.before_call("write", {"text": text}, call_id=f"c{n}").action)
+        session.after_call("write", {"text": text}, result="ok", call_id=f"c{n}")
+    assert actions == ["allow", "allow", "allow"]

@@ -42,15 +42,17 @@ class _Cursor:
         if self.pos:
             self.text = self.text[self.pos:]
             self.pos = 0
-        want = max(len(self.text), 1)
+        want = max(len(self.text), 1)  # the window doubles: a large element costs linear time
         got = 0
+        parts = [self.text]
         while got < want:
             chunk = next(self.chunks, None)
             if chunk is None:
                 self.eof = True
                 break
-            self.text += chunk
+            parts.append(chunk)  # joined once: `+=` per chunk would copy the window each time
             got += len(chunk)
+        self.text = "".join(parts)
         return got > 0
 
     def _advance(self, end: int) -> None:
