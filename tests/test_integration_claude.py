@@ -207,3 +207,26 @@ def test_the_cli_gets_one_blocked_call_and_the_rest_aborted(tmp_path: Path) -> N
     last_round = [str(results[i]) for i in asked[-3:]]
     assert ['"status": "error"' in last_round[0], '"status": "aborted"' in last_round[1],
             '"status": "aborted"' in last_round[2]] == [True, True, True]
+
+
+@pytest.mark.slow
+def test_the_cli_is_sent_back_for_the_required_tool(tmp_path: Path) -> None:
+    rules = {"version": 1, "keyword_sets": {"build": ["is the build green"]},
+             "intents": [{"id": "build_status", "when": {"text_contains": "build"},
+                          "require": {"tool": "Bash", "args": {"command": {"prefix": "make test"}}},
+                          "reason": "Only the test run can say."}]}
+    replies = iter(["It is probably green.", [("Bash", {"command": "make test || true", "description": "tests"})],
+                    "Tests ran."])
+    lg = ClaudeLoopGuard(loopguard.Guard.from_dict(rules))
+    with FakeMessagesApi("Bash", lambda body: next(replies)) as api:
+        options = _options(lg, api, tmp_path)
+        messages = asyncio.run(asyncio.wait_for(_collect(query(prompt="is the build green?", options=options)), 120))
+        conversation = api.conversation()
+    assert len(conversation) == 3
+    retry = json.dumps(conversation[1]["messages"][-1])
+    assert "Only the test run can say. Call the tool now: Bash(command=<text starting with" in retry
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Tests ran."
+
+
+async def _collect(stream: Any) -> list[Any]:
+    return [message async for message in stream]
