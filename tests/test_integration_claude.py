@@ -1,6 +1,6 @@
-"""Claude Agent SDK hooks: the callbacks driven directly, and one end-to-end run of the
-Claude Code CLI shipped inside the `claude-agent-sdk` wheel against a local fake of the
-Anthropic Messages API (no network, no real key)."""
+"""Claude Agent SDK hooks: the callbacks driven directly, and end-to-end runs of the Claude
+Code CLI shipped inside the `claude-agent-sdk` wheel against a local fake of the Anthropic
+Messages API (no network, no real key). The frameworks are in the test extra: no skips."""
 
 from __future__ import annotations
 
@@ -12,15 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("claude_agent_sdk")
-
-from claude_agent_sdk import (  # noqa: E402
+from claude_agent_sdk import (
     AssistantMessage, ClaudeAgentOptions, ResultMessage, ToolResultBlock, ToolUseBlock, UserMessage, query,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "integrations"))
-from fake_messages_api import FakeMessagesApi  # noqa: E402
+from fake_messages_api import FakeMessagesApi  # noqa: E402 — the example folder is on the path now
 
 import loopguard  # noqa: E402
 from loopguard.integrations.claude_agent_sdk import ClaudeLoopGuard, loopguard_hooks  # noqa: E402

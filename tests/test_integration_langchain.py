@@ -15,18 +15,15 @@ from typing import Any
 
 import integration_tools as fns
 import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import SummarizationMiddleware
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 
-pytest.importorskip("langchain")
-
-from langchain.agents import create_agent  # noqa: E402
-from langchain.agents.middleware import SummarizationMiddleware  # noqa: E402
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-
-import loopguard  # noqa: E402
-from loopguard.integrations.langchain import LoopGuardMiddleware  # noqa: E402
+import loopguard
+from loopguard.integrations.langchain import LoopGuardMiddleware
 
 WARN_AT_2 = {"enabled": True, "warning_threshold": 2, "critical_threshold": 5,
              "global_circuit_breaker_threshold": 8}

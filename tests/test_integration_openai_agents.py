@@ -13,15 +13,12 @@ from typing import Any
 
 import integration_tools as fns
 import pytest
+from agents import Agent, RunHooks, Runner, SQLiteSession, function_tool, set_tracing_disabled
+from agents.items import ToolCallOutputItem
+from agents.testing import ScriptedModel, assistant_message, function_call
 
-pytest.importorskip("agents")
-
-from agents import Agent, RunHooks, Runner, SQLiteSession, function_tool, set_tracing_disabled  # noqa: E402
-from agents.items import ToolCallOutputItem  # noqa: E402
-from agents.testing import ScriptedModel, assistant_message, function_call  # noqa: E402
-
-import loopguard  # noqa: E402
-from loopguard.integrations.openai_agents import LoopGuard  # noqa: E402
+import loopguard
+from loopguard.integrations.openai_agents import LoopGuard
 
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch)
 

@@ -14,16 +14,13 @@ from typing import Any
 
 import integration_tools as fns
 import pytest
+from pydantic_ai import Agent, models
+from pydantic_ai import messages as pm
+from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-pytest.importorskip("pydantic_ai")
-
-from pydantic_ai import Agent, models  # noqa: E402
-from pydantic_ai import messages as pm  # noqa: E402
-from pydantic_ai.capabilities import ProcessHistory  # noqa: E402
-from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
-
-import loopguard  # noqa: E402
-from loopguard.integrations.pydantic_ai import LoopGuard  # noqa: E402
+import loopguard
+from loopguard.integrations.pydantic_ai import LoopGuard
 
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch)
 
