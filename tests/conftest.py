@@ -7,11 +7,23 @@ being tested).
 
 from __future__ import annotations
 
+import os
 from itertools import count
 from typing import Any
 
+from hypothesis import HealthCheck, settings
+
 import loopguard
 from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
+
+# Hypothesis profiles, one mechanism for the whole suite: "ci" (the default) is short and
+# fixed-seed, so a run is reproducible; "long" is the documented longer search
+# (HYPOTHESIS_PROFILE=long python -m pytest -q tests/test_hardening_props.py). Tests that
+# set max_examples themselves keep it under both.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("long", max_examples=5_000, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 _CALL_IDS = count(1)
 
