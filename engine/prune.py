@@ -2,15 +2,16 @@
 
 Lint reports everything in one pass: a schema error in one place must not hide
 an undefined keyword set or a broken threshold elsewhere. `prune_invalid`
-removes each rejected value (an unknown key, a value of the wrong type, the
-object that misses a required key) and validates again until the rest is
-valid; positions move with the values, so later findings still point at the
+removes each rejected value (an unknown key, a value of the wrong type) and
+validates again until nothing more is rejected (an object missing a required
+key stays, so its other keys are still checked); positions move with the values, so later findings still point at the
 right line. When the root itself would go, there is nothing left to check.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from .positions import Path, SourceDoc
@@ -19,12 +20,26 @@ from .validate import validator_for
 MAX_ROUNDS = 16
 
 
+@dataclass
+class PrunedDoc(SourceDoc):
+    """A source doc without its rejected values; what was written and what was left out."""
+
+    original: Any = None  # the data as written
+    removed: set[Path] = field(default_factory=set)  # paths of the data as written
+
+
 def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
-    """The paths of the values the schema rejects (unknown keys one by one)."""
+    """The paths of the values the schema rejects (unknown keys one by one).
+
+    A missing required key rejects nothing that is there: the object stays (its other
+    keys are still checked; the checks read objects with `.get`).
+    """
     found: set[Path] = set()
     for err in validator_for(schema).iter_errors(data):
         path = tuple(err.absolute_path)
         inst, sub = err.instance, err.schema
+        if err.validator == "required":
+            continue
         if err.validator == "additionalProperties" and isinstance(inst, dict) \
                 and isinstance(sub, dict):
             known = sub.get("properties") or {}
@@ -67,13 +82,18 @@ def _remap(table: dict[Path, Any], moved: dict[Path, Path]) -> dict[Path, Any]:
 def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
     """`doc` without every value the schema rejects (findings kept); None if nothing is left."""
     data, positions, keys, display = doc.data, doc.positions, doc.key_positions, doc.display
+    removed: set[Path] = set()
+    back = {p: p for p in positions}  # path now -> path as written
     for _ in range(MAX_ROUNDS):
         bad = _bad_paths(data, schema)
         if not bad:
-            return SourceDoc(doc.name, data, positions, keys, doc.findings, display)
+            return PrunedDoc(doc.name, data, positions, keys, doc.findings, display, doc.data,
+                             removed)
         if () in bad:
             return None
+        removed.update(back.get(p, p) for p in bad)
         data, moved = _without(data, bad)
+        back = {new: back.get(old, old) for old, new in moved.items()}
         positions, keys = _remap(positions, moved), _remap(keys, moved)
         display = _remap(display, moved)
     return None

@@ -42,6 +42,23 @@ class LintContext:
         return PositionIndex(self.layers)
 
     @cached_property
+    def written(self) -> list[dict[str, Any]]:
+        """Each layer's data as written, rejected values included (`prune.PrunedDoc`)."""
+        found = []
+        for layer in self.layers:
+            data = getattr(layer, "original", None)
+            data = layer.data if data is None else data
+            if isinstance(data, dict):
+                found.append(data)
+        return found
+
+    @cached_property
+    def removed(self) -> set[str]:
+        """Dotted paths (`loop_detection.history_size`) of values the schema rejected."""
+        return {".".join(str(p) for p in path) for layer in self.layers
+                for path in getattr(layer, "removed", ())}
+
+    @cached_property
     def inherited(self) -> dict[str, Any]:
         """The merge of every layer below the linted file (what it would get by writing nothing)."""
         merged: dict[str, Any] = {}

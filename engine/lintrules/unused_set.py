@@ -19,6 +19,8 @@ LEVEL = "warning"
 
 def check(ctx: LintContext) -> list[Finding]:
     used = used_sets(ctx.data)
+    for written in ctx.written:  # a condition the schema rejected still names its sets
+        used |= used_sets(written)
     return [ctx.finding(prefix + ("keyword_sets", name), LEVEL, f"keyword set {name!r} is never "
                         "used", "use it in a condition or remove it", CODE, at_key=True)
             for prefix, block in scopes(ctx.top)
