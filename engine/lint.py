@@ -25,6 +25,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from .findings import Finding
+from .lintcascade import follows_from_rejected
 from .lintdirectives import Directives, apply, read_directives
 from .lintrules import LintContext, checks, registry
 from .rulesfile import Analysis, analyze_builtin, analyze_bytes, analyze_path
@@ -77,39 +78,9 @@ def meaning_findings(result: Analysis, agent: str | Sequence[str] | None = None,
             found.append(Finding(ctx.top_name, 1, 1, "warning", f"lint check {check.code!r} "
                                  f"({check.origin}) failed: {type(exc).__name__}: {exc}",
                                  "", "report it to the plugin's authors", "check-failed"))
-    found = [f for f in found if not _cascade(f, ctx.removed)]
+    found = [f for f in found if not follows_from_rejected(f, ctx.removed)]
     found.sort(key=lambda f: (f.file != ctx.top_name, f.file, f.line, f.col))
     return found
-
-
-CASCADING = ("threshold-repaired", "never-fires")  # they judge effective (merged) values
-NUMBERS = {"history_size", "warning_threshold", "critical_threshold", "unknown_tool_threshold",
-           "global_circuit_breaker_threshold", "window", "threshold"}
-
-
-def _within(block: str, gone: str) -> bool:
-    """Is `block` the block `gone`, inside it, or an agent's copy of a global `gone`?"""
-    if block == gone or block.startswith(gone + "."):
-        return True
-    return not gone.startswith("agents.") and (block.endswith("." + gone)
-                                               or f".{gone}." in block)
-
-
-def _cascade(finding: Finding, removed: set[str]) -> bool:
-    """A finding that follows from a rejected value (the schema error already says it).
-
-    A threshold check judges the effective values; where the file wrote an invalid
-    number (or block) it would judge the default instead and report what the user
-    never meant.
-    """
-    if finding.code not in CASCADING or not removed:
-        return False
-    block = finding.path.rsplit(".", 1)[0] if "." in finding.path else ""
-    for gone in removed:
-        parent, _, name = gone.rpartition(".")
-        if _within(block, gone) or (name in NUMBERS and _within(block, parent)):
-            return True
-    return False
 
 
 def _directives(result: Analysis, text: str | None) -> dict[str, Directives]:
