@@ -178,16 +178,16 @@ class Replayer:
             self._file_calls += len(event.tool_calls)
             if event.tool_calls:
                 for call in event.tool_calls:
-                    key: Any = call.id
-                    if key in live.round:
+                    slot: Any = call.id
+                    if slot in live.round:
                         yield from self._warn(_warning(
                             event.file, event.line, f"duplicate tool call id {call.id!r}; each call is checked, "
                             "results are matched to them in order", "duplicate-call"), live)
                         n = 2
                         while (call.id, n) in live.round:
                             n += 1
-                        key = (call.id, n)
-                    live.round[key] = _Call(call, event.file, event.line, event.run_id)
+                        slot = (call.id, n)
+                    live.round[slot] = _Call(call, event.file, event.line, event.run_id)
             else:
                 yield from self._finish_round(live, event)
         elif isinstance(event, ev.Compaction):

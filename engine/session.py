@@ -308,8 +308,8 @@ class Session:
         call that ran over one the guard blocked (the runtime never reports a
         result for a blocked call).
         """
-        opened = self._state.scratch.get("_open")
-        waiting = opened.get(key) if opened else None
+        opened = self._state.scratch.get("_open") or {}
+        waiting = opened.get(key)
         if not waiting:
             return self._lost_call(key, tool, args) if self._state.scratch.get("_lost") else None
         index = 0
