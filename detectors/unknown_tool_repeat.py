@@ -32,9 +32,9 @@ from loopguard.decision import Vote
 from loopguard.detector import ROLLING, Detector, thresholds
 from loopguard.history import EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState
 from loopguard.hookspecs import hookimpl
+from loopguard.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
 
-MAX_PATTERN_LENGTH = 500
-_MATCH_TIMEOUT = 0.05  # seconds: a pathological user pattern must not stall a call
+MAX_PATTERN_LENGTH = MAX_PATTERN_CHARS
 _SCAN_LIMIT = 4000  # characters of an error text searched
 
 
@@ -60,9 +60,9 @@ class UnknownToolRepeat(Detector):
         compiled = []
         for pattern in options.get("patterns") or ():
             try:
-                compiled.append(regex.compile(str(pattern)[:MAX_PATTERN_LENGTH], regex.IGNORECASE))
-            except regex.error:
-                continue  # lint reports it; the engine skips it
+                compiled.append(safe_compile(str(pattern), regex.IGNORECASE))
+            except (regex.error, ValueError, OverflowError):
+                continue  # lint reports it (too long, too complex, or no regex); the engine skips it
         known = frozenset(options.get("known_tools") or ())
         return int(thresholds(config).get("unknown_tool_threshold", 10)), tuple(compiled), known
 
@@ -72,11 +72,9 @@ class UnknownToolRepeat(Detector):
         if call.error is None:
             return None
         text = call.error[:_SCAN_LIMIT]
+        deadline = Deadline() if patterns else None  # all patterns share CALL_BUDGET_S
         for pattern in patterns:
-            try:
-                match = pattern.search(text, timeout=_MATCH_TIMEOUT)
-            except TimeoutError:
-                continue
+            match = search(pattern, text, deadline)
             if match:
                 named = match.groupdict().get("name")
                 call.unknown = named or call.tool

@@ -17,7 +17,7 @@ from typing import Any
 from .decision import Decision
 from .history import SessionState
 from .policy import CompiledPolicy, compile_policy
-from .registry import Registry, load_registry
+from .registry import Registry, error_text, load_registry
 from .session import Session
 from .store import MemoryStore, SessionStore
 
@@ -157,5 +157,7 @@ class Guard:
         try:
             self.registry.plugin_manager.hook.loopguard_on_decision(
                 session_id=session_id, decision=decision)
-        except Exception as exc:  # noqa: BLE001 — a listener must not break the host
-            self._report_fault("loopguard_on_decision", f"{type(exc).__name__}: {exc}")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 — a listener (even sys.exit) must not break the host
+            self._report_fault("loopguard_on_decision", error_text(exc))

@@ -25,7 +25,8 @@ Markers are keywords, matched case-insensitively in one pass of an
 Aho-Corasick automaton (ahocorasick-rs) over the first and last `SCAN_CHARS`
 characters of the text, so the cost of a call does not grow with the number
 of markers or the size of its result. The poll name pattern is a user regex
-(`regex`, with a timeout), matched once per tool name and remembered.
+(`regex`, checked by `regexcheck` and matched with a timeout), matched once per tool name
+and remembered.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ import regex
 
 from .fingerprint import digest_text
 from .history import FAILED, STATUS, UNREAD
+from .regexcheck import safe_compile, search
 
 SCAN_CHARS = 512  # characters searched at each end of a result text
 NEAR_MAX_CHARS = 16384  # longer texts are never compared line by line (nor kept for it)
 MAX_PATTERN_CHARS = 500
-_MATCH_TIMEOUT = 0.05
 _CATCH_UP = 30  # history entries searched for a call's unread first occurrence
 _MAX_NAMES = 1024  # tool names whose poll verdict is remembered per policy
 _MAX_TEXTS = 512  # result texts whose verdict is remembered per policy (by outcome digest)
@@ -98,7 +99,7 @@ def _name_pattern(pattern: Any) -> Any:
     if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN_CHARS:
         return None
     try:
-        return regex.compile(pattern, regex.IGNORECASE)
+        return safe_compile(pattern, regex.IGNORECASE)
     except (regex.error, ValueError, OverflowError):
         return None  # lint reports it; the engine skips it
 
@@ -227,7 +228,7 @@ class OutcomeReader:
             known = False
             if self.poll_name is not None:
                 try:
-                    known = self.poll_name.search(tool[:MAX_PATTERN_CHARS], timeout=_MATCH_TIMEOUT) is not None
+                    known = search(self.poll_name, tool[:MAX_PATTERN_CHARS]) is not None
                 except TimeoutError:
                     known = False  # a pathological name pattern: the name says nothing
             if len(self._polling_names) >= _MAX_NAMES:

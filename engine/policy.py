@@ -65,6 +65,31 @@ class CompiledPolicy:
         return self.per_tool.get(tool) or (self.drop_fields, None)
 
 
+class Unconfigured(Detector):
+    """Stands in for a detector whose `configure` raised: each check is a fault.
+
+    So the failure is reported on the first call (logged once, named by the plugin's
+    source) and handled per `fail_mode` like any detector that raises: skipped when
+    open, a critical vote when closed.
+    """
+
+    repeats_only = False
+
+    def __init__(self, ident: str, exc: BaseException) -> None:
+        self.id = ident  # type: ignore[misc]
+        self.error = f"configure failed: {type(exc).__name__}: {_text(exc)}"
+
+    def check(self, call: Any, state: Any, cfg: Any) -> Any:
+        raise RuntimeError(self.error)
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001
+        return ""
+
+
 def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
     """SPEC §3 gating: the master switch first, then the detector's own switch.
 
@@ -92,8 +117,13 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         options = options_by_id.get(entry.id) or {}
         if not is_active(entry.detector, options, enabled):
             continue
-        cfg = entry.detector.configure({k: v for k, v in options.items() if k != "enabled"}, config)
-        stages.append(Stage(entry.detector, cfg, entry.source))
+        try:
+            cfg = entry.detector.configure({k: v for k, v in options.items() if k != "enabled"}, config)
+            stages.append(Stage(entry.detector, cfg, entry.source))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a plugin's configure must not break sessions
+            stages.append(Stage(Unconfigured(entry.detector.id, exc), None, entry.source))
     rank = {name: i for i, name in enumerate(order)}
     stages.sort(key=lambda s: rank.get(s.detector.id, len(rank)))
     outcomes = config.get("outcomes") or {}

@@ -6,7 +6,9 @@ fails to import, to register, or declares a bad options schema is recorded as
 a `PluginFault` named `distribution[entry]` and left out; the rest still work.
 
 Environment:
-- `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD=1` loads only the built-in detectors.
+- `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD=1` (or true/yes/on) loads only the built-in
+  detectors; unset, empty, 0/false/no/off load every plugin; any other value
+  disables them with a warning (see `plugincheck.autoload_disabled`).
 - `LOOPGUARD_BLOCK_PLUGINS=a,b` skips entries named `a` (entry name,
   `distribution[entry]`, or detector id).
 """
@@ -20,11 +22,9 @@ from importlib import import_module, metadata
 from typing import Any
 
 import pluggy
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from . import hookspecs
 from .detector import Detector
+from .plugincheck import autoload_disabled, detector_problem
 
 GROUP = "loopguard.detectors"
 OWN_DISTRIBUTION = "loopguard-engine"
@@ -105,7 +105,7 @@ def _entry_points() -> list[tuple[str, str, Any]]:
     own_names = {f[1] for f in own}
     others = sorted((f for f in found if f[0] != OWN_DISTRIBUTION), key=lambda f: (f[0], f[1]))
     own.sort(key=lambda f: BUILTIN_MODULES.index(f[1]) if f[1] in BUILTIN_MODULES else len(own_names))
-    if os.environ.get(AUTOLOAD_ENV, "").strip() not in ("", "0", "false", "no"):
+    if others and autoload_disabled(os.environ.get(AUTOLOAD_ENV)):
         others = []
     return own + others
 
@@ -142,8 +142,10 @@ def build_registry() -> Registry:
         try:
             plugin = load()
             pm.register(plugin, name=source)
-        except Exception as exc:  # a broken plugin never takes the host down
-            faults.append(PluginFault(source, "import", f"{type(exc).__name__}: {exc}"))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a broken plugin (even sys.exit) never takes the host down
+            faults.append(PluginFault(source, "import", error_text(exc)))
             continue
         try:  # a misspelt hook name is this plugin's fault, not everyone's
             pm.check_pending()
@@ -154,11 +156,13 @@ def build_registry() -> Registry:
         try:
             impl = getattr(plugin, "loopguard_register_detectors", None)
             detectors = list(impl() or []) if impl is not None else []
-        except Exception as exc:
-            faults.append(PluginFault(source, "register", f"{type(exc).__name__}: {exc}"))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            faults.append(PluginFault(source, "register", error_text(exc)))
             continue
         for detector in detectors:
-            problem = _check_detector(detector, seen)
+            problem = detector_problem(detector, seen)
             if problem:
                 faults.append(PluginFault(source, "schema" if "schema" in problem else "register", problem))
                 continue
@@ -170,23 +174,12 @@ def build_registry() -> Registry:
     return Registry(tuple(entries), tuple(faults), pm)
 
 
-def _check_detector(detector: Any, seen: set[str]) -> str | None:
-    """Why a registered object cannot be used as a detector, or None."""
-    ident = getattr(detector, "id", None)
-    if not isinstance(ident, str) or not ident.isidentifier():
-        return f"detector {detector!r} has no valid `id` (a Python identifier)"
-    if ident in seen:
-        return f"detector id {ident!r} is already registered"
-    if not callable(getattr(detector, "check", None)):
-        return f"detector {ident!r} has no `check` method"
-    schema = getattr(detector, "options_schema", None)
-    if not isinstance(schema, dict):
-        return f"detector {ident!r}: options schema must be a mapping"
+def error_text(exc: BaseException) -> str:
+    """`Type: message`, even when the exception's own `str` raises."""
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        return f"detector {ident!r}: invalid options schema: {exc.message}"
-    return None
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001
+        return type(exc).__name__
 
 
 _lock = threading.Lock()

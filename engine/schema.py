@@ -24,9 +24,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
+from .plugincheck import safe_repr, schema_problem
 from .schemadefaults import add_defaults
 
 CORE_SCHEMA = "rules.schema.json"
@@ -85,13 +83,13 @@ def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
     options = getattr(detector, "options_schema", None)
     if options is None:
         options = {"type": "object"}
-    if not isinstance(options, dict):
-        return None, f"detector {ident!r} ({source}): options schema must be a mapping; skipped"
-    try:
-        Draft202012Validator.check_schema(options)
-    except SchemaError as exc:
-        return None, f"detector {ident!r} ({source}): invalid options schema: {exc.message}; skipped"
+    problem = schema_problem(str(ident), options)  # valid, local $refs, bounded patterns
+    if problem:
+        return None, f"{problem} ({source}); skipped"
     result = copy.deepcopy(options)
+    # Its own base URI, so the plugin's local `$ref`s (`#/$defs/...`) resolve inside it
+    # once it sits under `properties.detectors.properties.<id>` of the master schema.
+    result.setdefault("$id", f"urn:loopguard:detector:{ident}")
     result.setdefault("description", _summary(detector))
     result.setdefault("type", "object")
     properties = result.setdefault("properties", {})
@@ -119,7 +117,7 @@ def assemble(detectors: Iterable[Any] | None = None) -> Assembly:
     for detector in listed:
         ident = getattr(detector, "id", None)
         if not isinstance(ident, str) or not ident:
-            problems.append(f"detector {detector!r} has no id; skipped")
+            problems.append(f"detector {safe_repr(detector)} has no id; skipped")
             continue
         if ident in ids:
             problems.append(f"detector {ident!r} is registered twice; the second is skipped")

@@ -37,11 +37,12 @@ import regex
 
 from .intent import Condition, KeywordIndex, rules_error
 from .messages import render
+from .regexcheck import MATCH_TIMEOUT_S, Deadline, safe_compile, search
 from .validate import MAX_PATTERN_CHARS
 
 TEXT_PART_TYPES = (None, "text", "input_text", "output_text")
 MATCH_KEYS = ("equals", "prefix", "regex", "any")
-REGEX_TIMEOUT_S = 0.05
+REGEX_TIMEOUT_S = MATCH_TIMEOUT_S  # per search; the matchers of one call share CALL_BUDGET_S
 
 
 def content_text(message: Any) -> str:
@@ -86,12 +87,12 @@ def _pattern(source: str) -> Any:
     if len(source) > MAX_PATTERN_CHARS:
         return None
     try:
-        return regex.compile(source)
+        return safe_compile(source)
     except (regex.error, ValueError, OverflowError):
         return None
 
 
-def arg_matches(spec: Any, present: bool, value: Any) -> bool:
+def arg_matches(spec: Any, present: bool, value: Any, deadline: Deadline | None = None) -> bool:
     """Whether one given argument (`present`, `value`) meets one required value `spec`."""
     if not present:
         return False
@@ -107,17 +108,16 @@ def arg_matches(spec: Any, present: bool, value: Any) -> bool:
         return False
     if kind == "prefix":
         return value.startswith(operand)
-    compiled = _pattern(operand)
-    try:
-        return compiled is not None and compiled.search(value, timeout=REGEX_TIMEOUT_S) is not None
-    except TimeoutError:  # a pathological pattern or argument counts as no match
-        return False
+    compiled = _pattern(operand)  # a timed-out search (pathological pattern or argument): no match
+    return compiled is not None and search(compiled, value, deadline) is not None
 
 
 def args_match(required: Mapping[str, Any], given: Any) -> bool:
     """Whether a call's arguments meet every required argument."""
     given = given if isinstance(given, Mapping) else {}
-    return all(arg_matches(spec, key in given, given.get(key)) for key, spec in required.items())
+    deadline = Deadline()  # the regex matchers of one call share CALL_BUDGET_S
+    return all(arg_matches(spec, key in given, given.get(key), deadline)
+               for key, spec in required.items())
 
 
 def _shown(spec: Any) -> str:

@@ -12,14 +12,18 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from contextvars import ContextVar
+from functools import lru_cache
 from typing import Any
 
 import regex
 from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
+from referencing.exceptions import Unresolvable as _Unresolvable
 
 from .findings import Finding
 from .positions import Path, PositionIndex, SourceDoc
+from .regexcheck import Deadline, PatternError, matches, safe_compile
 
 _TYPE_NAMES = {"integer": "a whole number", "number": "a number", "string": "a string",
                "boolean": "true or false", "object": "a mapping", "array": "a list",
@@ -43,13 +47,39 @@ def _python_regex(validator: Any, value: Any, instance: Any, schema: Any) -> Any
     if value is not True or not isinstance(instance, str) or len(instance) > MAX_PATTERN_CHARS:
         return
     try:
-        regex.compile(instance, regex.IGNORECASE)
+        safe_compile(instance, regex.IGNORECASE)
     except (regex.error, ValueError, OverflowError) as exc:
         yield ValidationError(f"pattern does not compile: {exc}", cause=exc)
 
 
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("loopguard_schema_deadline", default=None)
+SCHEMA_PATTERN_BUDGET_S = 1.0  # all schema `pattern` matches of one document together
+
+
+@lru_cache(maxsize=256)
+def _schema_pattern(source: str) -> Any:
+    """A schema's `pattern`, compiled by `regex` after the complexity check (None: refused)."""
+    try:
+        return safe_compile(source)
+    except (regex.error, ValueError, OverflowError):
+        return None
+
+
+def _bounded_pattern(validator: Any, source: Any, instance: Any, schema: Any) -> Any:
+    """The `pattern` keyword under a time bound: a detector's schema may hold a slow pattern."""
+    if not isinstance(instance, str) or not isinstance(source, str):
+        return
+    compiled = _schema_pattern(source)
+    found = None if compiled is None else matches(compiled, instance, _DEADLINE.get())
+    if found is None:
+        yield ValidationError(f"could not be checked against the pattern {source!r} in time",
+                              validator="pattern-timeout")
+    elif not found:
+        yield ValidationError(f"{instance!r} does not match {source!r}")
+
+
 StrictValidator = validators.extend(
-    Draft202012Validator, validators={REGEX_KEYWORD: _python_regex},
+    Draft202012Validator, validators={REGEX_KEYWORD: _python_regex, "pattern": _bounded_pattern},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int))
 
 FORMATS = FormatChecker(formats=())
@@ -59,7 +89,7 @@ FORMATS = FormatChecker(formats=())
 def _compiles(instance: object) -> bool:
     """`format: regex` (a plugin's schema may use it) is checked like `x-loopguard-regex`."""
     if isinstance(instance, str) and len(instance) <= MAX_PATTERN_CHARS:
-        regex.compile(instance, regex.IGNORECASE)
+        safe_compile(instance, regex.IGNORECASE)
     return True
 
 
@@ -157,6 +187,14 @@ class _Translator:
         if kind == "maxLength" and isinstance(inst, str):
             return [self.make(path, f"too long: {len(inst)} characters (at most {value})",
                               "shorten it", "too-long")]
+        if isinstance(err.cause, PatternError):
+            return [self.make(path, f"pattern refused: {err.cause}", "simplify it: fewer or "
+                              "smaller nested counted repeats (see docs/limits.md)",
+                              "regex-too-complex")]
+        if kind == "pattern-timeout":
+            return [self.make(path, err.message, "the detector's options schema has a slow "
+                              "pattern; shorten the value or report it to the plugin's authors",
+                              "pattern")]
         if kind == REGEX_KEYWORD or (kind == "format" and value == "regex"):
             return [self.make(path, f"pattern does not compile: {err.cause}",
                               "fix the regular expression (regex syntax)", "bad-regex")]
@@ -205,12 +243,27 @@ def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
     """Every schema violation of `doc.data`, as findings sorted by position."""
     translator = _Translator(doc)
     found: list[Finding] = []
+    token = _DEADLINE.set(Deadline(SCHEMA_PATTERN_BUDGET_S))
+    try:
+        return _findings(doc, schema, translator, found)
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _findings(doc: SourceDoc, schema: dict[str, Any], translator: _Translator,
+              found: list[Finding]) -> list[Finding]:
     seen: set[tuple[int, int, str]] = set()
-    for err in validator_for(schema).iter_errors(doc.data):
-        for finding in translator.convert(err):
-            key = (finding.line, finding.col, finding.message)
-            if key not in seen:
-                seen.add(key)
-                found.append(finding)
+    try:
+        for err in validator_for(schema).iter_errors(doc.data):
+            for finding in translator.convert(err):
+                key = (finding.line, finding.col, finding.message)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(finding)
+    except (ReferenceError, LookupError, ValueError, TypeError, RecursionError,
+            _Unresolvable) as exc:  # a detector's schema that cannot be applied: a finding
+        found.append(translator.make((), f"the rules schema could not be applied: "
+                                     f"{type(exc).__name__}", "a detector's options schema is "
+                                     "broken; see `loopguard detectors`", "schema"))
     found.sort(key=lambda f: (f.line, f.col))
     return found

@@ -1,0 +1,68 @@
+"""atheris harness for the rules parsers and loader (issue #10).
+
+    python fuzz/rules_target.py yaml  fuzz/corpus-yaml  -max_total_time=600
+    python fuzz/rules_target.py json5 fuzz/corpus-json5 -max_total_time=600
+    python fuzz/rules_target.py mapping fuzz/corpus-yaml -max_total_time=600
+
+Each input is a rules file's bytes (`yaml`, `json5`: read, decoded, parsed, validated,
+layered and checked as `loopguard lint` does) or, for `mapping`, the value a YAML
+parse of it gives handed to `Guard.from_dict`. The property: loading either succeeds
+or reports findings that carry a position and print as UTF-8; anything raised other
+than `RulesError` (from the `load_*` functions) is a crash. Seeds: the bundled packs
+and the lint golden cases (`fuzz/seed.py` writes them into the corpus folder).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import atheris
+
+with atheris.instrument_imports(include=["loopguard"]):
+    import loopguard
+    from loopguard.errors import RulesError
+    from loopguard.rulesfile import analyze_bytes, load_rules_mapping
+
+import yaml
+
+NAMES = {"yaml": "fuzz.yaml", "json5": "fuzz.json5", "mapping": "fuzz.yaml"}
+
+
+def _check(findings: list) -> None:
+    for finding in findings:
+        assert finding.line >= 0 and finding.col >= 0, finding
+        finding.format_text().encode("utf-8")
+
+
+def target(kind: str, data: bytes) -> None:
+    if kind == "mapping":
+        try:
+            value = yaml.safe_load(data.decode("utf-8", "replace"))
+        except (yaml.YAMLError, ValueError, RecursionError):
+            return
+        if not isinstance(value, dict):
+            return
+        value.setdefault("version", 1)
+        try:
+            load_rules_mapping(value)
+        except RulesError as exc:
+            _check(exc.findings)
+        return
+    result = analyze_bytes(data, NAMES[kind], base_dir="/nonexistent-fuzz-dir")
+    _check(result.findings)
+    if not result.errors:
+        assert result.data is not None
+        # The `store:` block opens a Redis/SQLite store: not a parser's business (and the
+        # fuzzer must not create files or connect anywhere), so it is left out here.
+        data = {k: v for k, v in result.data.items() if k != "store"}
+        loopguard.Guard(data).session("s").before_call("t", {"a": 1})
+
+
+def main() -> None:
+    kind = sys.argv.pop(1) if len(sys.argv) > 1 and sys.argv[1] in NAMES else "yaml"
+    atheris.Setup(sys.argv, lambda data: target(kind, data))
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
