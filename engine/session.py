@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import messages as texts
 from .answers import ABORTED
-from .decision import LEVELS, Decision, Vote
+from .decision import Decision, Vote
 from .fingerprint import args_digest, canonical_text, error_outcome, outcome_of_text, parse_args, result_text
 from .history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
 from .turns import RoundOutcome, TurnExpectation
@@ -67,7 +67,9 @@ class Session:
             for hook, cfg, stage in policy.turn_hooks:
                 try:
                     hook(state, cfg)
-                except Exception as exc:  # noqa: BLE001
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - plugin code (even sys.exit)
                     self._fault(stage, exc, None)
             return expectation
 
@@ -139,7 +141,9 @@ class Session:
             for record, cfg, stage in policy.records:
                 try:
                     record(call, state, cfg)
-                except Exception as exc:  # noqa: BLE001
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - plugin code (even sys.exit)
                     self._fault(stage, exc, faults)
             decision = policy.aggregator.decide(call, votes, faults, state, "before")
             entry = HistoryEntry(call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round)
@@ -214,7 +218,9 @@ class Session:
             for hook, cfg, stage in self._policy.compaction_hooks:
                 try:
                     hook(state, cfg)
-                except Exception as exc:  # noqa: BLE001
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - plugin code (even sys.exit)
                     self._fault(stage, exc, None)
 
     def history(self) -> list[HistoryEntry]:
@@ -235,29 +241,26 @@ class Session:
         for hook, cfg, stage in hooks:
             try:
                 vote = hook(call, state, cfg)
-            except Exception as exc:  # noqa: BLE001 — a plugin must never take the host down
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 — a plugin (even sys.exit) must never take the host down
                 vote = self._fault(stage, exc, faults)
             if vote is not None:
-                if vote.__class__ is not Vote or vote.level not in LEVELS:
-                    vote = self._not_a_vote(stage, vote, faults)
+                problem = vote_problem(vote)
+                if problem is not None:
+                    vote = self._fault(stage, TypeError(problem), faults)
                 if vote is not None:
                     votes.append(vote)
         return votes
 
-    def _fault(self, stage: Any, exc: Exception, faults: list[str] | None) -> Vote | None:
+    def _fault(self, stage: Any, exc: BaseException, faults: list[str] | None) -> Vote | None:
         """Record a detector that raised; with `fail_mode: closed` it votes critical."""
-        error = f"{type(exc).__name__}: {exc}"
+        error = f"{type(exc).__name__}: {_text(exc)}"
         self.guard._report_fault(stage.source, error)
         if faults is None:
             return None
         faults.append(f"{stage.source}: {error}")
         return self._policy.aggregator.fault_vote(stage.detector.id, stage.source, error)
-
-    def _not_a_vote(self, stage: Any, value: Any, faults: list[str]) -> Vote | None:
-        """A detector returned something other than a Vote with a known level: a fault."""
-        shown = _text(value)[:200]
-        return self._fault(stage, TypeError(f"returned {shown}, not a Vote with level "
-                                            "warn, critical or breaker"), faults)
 
     def _aborted(self, name: str, call_id: Any, run_id: Any) -> Decision:
         """The answer to a call of the batch a breaker closed: it never runs, nor is recorded."""
