@@ -25,6 +25,7 @@ from .positions import PositionIndex, SourceDoc
 from .prune import prune_invalid
 from .rulestext import decode, parse_text, read_path
 from .schema import Assembly, default_assembly
+from .templates import template_findings
 from .validate import kind_of, schema_findings
 
 BUILTIN = "builtin:"
@@ -269,6 +270,7 @@ class LayerLoader:
             data = deep_merge(data, {k: v for k, v in layer.data.items() if k != "extends"})
         self.result.data = data
         self.result.findings.extend(load_checks(data, self.result.index, self.assembly))
+        self.result.findings.extend(template_findings(data, self.result.index))
         return self.result
 
 def analyze_doc(doc: SourceDoc, ident: str, base_dir: str, assembly: Assembly | None = None,

@@ -3,8 +3,9 @@
 `messages.language` is `auto`, `zh` or `en`. `auto` picks `zh` when the text the message
 is about (usually the user's request) contains a Han character, `en` otherwise. A key
 missing from the chosen language falls back to the other language, then to a plain
-English default, so a partial rules file never makes the runtime crash. Unknown `{fields}`
-in a template stay as written.
+English default, so a partial rules file never makes the runtime crash. Templates are filled
+by plain `{name}` substitution (`templates`: no format specs or attribute access); rules loading
+refuses unknown fields, and at run time anything else stays as written.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from . import templates
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
 
@@ -30,11 +33,6 @@ FALLBACK = {
                             "{call}, after {retries} retries.",
     "round_cap": "[loopguard] Stopped after {rounds} rounds without a final answer.",
 }
-
-
-class _KeepUnknown(dict):  # type: ignore[type-arg]
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
 
 
 def has_han(text: str) -> bool:
@@ -69,11 +67,8 @@ def fill(text: str, **fields: Any) -> str:
 
 
 def fill_map(text: str, fields: dict[str, Any]) -> str:
-    """`fill` with the fields given as one dict."""
-    try:
-        return text.format_map(_KeepUnknown(fields))
-    except (ValueError, IndexError, KeyError, TypeError, AttributeError):
-        return text  # shown as written rather than crashing a turn or a tool call
+    """`fill` with the fields given as one dict (plain `{name}` substitution, see `templates`)."""
+    return templates.fill(text, fields)
 
 
 def render(config: Mapping[str, Any], key: str, text_for_language: str | None,

@@ -85,7 +85,8 @@ def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
         options = {"type": "object"}
     problem = schema_problem(str(ident), options)  # valid, local $refs, bounded patterns
     if problem:
-        return None, f"{problem} ({source}); skipped"
+        prefix = f"detector {str(ident)!r}"
+        return None, f"{prefix} ({source}){problem[len(prefix):]}; skipped"
     result = copy.deepcopy(options)
     # Its own base URI, so the plugin's local `$ref`s (`#/$defs/...`) resolve inside it
     # once it sits under `properties.detectors.properties.<id>` of the master schema.

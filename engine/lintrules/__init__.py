@@ -29,9 +29,9 @@ from .context import LintContext
 CODE_SHAPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 BUILTIN_CHECKS = (
     "unused_set", "empty_set", "empty_keyword", "duplicate_keyword", "duplicate_exempt_tool",
-    "duplicate_detector", "duplicate_id", "bad_template", "threshold_order",
+    "duplicate_detector", "duplicate_id", "threshold_order",
     "threshold_repaired", "never_fires", "gated_off", "unknown_agent", "unused_agent",
-    "redundant_value",
+    "redundant_value", "redos",
 )
 
 

@@ -75,6 +75,14 @@ STAGE_CODES = (
     _code("bad-regex", "error", "references", "A regular expression that does not compile with "
           "the `regex` package, or is longer than 500 characters.\n\nFails: "
           "`unknown_tool_repeat: {patterns: ['(unclosed']}`."),
+    _code("regex-too-complex", "error", "schema", "A regular expression whose compiled size "
+          "would exceed the budget (nested counted repeats; docs/limits.md), refused before "
+          "compiling.\n\nFails: `patterns: ['(?:(?:(?:a{1000}){1000}){1000})']`."),
+    _code("template", "error", "references", "A message template with an unknown field, a "
+          "format spec, a conversion, attribute access or a lone brace (templates are plain "
+          "`{name}` substitution).\n\nFails: `blocked: '{message:>2000000000}'`."),
+    _code("cycle", "error", "syntax", "A mapping given to `Guard.from_dict` that contains "
+          "itself.\n\nFails: `d = {'version': 1}; d['x'] = d`."),
     _code("undefined-set", "error", "references", "A condition names a keyword set that is not "
           "defined.\n\nFails: `when: {text_contains: portfolio_veiw}` (did you mean "
           "'portfolio_view'?)."),
