@@ -134,20 +134,21 @@ def report(result: Analysis, agent: str | Sequence[str] | None = None,
 
 
 def lint_path(path: str, agent: str | Sequence[str] | None = None,
-              assembly: Assembly | None = None, active: Collection[str] | None = None
-              ) -> FileReport:
+              assembly: Assembly | None = None, active: Collection[str] | None = None,
+              allow_extends_outside: bool = False) -> FileReport:
     """Lint one file (`builtin:NAME` lints a bundled pack)."""
     if path.startswith("builtin:"):
         return report(analyze_builtin(path, assembly), agent, active)
-    return report(analyze_path(path, assembly), agent, active)
+    return report(analyze_path(path, assembly, allow_extends_outside), agent, active)
 
 
 def lint_bytes(raw: bytes, name: str = "<stdin>", agent: str | Sequence[str] | None = None,
-               assembly: Assembly | None = None, active: Collection[str] | None = None
-               ) -> FileReport:
+               assembly: Assembly | None = None, active: Collection[str] | None = None,
+               allow_extends_outside: bool = False) -> FileReport:
     """Lint rules given as bytes (stdin); relative extends resolve from the working directory."""
     text = raw.decode("utf-8", errors="replace")
-    return report(analyze_bytes(raw, name, None, assembly), agent, active, text)
+    return report(analyze_bytes(raw, name, None, assembly, allow_extends_outside), agent, active,
+                  text)
 
 
 def exit_code(reports: Sequence[FileReport], strict: bool = False) -> int:

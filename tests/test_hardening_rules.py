@@ -257,3 +257,25 @@ def test_unreadable_extends_target_names_the_problem_not_the_content(tree: Path)
         assert "cannot extend" in str(rules_error(load_rules_path, _write(tree, "sub/base.yaml")))
     finally:
         target.chmod(0o644)
+
+
+# -- the CLI flag --------------------------------------------------------------------
+@pytest.mark.parametrize("command", [["lint"], ["config", "--rules"], ["detectors", "--rules"]])
+def test_cli_refuses_extends_outside_unless_flagged(tree: Path, command: list[str],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from loopguard.cli import main
+
+    path = str(_write(tree, "../outside/shared.yaml"))
+    assert main([*command, path]) in (1, 2)
+    captured = capsys.readouterr()
+    assert "outside" in captured.out + captured.err and "Traceback" not in captured.err
+    assert main([*command, path, "--allow-extends-outside"]) == 0
+
+
+def test_cli_never_echoes_an_extended_secret(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from loopguard.cli import main
+
+    (tree / "sub" / ".env").write_text(SECRET + "\n")
+    assert main(["lint", "--format", "github", str(_write(tree, "sub/.env"))]) == 1
+    captured = capsys.readouterr()
+    assert "SECRET" not in captured.out + captured.err and "not a rules file" in captured.out

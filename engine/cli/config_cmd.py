@@ -37,12 +37,17 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"rules file or `builtin:NAME` (default: {BASE})")
     parser.add_argument("--agent", metavar="A", default=None,
                         help="merge agent A's block over the global blocks")
+    parser.add_argument("--allow-extends-outside", action="store_true",
+                        help="let extends: reach files outside the rules file's folder tree "
+                             "(default: refused; see docs/limits.md)")
 
 
-def load_effective(rules: str | None, agent: str | None, prog: str) -> Effective | None:
+def load_effective(rules: str | None, agent: str | None, prog: str,
+                   allow_extends_outside: bool = False) -> Effective | None:
     """The effective rules of `agent` in `rules`, or None after telling stderr why not."""
     name = rules if rules is not None else BASE
-    result: Analysis = analyze_builtin(name) if name.startswith(BUILTIN) else analyze_path(name)
+    result: Analysis = (analyze_builtin(name) if name.startswith(BUILTIN)
+                        else analyze_path(name, allow_extends_outside=allow_extends_outside))
     for finding in result.findings:
         if finding.level != "error":
             print(finding.format_text(), file=sys.stderr)
@@ -66,7 +71,7 @@ def load_effective(rules: str | None, agent: str | None, prog: str) -> Effective
 
 
 def run(args: argparse.Namespace) -> int:
-    effective = load_effective(args.rules, args.agent, "loopguard config")
+    effective = load_effective(args.rules, args.agent, "loopguard config", args.allow_extends_outside)
     if effective is None:
         return 2
     name = args.rules if args.rules is not None else BASE

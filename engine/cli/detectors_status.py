@@ -47,7 +47,8 @@ def _source(effective: Effective, path: tuple[str, ...]) -> str | None:
 
 def run_status(args: argparse.Namespace, registry: Registry) -> int:
     """Print the on/off table (or JSON) for `args.rules` / `args.agent`."""
-    effective = load_effective(args.rules, args.agent, "loopguard detectors")
+    effective = load_effective(args.rules, args.agent, "loopguard detectors",
+                               getattr(args, "allow_extends_outside", False))
     if effective is None:
         return 2
     name = args.rules if args.rules is not None else BASE

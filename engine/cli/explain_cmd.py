@@ -69,7 +69,7 @@ def explain(args: argparse.Namespace, wanted: str) -> int:
         print(f"loopguard explain: {target}", file=sys.stderr)
         return 2
     file, number = target
-    guard = load_guard(args.rules, args.agent)
+    guard = load_guard(args.rules, args.agent, args.allow_extends_outside)
     if guard is None:
         return 2
     replayer = Replayer(guard, args.agent, track_calls=True, join_sessions=getattr(args, "join_sessions", False))

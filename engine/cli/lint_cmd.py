@@ -47,6 +47,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--list-checks", action="store_true",
                         help="list every check code with its level and default, then exit "
                              "(--format json: as JSON)")
+    parser.add_argument("--allow-extends-outside", action="store_true",
+                        help="let extends: reach files outside the rules file's folder tree "
+                             "(default: refused; see docs/limits.md)")
     add_color_option(parser)
     parser.set_defaults(run=run)
 
@@ -106,9 +109,10 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         if name == "-":
             reports.append(lint_bytes(sys.stdin.buffer.read(), "<stdin>", args.agent, assembly,
-                                      active))
+                                      active, args.allow_extends_outside))
         else:
-            reports.append(lint_path(name, args.agent, assembly, active))
+            reports.append(lint_path(name, args.agent, assembly, active,
+                                     args.allow_extends_outside))
     findings = [f for r in reports for f in r.findings]
     out = painted(sys.stdout, args.color, paint_finding) if args.format == "text" else sys.stdout
     out.write(render(findings, args.format))

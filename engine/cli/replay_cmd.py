@@ -34,6 +34,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-format", choices=FORMATS, help="skip format detection and read FILEs as this")
     parser.add_argument("--join-sessions", action="store_true",
                         help="a session id seen in several files is one session (default: sessions are per file)")
+    parser.add_argument("--allow-extends-outside", action="store_true",
+                        help="let extends: reach files outside the rules file's folder tree "
+                             "(default: refused; see docs/limits.md)")
     add_color_option(parser)
 
 
@@ -54,7 +57,8 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def load_guard(rules: str | None, agent: str | None = None) -> Any:
+def load_guard(rules: str | None, agent: str | None = None, allow_extends_outside: bool = False
+               ) -> Any:
     """The guard for the given rules file; prints the problems and returns None when it cannot load.
 
     An `agent` without a block in the rules is a warning on stderr (the replay goes on
@@ -63,7 +67,8 @@ def load_guard(rules: str | None, agent: str | None = None) -> Any:
     import loopguard
 
     try:
-        guard = loopguard.Guard.from_file(rules) if rules else loopguard.Guard.default()
+        guard = (loopguard.Guard.from_file(rules, allow_extends_outside=allow_extends_outside)
+                 if rules else loopguard.Guard.default())
         if guard.unknown_agent(agent, log_it=False):
             print(f"{rules or 'builtin:default'}: warning: agent {agent!r} has no block under "
                   "agents; it runs with the global rules\n    hint: check the --agent name",
@@ -114,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         from .explain_cmd import explain
 
         return explain(args, str(args.explain))
-    guard = load_guard(args.rules, args.agent)
+    guard = load_guard(args.rules, args.agent, args.allow_extends_outside)
     if guard is None:
         return 2
     try:
