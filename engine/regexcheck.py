@@ -28,7 +28,7 @@ import regex
 
 try:  # Python 3.11+: the parser moved and `sre_parse` warns on import
     from re import _constants as _c  # type: ignore[attr-defined]
-    from re import _parser as _sre
+    from re import _parser as _sre  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _sre  # type: ignore[no-redef]

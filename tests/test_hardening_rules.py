@@ -279,3 +279,17 @@ def test_cli_never_echoes_an_extended_secret(tree: Path, capsys: pytest.CaptureF
     assert main(["lint", "--format", "github", str(_write(tree, "sub/.env"))]) == 1
     captured = capsys.readouterr()
     assert "SECRET" not in captured.out + captured.err and "not a rules file" in captured.out
+
+
+@pytest.mark.parametrize("raw", [
+    b"version: 1\nloop_detection: {warning_threshold: " + b"9" * 5000 + b"}\n",
+    b'version: 1\nkeyword_sets: {a: ["\\ud83d"]}\n',
+    b"{version: 1,", b"{",
+    b"version: 1\nmessages: {en: {blocked: '{message:>2000000000}'}}\n",
+])
+def test_lint_reports_hostile_text_as_positioned_errors(raw: bytes) -> None:
+    from loopguard.lint import lint_bytes
+
+    report = lint_bytes(raw, "rules.yaml")
+    assert report.errors and all(f.line >= 1 for f in report.findings)
+    "".join(f.format_text() for f in report.findings).encode("utf-8")
