@@ -223,10 +223,16 @@ def test_a_failing_detector_is_logged_once(caplog: pytest.LogCaptureFixture) -> 
 
 
 def test_a_malformed_message_template_never_breaks_a_call() -> None:
-    guard = loopguard.Guard.from_dict({"version": 1, "messages": {
-        "language": "en", "en": {"breaker": "Stopped {message"}},
-        "detectors": {"doom_loop_exact": {"outcome": "any", "level": "breaker"}}})
-    session = guard.session("s")
+    rules = {"version": 1, "messages": {"language": "en", "en": {"breaker": "Stopped {message"}},
+             "detectors": {"doom_loop_exact": {"outcome": "any", "level": "breaker"}}}
+    with pytest.raises(loopguard.RulesError, match="never closed"):  # loading refuses it (issue #10)
+        loopguard.Guard.from_dict(rules)
+    # A document that skipped validation still renders it as written, never raising.
+    from loopguard.rulesfile import load_rules_mapping
+
+    document = load_rules_mapping({**rules, "messages": {"language": "en"}}).data
+    document["messages"]["en"] = {"breaker": "Stopped {message"}
+    session = loopguard.Guard(document).session("s")
     session.begin_turn([])
     decisions = [session.before_call("search", {"q": 1}) for _ in range(3)]
     assert decisions[-1].action == "breaker"
