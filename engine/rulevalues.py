@@ -8,8 +8,10 @@ document is checked here before validation:
   broke error messages;
 - text holds no lone surrogate (`"\\ud83d"`, half an emoji): it cannot be
   written out as UTF-8, so output, logs and keyword matching would fail later;
-- a mapping given to `Guard.from_dict` is at most `MAX_DEPTH` levels deep and
-  does not contain itself (no RecursionError).
+- a mapping given to `Guard.from_dict` is at most `MAX_DEPTH` levels deep, does
+  not contain itself (no RecursionError) and holds at most `MAX_VALUES` values
+  counted per place (a `yaml.safe_load`ed alias bomb shares sub-trees that would
+  otherwise be copied a billion times).
 
 Each problem is an error at the value's position (0:0 for a mapping).
 """
@@ -24,6 +26,7 @@ from .positions import Path, SourceDoc
 
 MAX_INT = 2**63 - 1
 MAX_DEPTH = 100
+MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared value appears)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -89,8 +92,15 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
     """
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any, int, tuple[int, ...]]] = [(mapping, root, 0, 0, ())]
+    copied = 0
     while stack:
         value, parent, slot, depth, ancestors = stack.pop()
+        copied += 1
+        if copied > MAX_VALUES:  # shared sub-trees (a safe_load'ed alias bomb) multiply
+            doc.error((0, 0), f"the mapping holds more than {MAX_VALUES:,} values",
+                      "a rules document is a few hundred values; shared sub-mappings count "
+                      "once per place they appear", "too-large")
+            return None
         if isinstance(value, (Mapping, list, tuple)):
             if id(value) in ancestors:
                 doc.error((0, 0), "the mapping contains itself (a cycle)",

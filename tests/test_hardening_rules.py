@@ -115,6 +115,14 @@ def test_deep_mapping_is_a_rules_error() -> None:
     assert codes(rules_error(loopguard.Guard.from_dict, deep)) == {"too-deep"}
 
 
+def test_a_mapping_with_exponentially_shared_subtrees_is_refused_quickly() -> None:
+    node: Any = ["lol"] * 10
+    for _ in range(9):  # what yaml.safe_load gives for a "billion laughs" document
+        node = [node] * 10
+    error = rules_error(loopguard.Guard.from_dict, {"version": 1, "keyword_sets": {"a": node}})
+    assert codes(error) == {"too-large"}
+
+
 def test_shared_subtrees_are_not_cycles() -> None:
     words = ["alpha", "beta"]
     data = load_rules_mapping({"version": 1, "keyword_sets": {"a": words, "b": words}}).data
