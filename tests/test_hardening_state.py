@@ -13,23 +13,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from test_engine_concurrency import Clock, clock  # noqa: F401 — the counter clock fixture
 
 import loopguard
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(time, "monotonic", fake)
-    return fake
 
 
 BIG_HISTORY = {"version": 1, "loop_detection": {"history_size": 1000}}
