@@ -67,25 +67,31 @@ class LoopGuard:
                   **kwargs: Any) -> Any:
         """`Runner.run` with the guard (see the module docstring); returns the RunResult."""
         steps = self._runs(agent, input, session_id, kwargs)
-        request = next(steps)
-        while True:
-            result = await Runner.run(request[0], request[1], **request[2])
-            try:
-                request = steps.send(result)
-            except StopIteration as done:
-                return done.value
+        try:
+            request = next(steps)
+            while True:
+                result = await Runner.run(request[0], request[1], **request[2])
+                try:
+                    request = steps.send(result)
+                except StopIteration as done:
+                    return done.value
+        finally:  # a run that raised: end the turn here, in this context (its contextvar token)
+            steps.close()
 
     def run_sync(self, agent: Agent[Any], input: Any, *, session_id: str | None = None,
                  **kwargs: Any) -> Any:
         """`Runner.run_sync` with the guard."""
         steps = self._runs(agent, input, session_id, kwargs)
-        request = next(steps)
-        while True:
-            result = Runner.run_sync(request[0], request[1], **request[2])
-            try:
-                request = steps.send(result)
-            except StopIteration as done:
-                return done.value
+        try:
+            request = next(steps)
+            while True:
+                result = Runner.run_sync(request[0], request[1], **request[2])
+                try:
+                    request = steps.send(result)
+                except StopIteration as done:
+                    return done.value
+        finally:  # a run that raised: end the turn here, in this context (its contextvar token)
+            steps.close()
 
     def _runs(self, agent: Agent[Any], input: Any, session_id: str | None,
               kwargs: dict[str, Any]) -> Generator[tuple[Agent[Any], Any, dict[str, Any]], Any, Any]:
