@@ -156,7 +156,11 @@ def test_a_compacting_sdk_session_marks_the_guard_compacted(
     original = loopguard.Session.compacted
     monkeypatch.setattr(loopguard.Session, "compacted", lambda s: (compactions.append(s.id), original(s))[1])
     memory = CompactingSession("conv-7")
-    result = run(LoopGuard(), agent_for(scripted([[("read", {"path": "a"})], "ok"])), "read a", session=memory)
+    try:
+        result = run(LoopGuard(), agent_for(scripted([[("read", {"path": "a"})], "ok"])), "read a",
+                     session=memory)
+    finally:
+        memory.close()  # Python 3.13 warns about an SQLite connection left to the collector
     assert result.final_output == "ok" and memory.compactions == 1
     assert compactions == ["conv-7"]  # the SDK session's id is the guard's session
 
@@ -192,3 +196,16 @@ def test_a_handoff_is_not_a_guarded_tool_call(run: Callable[..., Any]) -> None:
     result = run(guard, front, "help", session_id="s1")
     assert result.final_output == "handled"
     assert guard.core.session("s1").history() == []
+
+
+def test_a_run_that_raises_leaves_the_guard_clean(run: Callable[..., Any]) -> None:
+    """The model script runs out (the SDK raises): the error reaches the caller, and the turn's
+    session variable is reset in the caller's own context (no warning when it is collected)."""
+    import gc
+
+    guard = LoopGuard()
+    with pytest.raises(Exception) as raised:
+        run(guard, agent_for(scripted([[("read", {"path": "a"})]])), "read a", session_id="s9")
+    assert not isinstance(raised.value, AssertionError)
+    gc.collect()  # an unclosed turn generator would be finalised here, from another context
+    assert [e.tool for e in guard.core.session("s9").history()] == ["read"]
