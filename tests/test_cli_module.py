@@ -31,3 +31,14 @@ def test_python_m_loopguard_matches_the_command(tmp_path: Path,
 def test_python_m_loopguard_without_a_command_prints_usage_and_exits_2(tmp_path: Path) -> None:
     ran = module(cwd=tmp_path)
     assert ran.returncode == 2 and "usage: loopguard" in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_a_subcommand_that_fails_to_import_is_not_silently_dropped(tmp_path: Path) -> None:
+    """A broken install (here: lint's module unimportable) fails loudly instead of offering a
+    CLI without `lint`."""
+    code = ("import sys\nsys.modules['loopguard.cli.lint_cmd'] = None\n"
+            "from loopguard.cli import build_parser\nbuild_parser()\n")
+    ran = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert ran.returncode != 0
+    assert "loopguard.cli.lint_cmd" in ran.stderr.strip().splitlines()[-1]

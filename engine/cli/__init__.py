@@ -23,10 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"loopguard {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"loopguard.cli.{name}_cmd")
-        except ModuleNotFoundError:
-            continue  # a subcommand not built yet is simply not offered
+        # every subcommand ships with the package: a failing import is a broken install and
+        # must surface, not make the subcommand quietly vanish from the CLI
+        module = importlib.import_module(f"loopguard.cli.{name}_cmd")
         module.add_parser(sub)
     return parser
 
