@@ -301,3 +301,10 @@ def test_lint_reports_hostile_text_as_positioned_errors(raw: bytes) -> None:
     report = lint_bytes(raw, "rules.yaml")
     assert report.errors and all(f.line >= 1 for f in report.findings)
     "".join(f.format_text() for f in report.findings).encode("utf-8")
+
+
+@pytest.mark.parametrize("url", ["redis://:histhost46379/0", "redis://host:port/0", "redis://h:99999999/0"])
+def test_a_store_url_with_a_bad_port_is_a_rules_error(url: str) -> None:
+    # Found by the atheris rules target: Guard(...) raised ValueError from the URL parser.
+    error = rules_error(loopguard.Guard.from_yaml, f"version: 1\nstore: {{url: '{url}'}}\n")
+    assert codes(error) == {"store"}

@@ -28,7 +28,9 @@ def store_from_config(block: Mapping[str, Any], source: str = "<rules>") -> Vers
     if "url" in block:
         url = str(block["url"])
         try:
-            secret = urlsplit(url).password
+            parts = urlsplit(url)
+            secret = parts.password
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
         except ValueError:
             raise _error(f"store.url is not a valid URL: {url!r}", "url", "", source) from None
         if secret:
