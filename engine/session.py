@@ -13,10 +13,11 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import messages as texts
-from .answers import ABORTED
+from . import answers
 from .decision import Decision, Vote
 from .fingerprint import args_digest, canonical_text, error_outcome, outcome_of_text, parse_args, result_text
 from .history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
+from .plugincheck import vote_problem
 from .turns import RoundOutcome, TurnExpectation
 
 if TYPE_CHECKING:
@@ -120,7 +121,9 @@ class Session:
         digest = args_digest(name, canonical)
         with state.lock:
             if state.tools_closed and state.batch_open and state.scratch.get("_closed_round") == state.round:
-                aborted = self._aborted(name, call_id, run_id)
+                aborted = answers.aborted(policy.config, state.lang, name,
+                                          None if call_id is None else _text(call_id), state.turn,
+                                          None if run_id is None else _text(run_id))
             else:
                 aborted = None
         if aborted is not None:
@@ -261,14 +264,6 @@ class Session:
             return None
         faults.append(f"{stage.source}: {error}")
         return self._policy.aggregator.fault_vote(stage.detector.id, stage.source, error)
-
-    def _aborted(self, name: str, call_id: Any, run_id: Any) -> Decision:
-        """The answer to a call of the batch a breaker closed: it never runs, nor is recorded."""
-        state = self._state
-        text = texts.fill(texts.template(self._policy.config, "aborted", state.lang or "en"))
-        vote = Vote(ABORTED, "breaker", 0, ABORTED, text, code=ABORTED)
-        return Decision("breaker", (vote,), text, name, None if call_id is None else _text(call_id),
-                        0, state.turn, None if run_id is None else _text(run_id), detector=ABORTED)
 
     def _close_tools(self) -> None:
         """A breaker: tools are closed for the rest of the turn, and the rest of its batch aborted."""
