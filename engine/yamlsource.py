@@ -172,6 +172,11 @@ class _Builder:
             self.doc.error(self._char_pos(getattr(exc, "position", 0)),
                            f"character {_char_name(exc)} is not allowed in a YAML text",
                            "remove control characters; a rules file is UTF-8 text", "yaml-syntax")
+        except (ValueError, OverflowError):  # PyYAML's scanner: an escape past U+10FFFF
+            self.syntax_failed = True
+            self.doc.error(_pos(getattr(self.loader, "get_mark", lambda: None)()),
+                           "YAML syntax error: an escape names a character beyond U+10FFFF",
+                           "a \\U escape takes 8 hex digits up to 0010FFFF", "yaml-syntax")
         finally:
             self.loader.dispose()
         self.doc.data = self.root

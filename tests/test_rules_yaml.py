@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tracemalloc
+from pathlib import Path
 
 from loopguard.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, load_yaml
 
@@ -115,3 +118,18 @@ def test_libyaml_and_pure_python_readers_agree() -> None:
     slow = yamlsource._Builder(text, "t", yamlsource.RulesYamlLoader).run()
     assert fast == slow
     assert [f.code for f in fast.findings] == ["duplicate-key"]
+
+
+def test_an_escape_beyond_the_last_code_point_is_a_positioned_syntax_error(tmp_path: Path) -> None:
+    """PyYAML's scanner raises OverflowError / ValueError for `\\UFFFFFFFF`-like escapes (found
+    by the rules property test); lint reports it at its line and column and exits 1."""
+    for text, where in (('a: "\\UFFFFFFFF"\n', (1, 7)), ('a:\n  - "x \\U7fffffff"\n', (2, 10))):
+        doc = load_yaml(text, "rules.yaml")
+        assert [(f.line, f.col, f.code) for f in doc.findings] == [(*where, "yaml-syntax")]
+        assert "beyond U+10FFFF" in doc.findings[0].message
+    path = tmp_path / "rules.yaml"
+    path.write_text('version: 1\nmessages:\n  en:\n    warn: "\\U7fffffff"\n', encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "loopguard", "lint", str(path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{path}:4:" in done.stdout and "beyond U+10FFFF" in done.stdout
