@@ -25,6 +25,7 @@ class Stage:
     detector: Detector
     cfg: Any
     source: str
+    trusted: bool = False  # a built-in detector: its votes skip the per-vote contract check
 
 
 Hook = tuple[Any, Any, Stage]  # (bound method, compiled options, stage)
@@ -119,7 +120,7 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
             continue
         try:
             cfg = entry.detector.configure({k: v for k, v in options.items() if k != "enabled"}, config)
-            stages.append(Stage(entry.detector, cfg, entry.source))
+            stages.append(Stage(entry.detector, cfg, entry.source, entry.builtin))
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - a plugin's configure must not break sessions

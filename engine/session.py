@@ -121,44 +121,41 @@ class Session:
         digest = args_digest(name, canonical)
         with state.lock:
             if state.tools_closed and state.batch_open and state.scratch.get("_closed_round") == state.round:
-                aborted = answers.aborted(policy.config, state.lang, name,
-                                          None if call_id is None else _text(call_id), state.turn,
-                                          None if run_id is None else _text(run_id))
+                # the rest of the batch a breaker closed: answered as aborted, never recorded
+                decision = answers.aborted(policy.config, state.lang, name,
+                                           None if call_id is None else _text(call_id), state.turn,
+                                           None if run_id is None else _text(run_id))
             else:
-                aborted = None
-        if aborted is not None:
-            self.guard._notify(self.id, aborted)
-            return aborted
-        with state.lock:
-            state.seq += 1
-            state.last_used = time.monotonic()
-            if not state.batch_open:
-                state.round += 1
-            call = Call(name, parsed, canonical, digest, state.seq, state.turn,
-                        None if run_id is None else _text(run_id),
-                        None if call_id is None else _text(call_id), state.round)
-            faults: list[str] = []
-            # Repeat-only detectors run only for a call seen lately (one C-level scan of digests).
-            hooks = policy.seen_checks if policy.repeat_checks and digest in state.digests else policy.checks
-            votes = self._votes(hooks, call, faults)
-            for record, cfg, stage in policy.records:
-                try:
-                    record(call, state, cfg)
-                except KeyboardInterrupt:
-                    raise
-                except BaseException as exc:  # noqa: BLE001 - plugin code (even sys.exit)
-                    self._fault(stage, exc, faults)
-            decision = policy.aggregator.decide(call, votes, faults, state, "before")
-            entry = HistoryEntry(call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round)
-            if decision.action != "allow" and decision.action != "warn":
-                entry.outcome = VETO
-            append(state, entry, policy.history_size)
-            self._open(entry)
-            if decision.action == "breaker":
-                self._close_tools()
-            elif state.turn_state is not None and state.turn_state.expectation is not None:
-                policy.turn_policy.observe_call(state.turn_state, name, parsed,
-                                                decision.action != "critical")
+                state.seq += 1
+                state.last_used = time.monotonic()
+                if not state.batch_open:
+                    state.round += 1
+                call = Call(name, parsed, canonical, digest, state.seq, state.turn,
+                            None if run_id is None else _text(run_id),
+                            None if call_id is None else _text(call_id), state.round)
+                faults: list[str] = []
+                # Repeat-only detectors run only for a call seen lately (one C-level scan of digests).
+                seen = policy.repeat_checks and digest in state.digests
+                hooks = policy.seen_checks if seen else policy.checks
+                votes = self._votes(hooks, call, faults)
+                for record, cfg, stage in policy.records:
+                    try:
+                        record(call, state, cfg)
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 - plugin code (even sys.exit)
+                        self._fault(stage, exc, faults)
+                decision = policy.aggregator.decide(call, votes, faults, state, "before")
+                entry = HistoryEntry(call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round)
+                if decision.action != "allow" and decision.action != "warn":
+                    entry.outcome = VETO
+                append(state, entry, policy.history_size)
+                self._open(entry)
+                if decision.action == "breaker":
+                    self._close_tools()
+                elif state.turn_state is not None and state.turn_state.expectation is not None:
+                    policy.turn_policy.observe_call(state.turn_state, name, parsed,
+                                                    decision.action != "critical")
         if decision.action != "allow":
             self.guard._notify(self.id, decision)
         return decision
@@ -249,7 +246,7 @@ class Session:
             except BaseException as exc:  # noqa: BLE001 — a plugin (even sys.exit) must never take the host down
                 vote = self._fault(stage, exc, faults)
             if vote is not None:
-                problem = vote_problem(vote)
+                problem = None if stage.trusted else vote_problem(vote)
                 if problem is not None:
                     vote = self._fault(stage, TypeError(problem), faults)
                 if vote is not None:
