@@ -49,7 +49,15 @@ def content_text(message: Any) -> str:
     """The text of one message as described in the module docstring."""
     if not isinstance(message, Mapping):
         return ""
-    content = message.get("content")
+    return parts_text(message.get("content"))
+
+
+def parts_text(content: Any) -> str:
+    """A message content's text: a string as is, or its text parts joined with nothing between.
+
+    The one rule for runtime and replay alike: a model's or a user's message split into
+    parts (`帮我看看` + `持仓`) reads as the text it was split from.
+    """
     if isinstance(content, str):
         return content
     if isinstance(content, list):

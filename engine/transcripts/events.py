@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from ..turns import parts_text
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
@@ -92,9 +94,13 @@ Event = Union[SystemMessage, UserMessage, AssistantMessage, ToolResult, Compacti
 
 
 def content_text(content: Any) -> str:
-    """The plain text of a message content: a string, or the text parts of a list of blocks."""
-    if content is None:
-        return ""
+    """The plain text of a message content: a string, a text block, or the text parts of a
+    list of blocks (bare strings count as text parts), joined as the runtime joins them."""
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    if isinstance(content, list):
+        content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in content]
+    return parts_text(content)
     if isinstance(content, str):
         return content
     if isinstance(content, list):
