@@ -22,6 +22,7 @@ from typing import Any
 import regex
 
 from .findings import Finding
+from .intent import NORMALIZE_STEPS, Normalizer
 from .positions import Path, PositionIndex
 from .schema import Assembly
 
@@ -134,19 +135,24 @@ def _pattern_findings(data: dict[str, Any], block: dict[str, Any], prefix: Path,
 
 
 def normaliser(data: dict[str, Any]) -> Any:
-    """The keyword normalisation the rules configure (strip, and lower-case when asked)."""
-    steps = (data.get("turn") or {}).get("normalize") or []
-    lower = "lower" in steps
-    return lambda text: text.strip().lower() if lower else text.strip()
+    """The keyword normalisation the rules configure: the runtime's own `Normalizer`, so two
+    keywords lint calls the same are the ones the matcher cannot tell apart (`plan` and
+    `ＰＬＡＮ` under `nfkc` + `lower`). Unknown steps are left to the schema check."""
+    steps = (data.get("turn") or {}).get("normalize")
+    if not isinstance(steps, list):
+        steps = []
+    return Normalizer([s for s in steps if s in NORMALIZE_STEPS])
 
 
 def repeats(items: Any, norm: Any) -> Iterator[tuple[int, Any, int]]:
     """(index, item, index of its first occurrence) of each string item seen before."""
     first: dict[str, int] = {}
     for i, item in enumerate(items if isinstance(items, list) else []):
-        if not isinstance(item, str) or not norm(item):
+        if not isinstance(item, str):
             continue
         key = norm(item)
+        if not key.strip():
+            continue
         if key in first:
             yield i, item, first[key]
         else:

@@ -93,6 +93,24 @@ def test_duplicate_keywords_follow_the_rules_normalisation() -> None:
     assert lint(base + ", normalize: [strip]}\n") == []
 
 
+def test_duplicate_keywords_follow_every_normalisation_step() -> None:
+    """Two keywords are duplicates exactly when the matcher's own normaliser makes them equal:
+    `ＰＬＡＮ` is `plan` under nfkc + lower and nothing else; `「好」` is `"好"` under folding."""
+    def dupes(words: str, steps: str) -> list[str]:
+        text = (f"version: 1\nkeyword_sets: {{k: {words}}}\n"
+                f"turn: {{plan_condition: {{text_contains: k}}, normalize: {steps}}}\n")
+        return [f.code for f in lint(text)]
+
+    assert dupes("[plan, ＰＬＡＮ]", "[nfkc, lower]") == ["duplicate-keyword"]
+    assert dupes("[plan, ＰＬＡＮ]", "[lower]") == []
+    assert dupes("[plan, ＰＬＡＮ]", "[nfkc]") == []
+    assert dupes("[plan, Plan]", "[lower]") == ["duplicate-keyword"]
+    assert dupes("['plan', ' plan']", "[lower]") == []
+    assert dupes("['plan', ' plan']", "[strip]") == ["duplicate-keyword"]
+    assert dupes("['好?', '好？']", "[fold_punctuation]") == ["duplicate-keyword"]
+    assert dupes("['好?', '好？']", "[strip]") == []
+
+
 def test_patterns_are_checked_even_without_a_registry() -> None:
     open_assembly = Assembly(core_schema(), (), (), closed=False)  # no registry: options unchecked
     result = analyze_text("version: 1\ndetectors:\n  unknown_tool_repeat:\n    patterns: ['(']\n",

@@ -22,7 +22,7 @@ def check(ctx: LintContext) -> list[Finding]:
     for prefix, block in scopes(ctx.top):
         for name, words in (block.get("keyword_sets") or {}).items():
             for i, word in enumerate(words if isinstance(words, list) else []):
-                if isinstance(word, str) and not norm(word):
+                if isinstance(word, str) and not norm(word).strip():
                     found.append(ctx.finding(prefix + ("keyword_sets", name, i), LEVEL,
                                              "empty keyword", "remove it; an empty keyword "
                                              "matches nothing", CODE))
