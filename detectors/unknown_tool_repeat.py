@@ -170,7 +170,8 @@ class Streak:
             if self.name is not None and entry.unknown != self.name:
                 # Another missing tool: the streak restarts here, keeping the blocked
                 # retries just before it (a newest-first walk reads them first).
-                self.seqs = self.seqs[len(self.seqs) - self.vetoes:]
+                # (the vetoes still held: `fold_all` drops seqs that left the history)
+                self.seqs = self.seqs[max(0, len(self.seqs) - self.vetoes):]
             self.seqs.append(entry.seq)
             self.name, self.named, self.vetoes = entry.unknown, entry.seq, 0
         else:  # a success or another error ends any streak

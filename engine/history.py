@@ -171,7 +171,9 @@ class Bucket:
         elif self.ref is None or outcome == self.ref:
             self.ref, self.vetoes = outcome, 0
         else:  # progress: the streak restarts, keeping the vetoes just before it
-            self.seqs = self.seqs[len(self.seqs) - self.vetoes:] if self.vetoes else []
+            # (those still held: `streak` drops seqs that left the history, not `vetoes`,
+            # so a plain `len - vetoes` could go negative and keep too few)
+            self.seqs = self.seqs[max(0, len(self.seqs) - self.vetoes):] if self.vetoes else []
             self.ref, self.vetoes = outcome, 0
         self.seqs.append(entry.seq)
 

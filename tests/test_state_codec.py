@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Generator
+from typing import Any
 
 import pytest
+from store_checks import RULES
+from store_worker import workload
 
 import loopguard
 from loopguard.state_codec import StateCodecError, decode, encode
@@ -114,3 +118,56 @@ def test_truncated_real_blob() -> None:
     for cut in (6, len(blob) // 2, len(blob) - 1):
         with pytest.raises(StateCodecError):
             decode(blob[:cut], 30, True)
+
+
+def _worker(seed: int, sessions: list[str], calls: int) -> Generator[tuple[str, str, tuple], bool, None]:
+    """A store worker's methods (tests/store_worker.py); sent whether each call was blocked."""
+    rng = random.Random(seed)
+    for n in range(calls):
+        sid = rng.choice(sessions)
+        if rng.random() < 0.05:
+            yield "turn", sid, ()
+        tool, args, outcome = workload(rng, n)
+        blocked = yield "before", sid, (tool, args, f"{seed}-{n}")
+        if not blocked:
+            yield "after", sid, (tool, args, f"{seed}-{n}", outcome)
+
+
+def _method(guard: loopguard.Guard, sid: str, op: str, data: tuple) -> Any:
+    session = guard.session(sid)
+    if op == "turn":
+        return session.begin_turn([{"role": "user", "content": "go on"}])
+    if op == "before":
+        return session.before_call(data[0], data[1], call_id=data[2]).to_dict()
+    return session.after_call(data[0], data[1], call_id=data[2], **data[3]).to_dict()
+
+
+def test_interleaved_store_workers_on_decoded_states_decide_as_one_process() -> None:
+    # The shared-store tests' workload without a store or timing: four workers' methods
+    # interleaved on five sessions, every state decoded before every method (as a worker
+    # that adopts another's write), against one in-memory process. Seed 12 found the
+    # no-progress streak that kept fewer vetoes in memory than a walk of the history.
+    memory, coded = loopguard.Guard.from_dict(RULES), loopguard.Guard.from_dict(RULES)
+    sessions = [f"s{i}" for i in range(5)]
+    workers = [_worker(1201 + w, sessions, 300) for w in range(4)]
+    ready = {w: next(worker) for w, worker in enumerate(workers)}
+    order = random.Random(12)
+    blocked = 0
+    while ready:
+        w = order.choice(sorted(ready))
+        op, sid, data = ready[w]
+        kept = coded.store._sessions
+        if sid in kept:
+            kept[sid] = decode(encode(kept[sid]), 30, True)
+        want, got = _method(memory, sid, op, data), _method(coded, sid, op, data)
+        assert got == want, (w, op, sid, data)
+        stopped = op == "before" and want["action"] in ("critical", "breaker")  # Decision.blocked
+        blocked += stopped
+        try:
+            ready[w] = workers[w].send(stopped)
+        except StopIteration:
+            del ready[w]
+    for sid in sessions:
+        assert ([e.to_dict() for e in coded.session(sid).history()]
+                == [e.to_dict() for e in memory.session(sid).history()])
+    assert blocked > 50

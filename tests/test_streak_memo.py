@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import loopguard
 from loopguard.history import VETO, Bucket, HistoryEntry
 
 
@@ -50,3 +53,61 @@ def test_bucket_streak_matches_the_walk(actions: list[tuple[str, bytes | None]])
         elif kind == "evict" and bucket.entries:
             first = bucket.entries.pop(0).seq + 1
         assert bucket.streak(first) == walk(bucket.entries)
+
+
+# -- a streak whose oldest vetoes left the history (the shared-store test's flake) ---------
+ONLY_GENERIC = {name: {"enabled": False} for name in (
+    "known_poll_no_progress", "ping_pong", "global_circuit_breaker", "unknown_tool_repeat",
+    "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard", "cycle")}
+
+
+def test_bucket_keeps_the_vetoes_still_held_when_progress_follows() -> None:
+    # ok:a and four vetoes; ok:a and the first veto leave the history (the seqs are
+    # trimmed, the veto count is not); then ok:b: the walk keeps the three vetoes still
+    # held, where `seqs[len(seqs) - vetoes:]` (a negative start) kept one.
+    bucket = Bucket()
+    entries = [HistoryEntry(seq, "t", b"d", None, 1, None) for seq in range(1, 8)]
+    for entry, outcome in zip(entries, [b"ok:a", VETO, VETO, VETO, VETO, b"ok:b", b"ok:b"]):
+        entry.outcome = outcome
+    bucket.entries = entries[:5]
+    assert bucket.streak(1) == (5, (1, 2, 3, 4, 5))
+    del bucket.entries[:2]
+    assert bucket.streak(3) == (3, (3, 4, 5))
+    bucket.entries += entries[5:]
+    assert bucket.streak(3) == walk(bucket.entries) == (5, (3, 4, 5, 6, 7))
+
+
+def test_a_session_kept_in_memory_counts_like_a_fresh_walk() -> None:
+    # Failed once in tests/test_stores_redis.py: a worker that read the state from the
+    # store (streak rebuilt from the history) vetoed a call the in-memory replay allowed.
+    guard = loopguard.Guard.from_dict({
+        "version": 1, "detectors": ONLY_GENERIC, "aggregator": {"escalate_criticals": 0},
+        "loop_detection": {"enabled": True, "history_size": 9, "warning_threshold": 3,
+                           "critical_threshold": 5}})
+    session = guard.session("s")
+    actions: list[str] = []
+
+    def call(tool: str, args: dict[str, Any], result: str) -> None:
+        n = len(actions)
+        decision = session.before_call(tool, args, call_id=f"c{n}")
+        if not decision.blocked:
+            session.after_call(tool, args, result=result, call_id=f"c{n}")
+        actions.append(decision.action)
+
+    a = {"path": "a"}
+    for _ in range(6):
+        call("read", a, "one")  # 1-5: the same result; 6: vetoed (5 without progress)
+    for i in range(3):
+        call("list", {"i": i}, "x")  # 7-9
+    for _ in range(3):
+        call("read", a, "one")  # 10-12: vetoed
+    for i in range(3, 6):
+        call("list", {"i": i}, "x")  # 13-15: 1-6 have left the history
+    for _ in range(2):
+        call("read", a, "two")  # 16 (3 vetoes held: allowed, progress), 17 (4)
+    assert actions == (["allow"] * 3 + ["warn"] * 2 + ["critical"] + ["allow"] * 3
+                       + ["critical"] * 3 + ["allow"] * 3 + ["warn"] * 2)
+    decision = session.before_call("read", a, call_id="last")  # 17, 16, 12, 11, 10
+    assert decision.action == "critical"
+    assert [(v.detector, v.count, v.evidence) for v in decision.votes] == [
+        ("generic_repeat", 5, (10, 11, 12, 16, 17))]

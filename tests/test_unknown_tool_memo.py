@@ -64,3 +64,31 @@ def test_memo_matches_a_fresh_walk(steps: list[tuple[str, str, str | None]], his
             error = "disk full" if result == "other_error" else None
         session.after_call(tool, {"i": i}, result="fine", error=error, call_id=f"c{i}",
                            run_id=run_id)
+
+
+def test_vetoes_still_held_count_when_another_missing_tool_follows() -> None:
+    # While a call is pending the remembered streak is trimmed to the history but not
+    # folded on; its veto count once outlived the trimmed vetoes, so the failure naming
+    # another tool kept one veto of the three still held (a negative slice).
+    off = {name: {"enabled": False} for name in (
+        "generic_repeat", "known_poll_no_progress", "ping_pong", "global_circuit_breaker",
+        "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard", "cycle")}
+    guard = loopguard.Guard.from_dict({
+        "version": 1, "detectors": off, "aggregator": {"escalate_criticals": 0},
+        "loop_detection": {"enabled": True, "history_size": 5, "unknown_tool_threshold": 3}})
+    session = guard.session("s")
+    actions: list[str] = []
+    for i in range(1, 9):  # 1-3 fail naming x; 4-8 blocked while 3 is in the history
+        decision = session.before_call("ghost", {"i": i}, call_id=f"c{i}")
+        actions.append(decision.action)
+        if not decision.blocked:
+            session.after_call("ghost", {"i": i}, error="Unknown tool: x", call_id=f"c{i}")
+    for i in (9, 10):  # 3 has left the history: allowed, answered only later
+        actions.append(session.before_call("ghost", {"i": i}, call_id=f"c{i}").action)
+    assert actions == ["allow"] * 3 + ["critical"] * 5 + ["allow"] * 2
+    for i in (9, 10):
+        session.after_call("ghost", {"i": i}, error="Unknown tool: y", call_id=f"c{i}")
+    decision = session.before_call("ghost", {"i": 11}, call_id="c11")  # 10, 9 (y), 8, 7, 6
+    assert decision.action == "critical"
+    assert [(v.detector, v.count, v.evidence) for v in decision.votes] == [
+        ("unknown_tool_repeat", 5, (6, 7, 8, 9, 10))]
