@@ -83,6 +83,12 @@ def fill(text: str, fields: Mapping[str, Any]) -> str:
         parts = parse(text)
     except TemplateError:
         return text
+    try:
+        # Fast path (a blocked call renders on the hot path): `parse` admitted only plain
+        # `{name}` fields and `{{`/`}}`, where str.format_map means exactly the same thing.
+        return text.format_map(fields)
+    except Exception:  # noqa: BLE001 - a missing field (kept as written) or an odd value
+        pass
     out = []
     for part, is_field in parts:
         if is_field:

@@ -267,3 +267,14 @@ def test_escalation_state_stays_bounded_over_many_runs() -> None:
             session.after_call("read", {"p": 1}, result="same", call_id=f"{run}-{i}",
                                run_id=f"r{run}")
     assert len(session._state.criticals) <= 64
+
+
+def test_template_fill_fast_path_means_the_same_as_plain_substitution() -> None:
+    """`templates.fill` may use str.format_map once `parse` admitted the text: fields, escaped
+    braces, missing fields (kept as written) and refused syntax (kept whole) read as before."""
+    from loopguard.templates import fill
+
+    assert fill("{tool} x{count} {{raw}}", {"tool": "read", "count": 3}) == "read x3 {raw}"
+    assert fill("{tool} {missing}", {"tool": "read"}) == "read {missing}"
+    assert fill("{tool.__class__}", {"tool": "read"}) == "{tool.__class__}"
+    assert fill("{message:>2000000000}", {"message": "m"}) == "{message:>2000000000}"
