@@ -88,7 +88,11 @@ def fill(text: str, fields: Mapping[str, Any]) -> str:
         # `{name}` fields and `{{`/`}}`, where str.format_map means exactly the same thing.
         return text.format_map(fields)
     except Exception:  # noqa: BLE001 - a missing field (kept as written) or an odd value
-        pass
+        return _fill_parts(parts, fields)
+
+
+def _fill_parts(parts: tuple[tuple[str, bool], ...], fields: Mapping[str, Any]) -> str:
+    """Part-by-part filling: a field missing from `fields` stays as written."""
     out = []
     for part, is_field in parts:
         if is_field:
