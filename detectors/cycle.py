@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import Detector, short
-from loopguard.history import VETO, Call, HistoryEntry, SessionState
-from loopguard.hookspecs import hookimpl
+from loopguard.detection.detector import Detector, short
+from loopguard.state.history import VETO, Call, HistoryEntry, SessionState
+from loopguard.detection.hookspecs import hookimpl
 
 
 class Cycle(Detector):

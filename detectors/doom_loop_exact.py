@@ -49,10 +49,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import Detector, short
-from loopguard.history import FAILED, STATUS, VETO, Call, SessionState
-from loopguard.hookspecs import hookimpl
-from loopguard.polls import PollMatcher
+from loopguard.detection.detector import Detector, short
+from loopguard.state.history import FAILED, STATUS, VETO, Call, SessionState
+from loopguard.detection.hookspecs import hookimpl
+from loopguard.detection.polls import PollMatcher
 
 WINDOW_OPTIONS: dict[str, Any] = {
     "window": {"description": "How many recent calls are looked at (the current one included).",

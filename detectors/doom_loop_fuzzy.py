@@ -34,13 +34,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import Detector, short
-from loopguard.grams import grams, similar
-from loopguard.history import VETO, Call, SessionState, entry_of
-from loopguard.hookspecs import hookimpl
-from loopguard.window import TurnWindow
+from loopguard.detection.detector import Detector, short
+from loopguard.detectors.support.grams import grams, similar
+from loopguard.state.history import VETO, Call, SessionState, entry_of
+from loopguard.detection.hookspecs import hookimpl
+from loopguard.state.window import TurnWindow
 
-from .doom_loop_exact import WINDOW_OPTIONS, window_config
+from loopguard.detectors.doom_loop_exact import WINDOW_OPTIONS, window_config
 
 _TOOL, _GRAMS, _SEQ, _ROUND = range(4)  # fields of a window item (a small tuple)
 

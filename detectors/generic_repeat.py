@@ -21,12 +21,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import ROLLING, Detector, short, thresholds
-from loopguard.history import (
+from loopguard.detection.detector import ROLLING, Detector, short, thresholds
+from loopguard.state.history import (
     EVIDENCE_MAX, Call, SessionState, no_progress_streak, same_signature,
 )
-from loopguard.hookspecs import hookimpl
-from loopguard.polls import PollMatcher
+from loopguard.detection.hookspecs import hookimpl
+from loopguard.detection.polls import PollMatcher
 
 
 class GenericRepeat(Detector):

@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import ROLLING, Detector, short, thresholds
-from loopguard.history import Call, SessionState, no_progress_streak, same_signature
-from loopguard.hookspecs import hookimpl
-from loopguard.polls import PollMatcher
+from loopguard.detection.detector import ROLLING, Detector, short, thresholds
+from loopguard.state.history import Call, SessionState, no_progress_streak, same_signature
+from loopguard.detection.hookspecs import hookimpl
+from loopguard.detection.polls import PollMatcher
 
 _ARG_VALUES = {"type": "array", "items": {"type": ["string", "number", "boolean"]}, "minItems": 1}
 

@@ -29,11 +29,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import ROLLING, Detector, short, thresholds
-from loopguard.history import (
+from loopguard.detection.detector import ROLLING, Detector, short, thresholds
+from loopguard.state.history import (
     EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState, scoped_newest_first,
 )
-from loopguard.hookspecs import hookimpl
+from loopguard.detection.hookspecs import hookimpl
 
 
 

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.detector import UNLESS_DISABLED, Detector, short
-from loopguard.history import Call, SessionState
-from loopguard.hookspecs import hookimpl
+from loopguard.detection.detector import UNLESS_DISABLED, Detector, short
+from loopguard.state.history import Call, SessionState
+from loopguard.detection.hookspecs import hookimpl
 
 
 class PostCompactionGuard(Detector):

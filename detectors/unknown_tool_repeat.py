@@ -29,10 +29,10 @@ from typing import Any, ClassVar
 import regex
 
 from loopguard.decision import Vote
-from loopguard.detector import ROLLING, Detector, thresholds
-from loopguard.history import EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState
-from loopguard.hookspecs import hookimpl
-from loopguard.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
+from loopguard.detection.detector import ROLLING, Detector, thresholds
+from loopguard.state.history import EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState
+from loopguard.detection.hookspecs import hookimpl
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
 
 MAX_PATTERN_LENGTH = MAX_PATTERN_CHARS
 _SCAN_LIMIT = 4000  # characters of an error text searched

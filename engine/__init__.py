@@ -2,7 +2,7 @@
 
 Public API (see README): `Guard`, `Session`, `Decision`, `Vote`,
 `TurnExpectation`, `RoundOutcome`, `run_turn`, `arun_turn`, `TurnResult`,
-and `hookimpl` for detector plugins. `loopguard.answers` holds the texts the model
+and `hookimpl` for detector plugins. `loopguard.session.answers` holds the texts the model
 sees; `loopguard.integrations.<framework>` the framework adapters (docs/integrations.md).
 """
 
@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import logging
 
-from .decision import Decision, Vote
-from .detector import Detector
-from .errors import InputError, LoopguardError, RulesError
-from .findings import Finding
-from .guard import Guard
-from .history import Call, HistoryEntry, SessionState
-from .hookspecs import hookimpl
-from .session import Session
-from .store import MemoryStore, SessionStore
-from .turns import RoundOutcome, TurnExpectation
+from loopguard.decision import Decision, Vote
+from loopguard.detection.detector import Detector
+from loopguard.errors import InputError, LoopguardError, RulesError
+from loopguard.findings import Finding
+from loopguard.session.guard import Guard
+from loopguard.state.history import Call, HistoryEntry, SessionState
+from loopguard.detection.hookspecs import hookimpl
+from loopguard.session.session import Session
+from loopguard.state.store import MemoryStore, SessionStore
+from loopguard.policy.turns import RoundOutcome, TurnExpectation
 
 __all__ = [
     "Call", "Decision", "Detector", "Finding", "Guard", "HistoryEntry", "InputError",
@@ -36,7 +36,7 @@ logging.getLogger("loopguard").addHandler(logging.NullHandler())
 def __getattr__(name: str) -> object:
     """The runtime is imported on first use (it is not needed to guard calls)."""
     if name in ("run_turn", "arun_turn", "TurnResult", "TurnEvent"):
-        from . import runtime
+        from loopguard.runtime import loop as runtime
 
         return getattr(runtime, name)
     raise AttributeError(f"module 'loopguard' has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 import sys
 
-from .cli import main
+from loopguard.cli import main
 
 if __name__ == "__main__":  # importing this module (e.g. by a doc tool) runs nothing
     sys.exit(main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .findings import Finding
+from loopguard.findings import Finding
 
 
 class LoopguardError(Exception):

@@ -14,10 +14,10 @@ import json
 import sys
 from typing import Any
 
-from ..layers import BASE, BUILTIN, Analysis
-from ..provenance import Effective, render_text, to_json, trace
-from ..rulesfile import analyze_builtin, analyze_path
-from .colour import add_color_option, paint_config, painted
+from loopguard.config.layers import BASE, BUILTIN, Analysis
+from loopguard.config.provenance import Effective, render_text, to_json, trace
+from loopguard.config.load import analyze_builtin, analyze_path
+from loopguard.cli.colour import add_color_option, paint_config, painted
 
 
 def add_parser(subparsers: Any) -> None:

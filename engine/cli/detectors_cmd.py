@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
-from ..registry import PluginFault, Registered, load_registry
-from .colour import add_color_option, paint_detectors, painted
-from .config_cmd import add_rules_arguments
-from .detectors_status import run_status
+from loopguard.detection.registry import PluginFault, Registered, load_registry
+from loopguard.cli.colour import add_color_option, paint_detectors, painted
+from loopguard.cli.config_cmd import add_rules_arguments
+from loopguard.cli.detectors_status import run_status
 
 
 def add_parser(subparsers: Any) -> None:

@@ -13,12 +13,12 @@ import json
 import sys
 from typing import Any
 
-from ..detector import ALWAYS
-from ..layers import BASE
-from ..provenance import REPAIRED, Effective, dotted, explain_active
-from ..registry import Registry
-from .colour import paint_detectors, painted
-from .config_cmd import load_effective
+from loopguard.detection.detector import ALWAYS
+from loopguard.config.layers import BASE
+from loopguard.config.provenance import REPAIRED, Effective, dotted, explain_active
+from loopguard.detection.registry import Registry
+from loopguard.cli.colour import paint_detectors, painted
+from loopguard.cli.config_cmd import load_effective
 
 
 def statuses(effective: Effective, registry: Registry) -> list[dict[str, Any]]:

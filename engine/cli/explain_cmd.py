@@ -15,13 +15,13 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..findings import Finding
-from ..replay import DecisionRecord, Replayer, SkippedTool
-from ..replay_intents import intent_rule
-from .colour import paint_report, painted
-from .explain_skipped import parse_id, render_skipped
-from .replay_cmd import add_common, load_guard
-from .replay_output import short, where
+from loopguard.findings import Finding
+from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
+from loopguard.replay.intents import intent_rule
+from loopguard.cli.colour import paint_report, painted
+from loopguard.cli.explain_skipped import parse_id, render_skipped
+from loopguard.cli.replay_cmd import add_common, load_guard
+from loopguard.cli.replay_output import short, where
 
 _ROLLING = ["loop_detection.enabled", "loop_detection.history_size", "loop_detection.warning_threshold",
             "loop_detection.critical_threshold"]

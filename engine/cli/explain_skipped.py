@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..replay import SkippedTool
-from ..replay_intents import intent_rule
-from ..transcripts.source import STDIN, STDIN_NAME
-from .replay_output import short, where
+from loopguard.replay.replayer import SkippedTool
+from loopguard.replay.intents import intent_rule
+from loopguard.replay.transcripts.source import STDIN, STDIN_NAME
+from loopguard.cli.replay_output import short, where
 
 
 def parse_id(wanted: str, files: list[str]) -> tuple[str | None, int] | str:

@@ -19,11 +19,11 @@ import os
 import sys
 from typing import Any
 
-from ..lint import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
-from ..lintrules import SelectionError, registry, select
-from ..schema import default_assembly
-from .colour import add_color_option, paint_finding, painted
-from .lintlist import list_json, list_text
+from loopguard.lint.linter import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
+from loopguard.lint.checks import SelectionError, registry, select
+from loopguard.config.schema import default_assembly
+from loopguard.cli.colour import add_color_option, paint_finding, painted
+from loopguard.cli.lintlist import list_json, list_text
 
 SUFFIXES = (".yaml", ".yml", ".json5")
 NAMES = ("openclaw.json",)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..lintrules import LintCheck, checks
+from loopguard.lint.checks import LintCheck, checks
 
 
 def _state(check: LintCheck) -> str:

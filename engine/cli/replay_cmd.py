@@ -14,13 +14,13 @@ import os
 import sys
 from typing import Any, TextIO
 
-from ..errors import LoopguardError, RulesError
-from ..findings import Finding
-from ..replay import Replayer
-from ..transcripts import FORMATS
-from .colour import add_color_option, paint_report, painted
-from .replay_machine import GithubReport, JsonReport
-from .replay_output import TextReport
+from loopguard.errors import LoopguardError, RulesError
+from loopguard.findings import Finding
+from loopguard.replay.replayer import Replayer
+from loopguard.replay.transcripts import FORMATS
+from loopguard.cli.colour import add_color_option, paint_report, painted
+from loopguard.cli.replay_machine import GithubReport, JsonReport
+from loopguard.cli.replay_output import TextReport
 
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller inputs replay in a blink: no progress bar
 
@@ -116,7 +116,7 @@ def make_progress(files: list[str]) -> Progress | None:
 
 def run(args: argparse.Namespace) -> int:
     if args.explain is not None:
-        from .explain_cmd import explain
+        from loopguard.cli.explain_cmd import explain
 
         return explain(args, str(args.explain))
     guard = load_guard(args.rules, args.agent, args.allow_extends_outside)
@@ -158,6 +158,6 @@ def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
 
 
 def _html(out: TextIO, rules: str) -> Any:
-    from .replay_html import HtmlReport
+    from loopguard.cli.replay_html import HtmlReport
 
     return HtmlReport(out, rules)

@@ -18,10 +18,10 @@ import json
 from importlib import resources
 from typing import Any, TextIO
 
-from ..decision import RANK
-from ..findings import Finding
-from ..replay import DecisionRecord, Record, SessionSummary, SkippedTool
-from .replay_output import Totals, position, short
+from loopguard.decision import RANK
+from loopguard.findings import Finding
+from loopguard.replay.replayer import DecisionRecord, Record, SessionSummary, SkippedTool
+from loopguard.cli.replay_output import Totals, position, short
 
 MAX_CELLS = 5000
 

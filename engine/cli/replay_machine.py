@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..findings import Finding
-from ..replay import DROPS_DATA, DecisionRecord, Record, SkippedTool
-from .replay_output import Fold, Totals
+from loopguard.findings import Finding
+from loopguard.replay.replayer import DROPS_DATA, DecisionRecord, Record, SkippedTool
+from loopguard.cli.replay_output import Fold, Totals
 
 class JsonReport:
     """JSON lines: one object per record, each with a `record` member saying its kind."""

@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ..decision import RANK
-from ..findings import Finding
-from ..replay import DROPS_DATA, DecisionRecord, Record, SessionSummary, SkippedTool
+from loopguard.decision import RANK
+from loopguard.findings import Finding
+from loopguard.replay.replayer import DROPS_DATA, DecisionRecord, Record, SessionSummary, SkippedTool
 
 LEGEND = ("warn = the call runs and the model gets a note; critical = the call is blocked; "
           "breaker = the call is blocked and tools are closed for the rest of the turn")

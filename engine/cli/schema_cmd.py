@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from ..schema import default_assembly
+from loopguard.config.schema import default_assembly
 
 
 def add_parser(subparsers: Any) -> None:

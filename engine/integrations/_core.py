@@ -2,7 +2,7 @@
 
 Each adapter translates its framework's hooks into these few steps and its objects into
 plain names, dicts and strings; what the guard decides and every text the model sees come
-from the Session API and `loopguard.answers`, never from the adapter.
+from the Session API and `loopguard.session.answers`, never from the adapter.
 
 Sessions are looked up by id on every call (a framework shares one tool or middleware
 object between conversations). The breaker that closed a session's turn is remembered
@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import answers
-from ..decision import Decision
-from ..guard import Guard
-from ..session import Session
-from ..turns import RoundOutcome, TurnExpectation
+from loopguard.session import answers
+from loopguard.decision import Decision
+from loopguard.session.guard import Guard
+from loopguard.session.session import Session
+from loopguard.policy.turns import RoundOutcome, TurnExpectation
 
 _MAX_REMEMBERED = 4096  # open calls / breakers kept per adapter (a host may never report back)
 

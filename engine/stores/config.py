@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import RulesError
-from ..findings import Finding
-from .versioned import VersionedStore
+from loopguard.errors import RulesError
+from loopguard.findings import Finding
+from loopguard.stores.versioned import VersionedStore
 
 
 def _error(message: str, key: str, hint: str, source: str) -> RulesError:
@@ -37,13 +37,13 @@ def store_from_config(block: Mapping[str, Any], source: str = "<rules>") -> Vers
             raise _error("store.url contains a password; rules files must not hold secrets",
                          "url", "remove it from the URL and name an environment variable that "
                          "holds it in store.password_env", source)
-        from .redis_store import RedisStore
+        from loopguard.stores.redis_store import RedisStore
 
         return RedisStore.from_url(url, password_env=block.get("password_env"),
                                    timeout_s=float(block.get("timeout_s", 0.5)),
                                    key_prefix=str(block.get("key_prefix", "loopguard:")), **common)
     if "path" in block:
-        from .sqlite import SqliteStore
+        from loopguard.stores.sqlite import SqliteStore
 
         path = os.path.expanduser(str(block["path"]))
         if not os.path.isabs(path) and os.path.isfile(source):

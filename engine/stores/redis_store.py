@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .versioned import StoreUnavailable, VersionedStore
+from loopguard.stores.versioned import StoreUnavailable, VersionedStore
 
 _CAS = """
 local v = redis.call('HGET', KEYS[1], 'v')

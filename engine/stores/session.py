@@ -13,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..decision import Decision, Vote
-from ..history import HistoryEntry, SessionState
-from ..session import Session, _text
-from ..state_codec import StateCodecError
-from ..turns import RoundOutcome, TurnExpectation
-from .versioned import StoreUnavailable, VersionedStore
+from loopguard.decision import Decision, Vote
+from loopguard.state.history import HistoryEntry, SessionState
+from loopguard.session.session import Session, _text
+from loopguard.state.codec import StateCodecError
+from loopguard.policy.turns import RoundOutcome, TurnExpectation
+from loopguard.stores.versioned import StoreUnavailable, VersionedStore
 
 if TYPE_CHECKING:
-    from ..guard import Guard
-    from ..policy import CompiledPolicy
+    from loopguard.session.guard import Guard
+    from loopguard.policy.compile import CompiledPolicy
 
 MAX_ATTEMPTS = 32  # writes lost to other workers before a method gives up (fail_mode)
 

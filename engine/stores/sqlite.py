@@ -16,7 +16,7 @@ import time
 import weakref
 from typing import Any
 
-from .versioned import StoreUnavailable, VersionedStore
+from loopguard.stores.versioned import StoreUnavailable, VersionedStore
 
 _TABLE = "loopguard_sessions"
 _PURGE_EVERY = 1000  # writes between purges of expired sessions

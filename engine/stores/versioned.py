@@ -27,13 +27,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..history import SessionState
-from ..state_codec import StateCodecError, decode, encode
+from loopguard.state.history import SessionState
+from loopguard.state.codec import StateCodecError, decode, encode
 
 if TYPE_CHECKING:
-    from ..guard import Guard
-    from ..policy import CompiledPolicy
-    from .session import StoredSession
+    from loopguard.session.guard import Guard
+    from loopguard.policy.compile import CompiledPolicy
+    from loopguard.stores.session import StoredSession
 
 log = logging.getLogger("loopguard")
 _STRIPES = 64  # local locks: threads of one process take turns per session
@@ -89,7 +89,7 @@ class VersionedStore:
     # -- the Guard's interface ---------------------------------------------
     def open_session(self, guard: Guard, session_id: str, agent: str | None,
                      policy: CompiledPolicy, key: str) -> StoredSession:
-        from .session import StoredSession
+        from loopguard.stores.session import StoredSession
 
         return StoredSession(guard, session_id, agent, policy, self, key)
 

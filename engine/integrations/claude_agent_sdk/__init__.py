@@ -3,10 +3,10 @@
 Needs `pip install "loopguard-engine[claude-agent-sdk]"`. See docs/integrations.md.
 """
 
-from .._missing import needs
+from loopguard.integrations._missing import needs
 
 try:
-    from .hooks import ClaudeLoopGuard, loopguard_hooks
+    from loopguard.integrations.claude_agent_sdk.hooks import ClaudeLoopGuard, loopguard_hooks
 except ImportError as exc:  # the framework is not installed: say which extra brings it
     raise needs("claude-agent-sdk", exc) from exc
 

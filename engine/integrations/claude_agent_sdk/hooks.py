@@ -24,10 +24,10 @@ from typing import Any
 
 from claude_agent_sdk import HookMatcher
 
-from ... import answers
-from ...decision import Decision
-from ...guard import Guard
-from .._core import GuardCore, _bound
+from loopguard.session import answers
+from loopguard.decision import Decision
+from loopguard.session.guard import Guard
+from loopguard.integrations._core import GuardCore, _bound
 
 Output = Any  # a HookJSONOutput (TypedDict), built as a plain dict
 

@@ -3,10 +3,10 @@
 Needs `pip install "loopguard-engine[langchain]"`. See docs/integrations.md.
 """
 
-from .._missing import needs
+from loopguard.integrations._missing import needs
 
 try:
-    from .middleware import LoopGuardMiddleware
+    from loopguard.integrations.langchain.middleware import LoopGuardMiddleware
 except ImportError as exc:  # the framework is not installed: say which extra brings it
     raise needs("langchain", exc) from exc
 

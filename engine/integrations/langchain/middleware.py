@@ -29,10 +29,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages import convert_to_openai_messages
 from langgraph.config import get_config
 
-from ... import answers
-from ...decision import Decision
-from ...guard import Guard
-from .._core import GuardCore, _bound
+from loopguard.session import answers
+from loopguard.decision import Decision
+from loopguard.session.guard import Guard
+from loopguard.integrations._core import GuardCore, _bound
 
 SUMMARY_SOURCE = "summarization"  # additional_kwargs["lc_source"] of SummarizationMiddleware
 

@@ -3,10 +3,10 @@
 Needs `pip install "loopguard-engine[openai-agents]"`. See docs/integrations.md.
 """
 
-from .._missing import needs
+from loopguard.integrations._missing import needs
 
 try:
-    from .runner import LoopGuard
+    from loopguard.integrations.openai_agents.runner import LoopGuard
 except ImportError as exc:  # the framework is not installed: say which extra brings it
     raise needs("openai-agents", exc) from exc
 

@@ -39,10 +39,10 @@ from agents.tool_guardrails import (
     ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolOutputGuardrail,
 )
 
-from ... import answers
-from ...decision import Decision
-from ...guard import Guard
-from .._core import GuardCore, _bound
+from loopguard.session import answers
+from loopguard.decision import Decision
+from loopguard.session.guard import Guard
+from loopguard.integrations._core import GuardCore, _bound
 
 _SESSION: contextvars.ContextVar[str] = contextvars.ContextVar("loopguard_session", default="default")
 

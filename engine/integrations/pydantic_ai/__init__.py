@@ -3,10 +3,10 @@
 Needs `pip install "loopguard-engine[pydantic-ai]"`. See docs/integrations.md.
 """
 
-from .._missing import needs
+from loopguard.integrations._missing import needs
 
 try:
-    from .capability import LoopGuard
+    from loopguard.integrations.pydantic_ai.capability import LoopGuard
 except ImportError as exc:  # the framework is not installed: say which extra brings it
     raise needs("pydantic-ai", exc) from exc
 

@@ -31,10 +31,10 @@ from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, SkipModelRequest, SkipToolExecution
 
-from ... import answers
-from ...decision import Decision
-from ...guard import Guard
-from .._core import GuardCore, _bound
+from loopguard.session import answers
+from loopguard.decision import Decision
+from loopguard.session.guard import Guard
+from loopguard.integrations._core import GuardCore, _bound
 
 
 @dataclass

@@ -1,0 +1,299 @@
+"""The layers of a rules source: `builtin:default`, then `extends:` entries, then the file.
+
+Each `extends:` entry is `builtin:NAME` (`rules/NAME.yaml` of the installed
+package) or a path relative to the including file, and is expanded the same
+way (its own `extends:` first). A layer met twice is applied once; a cycle is
+an error naming the chain. Every layer is checked on its own (`version`
+first, then the schema), so findings point into the file that wrote them;
+then the layers merge (mappings key by key, lists and scalars replace) and
+the merged document gets the reference checks of `lintchecks.load_checks`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from loopguard.findings import Finding
+from loopguard.config.loadchecks import load_checks
+from loopguard.config.effective import deep_merge
+from loopguard.config.positions import PositionIndex, SourceDoc
+from loopguard.config.prune import prune_invalid
+from loopguard.config.read import decode, parse_text, read_path
+from loopguard.config.schema import Assembly, default_assembly
+from loopguard.text.templates import template_findings
+from loopguard.config.validate import kind_of, schema_findings
+
+BUILTIN = "builtin:"
+BASE = "builtin:default"
+SUPPORTED_VERSION = 1
+MAX_EXTENDS_DEPTH = 32
+_PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+@dataclass
+class Analysis:
+    """Everything learnt while loading one rules source."""
+
+    source: str
+    layers: list[SourceDoc] = field(default_factory=list)
+    data: dict[str, Any] | None = None
+    findings: list[Finding] = field(default_factory=list)
+    unreadable: bool = False
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "error"]
+
+    @property
+    def index(self) -> PositionIndex:
+        return PositionIndex(self.layers)
+
+def builtin_names() -> list[str]:
+    """The bundled packs, as `builtin:NAME` names."""
+    folder = resources.files("loopguard.rules")
+    return sorted(BUILTIN + p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+@lru_cache(maxsize=16)
+def builtin_source(name: str) -> tuple[str, str] | None:
+    """(identity, text) of a bundled pack, or None when there is no such pack."""
+    if not _PACK_NAME.match(name):
+        return None
+    item = resources.files("loopguard.rules").joinpath(f"{name}.yaml")
+    if not item.is_file():
+        return None
+    return os.path.realpath(str(item)), item.read_text(encoding="utf-8")
+
+def check_root(doc: SourceDoc) -> bool:
+    """Is the document a mapping with `version: 1`? (Checked before anything else.)"""
+    data = doc.data
+    if data is None and not doc.has_errors:
+        doc.error((1, 1), "the rules file is empty", "start it with `version: 1`", "empty")
+    if data is None or doc.has_errors:
+        return False
+    root = doc.positions.get((), (1, 1))
+    if not isinstance(data, dict):
+        doc.error(root, f"a rules file must be a mapping of keys to values, not {kind_of(data)}",
+                  "start it with `version: 1`", "not-a-mapping")
+        return False
+    if "version" not in data:
+        doc.error(root, "missing `version`", "add `version: 1` as the first line", "version")
+        return False
+    version = data["version"]
+    where = doc.positions.get(("version",), root)
+    if isinstance(version, int) and not isinstance(version, bool) and version > SUPPORTED_VERSION:
+        doc.error(where, f"rules version {version} is newer than this loopguard understands "
+                  f"(version {SUPPORTED_VERSION})", "upgrade loopguard-engine, or write "
+                  "`version: 1` rules", "version", path=("version",))
+        return False
+    if type(version) is not int or version != SUPPORTED_VERSION:  # not 1.0, not true
+        shown = repr(version) if isinstance(version, (int, float)) else kind_of(version)
+        doc.error(where, f"unsupported rules version {shown}", "write `version: 1`",
+                  "version", path=("version",))
+        return False
+    return True
+
+RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
+
+
+def _without_recoverable(doc: SourceDoc) -> SourceDoc:
+    """`doc`, or a view of it without recoverable parse errors, for `check_root`.
+
+    The view shares the data and positions; findings `check_root` adds to it are copied
+    back into `doc`.
+    """
+    if doc.data is None or not doc.findings or any(
+            f.level == "error" and f.code not in RECOVERABLE for f in doc.findings):
+        return doc
+    return _RootView(doc)
+
+
+class _RootView(SourceDoc):
+    """A SourceDoc over another one's data whose new findings go to the original."""
+
+    def __init__(self, doc: SourceDoc) -> None:
+        super().__init__(doc.name, doc.data, doc.positions, doc.key_positions, [], doc.display)
+        self.original = doc
+
+    def error(self, pos: Any, message: str, hint: str = "", code: str = "",
+              path: Any = (), level: str = "error") -> None:
+        super().error(pos, message, hint, code, path, level)
+        self.original.findings.append(self.findings[-1])
+
+
+class LayerLoader:
+    """Collects the layers of one rules source, following `extends:`."""
+
+    def __init__(self, assembly: Assembly, allow_outside: bool = False) -> None:
+        self.assembly = assembly
+        self.allow_outside = allow_outside
+        self.root = ""  # the folder tree `extends:` paths must stay in (set by `run`)
+        self.result = Analysis("")
+        self.done: set[str] = set()
+        self.stack: list[str] = []  # identities of the files being expanded
+        self.names: list[str] = []  # their names as shown to the user
+        self.incomplete = False  # a layer could not be used at all
+
+    def validate(self, doc: SourceDoc) -> SourceDoc | None:
+        """`doc` if valid; without the values its schema rejects (see `prune`); None if unusable.
+
+        A duplicate key is an error, but the document is still whole (the last value
+        kept), so the later checks run on it too.
+        """
+        ok = check_root(_without_recoverable(doc))
+        if ok:
+            doc.findings.extend(schema_findings(doc, self.assembly.schema))
+        self.result.findings.extend(doc.findings)
+        checked = doc if ok and not doc.has_errors else (
+            prune_invalid(doc, self.assembly.schema) if ok else None)
+        self.incomplete = self.incomplete or checked is None
+        return checked
+
+    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> SourceDoc | None:
+        """Validate `doc`, add its `extends:` layers, then the (checked) doc itself."""
+        checked = self.validate(doc)
+        if checked is None:
+            return None
+        doc = checked
+        self.stack.append(ident)
+        self.names.append(doc.name)
+        for i, entry in enumerate(doc.data.get("extends") or []):
+            self.extend(doc, i, entry, base_dir)
+        self.stack.pop()
+        self.names.pop()
+        self.done.add(ident)
+        self.result.layers.append(doc)
+        return doc
+
+    def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
+        where = doc.positions.get(("extends", i), (1, 1))
+        if entry.startswith(BUILTIN):
+            found = builtin_source(entry[len(BUILTIN):])
+            if found is None:
+                names = ", ".join(builtin_names())
+                doc.error(where, f"unknown bundled pack {entry!r}", f"bundled packs: {names}",
+                          "extends", path=("extends", i))
+                self.result.findings.append(doc.findings[-1])
+                return
+            ident, text, name = found[0], found[1], entry
+            child_dir = os.path.dirname(ident)
+        else:
+            found_file = self.read_extended(doc, i, entry, base_dir)
+            if found_file is None:
+                return
+            ident, name, text = found_file
+            child_dir = os.path.dirname(ident)
+        if ident in self.stack:
+            start = self.stack.index(ident)
+            chain = " -> ".join([*self.names[start:], self.names[start]])
+            doc.error(where, f"extends cycle: {chain}", "remove one of the extends entries",
+                      "extends-cycle", path=("extends", i))
+            self.result.findings.append(doc.findings[-1])
+            return
+        if ident in self.done:
+            return
+        if len(self.stack) >= MAX_EXTENDS_DEPTH:
+            doc.error(where, f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "",
+                      "extends", path=("extends", i))
+            self.result.findings.append(doc.findings[-1])
+            return
+        child = parse_text(text, name)
+        if not entry.startswith(BUILTIN) and not _is_rules_file(child):
+            # Not a rules file (a `.env`, a key file...): say so without quoting any of it.
+            problem = next((f for f in child.findings if f.level == "error"), None)
+            where_in = f" (first problem at line {problem.line}, column {problem.col})" if problem else ""
+            self.refuse(doc, i, f"cannot extend {entry!r}: not a rules file{where_in}",
+                        "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
+                        "run `loopguard lint` on it to see more")
+            return
+        self.add(child, ident, child_dir)
+
+    def refuse(self, doc: SourceDoc, i: int, message: str, hint: str) -> None:
+        """An error at `extends[i]` of `doc`, recorded in the result too."""
+        where = doc.positions.get(("extends", i), (1, 1))
+        doc.error(where, message, hint, "extends", path=("extends", i))
+        self.result.findings.append(doc.findings[-1])
+
+    def read_extended(self, doc: SourceDoc, i: int, entry: str, base_dir: str
+                      ) -> tuple[str, str, str] | None:
+        """(identity, shown name, text) of a file `extends:` entry, or None after an error.
+
+        The path must stay inside `self.root` (unless allowed); a file that cannot be read
+        or decoded is reported by the kind of problem only, never by its content.
+        """
+        if "\x00" in entry:
+            self.refuse(doc, i, "extends entry contains a NUL character", "check the path")
+            return None
+        try:
+            ident = os.path.realpath(os.path.join(base_dir, entry))
+        except (OSError, ValueError) as exc:
+            self.refuse(doc, i, f"cannot extend {entry!r}: {exc}", "check the path")
+            return None
+        if not self.allow_outside and not _inside(ident, self.root):
+            self.refuse(doc, i, f"extends {entry!r} points outside the rules file's folder "
+                        f"({self.root})", "keep extended files under that folder or use "
+                        "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
+                        "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)")
+            return None
+        name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
+        raw, read_doc = read_path(ident)
+        text = None
+        if raw is not None:
+            text, read_doc = decode(raw, name)
+        if text is None:
+            first = read_doc.findings[0] if read_doc.findings else None
+            reason = (first.message if first is not None and first.code == "unreadable"
+                      else f"not a rules file ({_KINDS.get(first.code if first else '', 'unreadable')})")
+            self.refuse(doc, i, f"cannot extend {entry!r}: {reason}",
+                        "check the path (it is relative to this file)")
+            return None
+        return ident, name, text
+
+    def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:
+        self.result.source = top.name
+        self.root = os.path.realpath(base_dir)
+        base = builtin_source(BASE[len(BUILTIN):])
+        if base is not None and base[0] != ident:
+            self.add(parse_text(base[1], BASE), base[0], base_dir)
+        checked = self.add(top, ident, base_dir)
+        if self.incomplete or any(f.code in ("extends", "extends-cycle")
+                                  for f in self.result.findings):
+            return self.result  # a missing layer: later checks would judge an incomplete merge
+        if checked is None or not self.result.layers or self.result.layers[-1] is not checked:
+            return self.result
+        data: dict[str, Any] = {}
+        for layer in self.result.layers:
+            data = deep_merge(data, {k: v for k, v in layer.data.items() if k != "extends"})
+        self.result.data = data
+        self.result.findings.extend(load_checks(data, self.result.index, self.assembly))
+        self.result.findings.extend(template_findings(data, self.result.index))
+        return self.result
+
+def analyze_doc(doc: SourceDoc, ident: str, base_dir: str, assembly: Assembly | None = None,
+                allow_extends_outside: bool = False) -> Analysis:
+    """Load a parsed source with its layers; nothing is raised.
+
+    `extends:` paths must resolve (symbolic links followed) inside `base_dir`'s tree
+    unless `allow_extends_outside`; `builtin:NAME` packs are always allowed.
+    """
+    loader = LayerLoader(assembly or default_assembly(), allow_extends_outside)
+    return loader.run(doc, ident, base_dir)
+
+
+_KINDS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # another drive, or a mix of absolute and relative paths
+        return False
+
+
+def _is_rules_file(doc: SourceDoc) -> bool:
+    """Did the text parse (perhaps with errors) into a mapping that has a `version` key?"""
+    return isinstance(doc.data, dict) and "version" in doc.data

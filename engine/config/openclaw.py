@@ -1,0 +1,216 @@
+"""The OpenClaw `tools.loopDetection` block, translated into native rules keys.
+
+Users paste the block from the OpenClaw documentation as written (JSON5 or
+YAML). It means exactly the native keys:
+
+    tools.loopDetection.enabled                      -> loop_detection.enabled
+    tools.loopDetection.historySize                  -> loop_detection.history_size
+    ...Threshold (warning, critical, unknownTool,
+       globalCircuitBreaker)                         -> loop_detection.<snake_case>
+    tools.loopDetection.postCompactionGuard.windowSize
+                                      -> loop_detection.post_compaction_guard.window_size
+    tools.loopDetection.detectors.genericRepeat: B   -> detectors.generic_repeat.enabled: B
+    agents.list[{id: A, tools: {loopDetection: X}}]  -> agents.A.{loop_detection, detectors}
+
+Several blocks may follow each other; later blocks override earlier ones key
+by key. Unknown keys inside `loopDetection` are errors (with "did you mean");
+other OpenClaw settings around it (`tools.exec`, an agent's `model` ...) are
+not loop-detection settings and are ignored with a warning, so a whole
+OpenClaw config can be pasted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from loopguard.findings import Finding
+from loopguard.config.effective import deep_merge
+from loopguard.config.positions import Path, Pos, SourceDoc
+
+LOOP_KEYS = {
+    "enabled": "enabled",
+    "historySize": "history_size",
+    "warningThreshold": "warning_threshold",
+    "criticalThreshold": "critical_threshold",
+    "unknownToolThreshold": "unknown_tool_threshold",
+    "globalCircuitBreakerThreshold": "global_circuit_breaker_threshold",
+}
+NESTED_KEYS = ("detectors", "postCompactionGuard")
+GUARD_KEYS = {"windowSize": "window_size"}
+
+
+def snake_case(name: str) -> str:
+    """`knownPollNoProgress` -> `known_poll_no_progress`."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def is_openclaw(value: Any) -> bool:
+    """A mapping shaped like an OpenClaw config (and not a native rules file)."""
+    if not isinstance(value, dict) or "version" in value:
+        return False
+    tools, agents = value.get("tools"), value.get("agents")
+    return (isinstance(tools, dict) and "loopDetection" in tools) or (
+        isinstance(agents, dict) and "list" in agents)
+
+
+class _Translator:
+    def __init__(self, source: SourceDoc) -> None:
+        self.src = source
+        self.out = SourceDoc(source.name, {"version": 1}, findings=list(source.findings))
+
+    def put(self, native: Path, value: Any, src: Path, shown: str) -> dict[str, Any]:
+        """Map one source value to its native path (a mapping of the parents is created)."""
+        self.out.positions[native] = self.src.positions.get(src, (1, 1))
+        if src in self.src.key_positions:
+            self.out.key_positions[native] = self.src.key_positions[src]
+        self.out.display[native] = shown
+        nested: dict[str, Any] = {}
+        node = nested
+        for step in native[:-1]:
+            node = node.setdefault(step, {})
+        node[native[-1]] = value
+        return nested
+
+    def report(self, level: str, pos: Pos, message: str, shown: str, hint: str, code: str) -> None:
+        """A finding placed in the source text and named the way the user wrote it."""
+        self.out.findings.append(Finding(self.src.name, pos[0], pos[1], level, message, shown,
+                                         hint, code))
+
+    def where(self, src: Path, at_key: bool = False) -> Pos:
+        if at_key and src in self.src.key_positions:
+            return self.src.key_positions[src]
+        return self.src.positions.get(src, (1, 1))
+
+    def ignore(self, src: Path, shown: str) -> None:
+        self.report("warning", self.where(src, True), f"{shown} is ignored: not a loop-detection "
+                    "setting", shown, "only tools.loopDetection and agents.list[].tools.loopDetection "
+                    "are read", "openclaw-ignored")
+
+    def unknown(self, src: Path, key: str, shown: str, known: list[str]) -> None:
+        close = difflib.get_close_matches(key, known, n=1)
+        extra = f" (did you mean {close[0]!r}?)" if close else ""
+        self.report("error", self.where(src, True), f"unknown key {key!r}{extra}", shown,
+                    f"allowed keys: {', '.join(known)}", "unknown-key")
+
+    def type_error(self, src: Path, shown: str, expected: str) -> None:
+        self.report("error", self.where(src), f"expected {expected}", shown, "", "type")
+
+    def block(self, value: Any, src: Path, shown: str, prefix: Path) -> dict[str, Any]:
+        """Translate one `loopDetection` mapping into native keys under `prefix`."""
+        result: dict[str, Any] = {}
+        if not isinstance(value, dict):
+            self.type_error(src, shown, "a mapping")
+            return result
+        self.put(prefix + ("loop_detection",), {}, src, shown)  # where the block starts
+        for key, item in value.items():
+            at, here = src + (key,), f"{shown}.{key}"
+            if key in LOOP_KEYS:
+                part = self.put(prefix + ("loop_detection", LOOP_KEYS[key]), item, at, here)
+            elif key == "postCompactionGuard":
+                part = self.guard(item, at, here, prefix)
+            elif key == "detectors":
+                part = self.detectors(item, at, here, prefix)
+            else:
+                self.unknown(at, key, here, [*LOOP_KEYS, *NESTED_KEYS])
+                continue
+            result = deep_merge(result, part)
+        return result
+
+    def guard(self, value: Any, src: Path, shown: str, prefix: Path) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        native = prefix + ("loop_detection", "post_compaction_guard")
+        if not isinstance(value, dict):
+            self.type_error(src, shown, "a mapping")
+            return result
+        self.put(native, {}, src, shown)
+        for key, item in value.items():
+            if key not in GUARD_KEYS:
+                self.unknown(src + (key,), key, f"{shown}.{key}", list(GUARD_KEYS))
+                continue
+            result = deep_merge(result, self.put(native + (GUARD_KEYS[key],), item, src + (key,),
+                                                 f"{shown}.{key}"))
+        return result
+
+    def detectors(self, value: Any, src: Path, shown: str, prefix: Path) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        if not isinstance(value, dict):
+            self.type_error(src, shown, "a mapping")
+            return result
+        for key, item in value.items():
+            native = prefix + ("detectors", snake_case(key))
+            self.put(native, {}, src + (key,), f"{shown}.{key}")
+            result = deep_merge(result, self.put(native + ("enabled",), item, src + (key,),
+                                                 f"{shown}.{key}"))
+        return result
+
+    def agents(self, value: Any, src: Path) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        if not isinstance(value, dict):
+            self.type_error(src, "agents", "a mapping")
+            return result
+        for key in value:
+            if key != "list":
+                self.ignore(src + (key,), f"agents.{key}")
+        entries = value.get("list", [])
+        if not isinstance(entries, list):
+            self.type_error(src + ("list",), "agents.list", "a list")
+            return result
+        seen: set[str] = set()
+        for i, entry in enumerate(entries):
+            at = src + ("list", i)
+            ident = entry.get("id") if isinstance(entry, dict) else None
+            if not isinstance(ident, str) or not ident:
+                self.report("error", self.where(at), "an agent in agents.list needs an `id` string",
+                            f"agents.list[{i}]", 'add id: "name"', "openclaw-agent")
+                continue
+            shown = f"agents.list.{ident}"
+            if ident in seen:
+                self.report("error", self.where(at + ("id",)), f"agent {ident!r} is listed twice",
+                            shown, "merge the two entries", "duplicate-agent")
+            seen.add(ident)
+            self.put(("agents", ident), {}, at, shown)
+            result = deep_merge(result, {"agents": {ident: {}}})
+            for key, item in entry.items():
+                if key == "tools" and not isinstance(item, dict):
+                    self.type_error(at + (key,), f"{shown}.tools", "a mapping")
+                elif key == "tools":
+                    result = deep_merge(result, self.tools(item, at + ("tools",), f"{shown}.tools",
+                                                           ("agents", ident)))
+                elif key != "id":
+                    self.ignore(at + (key,), f"{shown}.{key}")
+        return result
+
+    def tools(self, value: dict[str, Any], src: Path, shown: str, prefix: Path) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, item in value.items():
+            if key == "loopDetection":
+                result = deep_merge(result, self.block(item, src + (key,), f"{shown}.{key}", prefix))
+            else:
+                self.ignore(src + (key,), f"{shown}.{key}")
+        return result
+
+    def translate(self, blocks: list[tuple[Path, Any]]) -> SourceDoc:
+        data: dict[str, Any] = {"version": 1}
+        for prefix, block in blocks:
+            for key, item in block.items():
+                if key == "tools":
+                    if not isinstance(item, dict):
+                        self.type_error(prefix + (key,), "tools", "a mapping")
+                        continue
+                    part = self.tools(item, prefix + (key,), "tools", ())
+                elif key == "agents":
+                    part = self.agents(item, prefix + (key,))
+                else:
+                    self.ignore(prefix + (key,), key)
+                    continue
+                data = deep_merge(data, part)
+        self.out.data = data
+        self.out.positions[()] = (1, 1)
+        return self.out
+
+
+def translate(source: SourceDoc, blocks: list[tuple[Path, Any]]) -> SourceDoc:
+    """A native rules document from OpenClaw blocks (each `(path prefix, mapping)`)."""
+    return _Translator(source).translate(blocks)

@@ -1,0 +1,156 @@
+"""The JSON Schema a rules file is validated against: the core plus every detector's options.
+
+`schemas/rules.schema.json` describes everything but the detectors' options.
+Each registered detector declares an `options_schema`; assembly puts it under
+`properties.detectors.properties.<id>`, adds the `enabled` switch, closes it
+(`additionalProperties: false` unless the detector chose otherwise) and then
+closes `detectors` itself, so an unknown detector id is an error. A plugin's
+options are thus linted exactly like the built-ins'.
+
+A detector whose options schema is not a valid Draft 2020-12 schema is left
+out and reported in `Assembly.problems`; assembly itself never fails. Every
+property the bundled `rules/default.yaml` sets gets that value as its
+`default` (`schemadefaults`), so editors show the real defaults.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from loopguard.detection.plugincheck import safe_repr, schema_problem
+from loopguard.config.schemadefaults import add_defaults
+
+CORE_SCHEMA = "rules.schema.json"
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """The assembled schema, the detector ids it knows, and what was left out and why."""
+
+    schema: dict[str, Any]
+    detector_ids: tuple[str, ...]
+    problems: tuple[str, ...]
+    closed: bool  # True when detector ids are known (unknown ids are errors)
+
+
+@lru_cache(maxsize=1)
+def _core_text() -> str:
+    return resources.files("loopguard.schemas").joinpath(CORE_SCHEMA).read_text(encoding="utf-8")
+
+
+def core_schema() -> dict[str, Any]:
+    """A fresh copy of the core schema (package data)."""
+    result: dict[str, Any] = json.loads(_core_text())
+    return result
+
+
+def _registered() -> tuple[list[Any] | None, list[str]]:
+    """Detectors from the plugin registry, or None when there is no registry yet."""
+    try:
+        from loopguard.detection.registry import load_registry
+    except ImportError:
+        return None, []
+    try:
+        registry = load_registry()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin setup must not break lint
+        return None, [f"detector registry failed to load: {type(exc).__name__}: {exc}"]
+    problems = [str(fault) for fault in getattr(registry, "faults", ())]
+    return list(registry.detectors), problems
+
+
+def _summary(detector: Any) -> str:
+    """The first line of the detector's module docstring, without its `id — ` prefix."""
+    inner = getattr(detector, "detector", detector)
+    module = sys.modules.get(type(inner).__module__)
+    first = ((getattr(module, "__doc__", None) or type(inner).__doc__ or "").strip()
+             .splitlines() or [""])[0]
+    text = first.split(" — ", 1)[-1].strip()
+    text = text[:1].upper() + text[1:]
+    return text or f"Options of the {getattr(detector, 'id', '?')} detector."
+
+
+def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The detector's options schema with `enabled` added, or why it cannot be used."""
+    ident = getattr(detector, "id", "?")
+    source = getattr(detector, "source", "") or ident
+    options = getattr(detector, "options_schema", None)
+    if options is None:
+        options = {"type": "object"}
+    problem = schema_problem(str(ident), options)  # valid, local $refs, bounded patterns
+    if problem:
+        prefix = f"detector {str(ident)!r}"
+        return None, f"{prefix} ({source}){problem[len(prefix):]}; skipped"
+    result = copy.deepcopy(options)
+    # Its own base URI, so the plugin's local `$ref`s (`#/$defs/...`) resolve inside it
+    # once it sits under `properties.detectors.properties.<id>` of the master schema.
+    result.setdefault("$id", f"urn:loopguard:detector:{ident}")
+    result.setdefault("description", _summary(detector))
+    result.setdefault("type", "object")
+    properties = result.setdefault("properties", {})
+    if not isinstance(properties, dict):
+        return None, f"detector {ident!r} ({source}): `properties` must be a mapping; skipped"
+    properties.setdefault("enabled", {"description": "Turn this detector on or off.",
+                                      "type": "boolean"})
+    result.setdefault("additionalProperties", False)
+    return result, None
+
+
+def assemble(detectors: Iterable[Any] | None = None) -> Assembly:
+    """Core schema + options of `detectors` (default: the plugin registry's)."""
+    problems: list[str] = []
+    listed: list[Any] | None
+    if detectors is None:
+        listed, problems = _registered()
+    else:
+        listed = list(detectors)
+    schema = core_schema()
+    if listed is None:
+        return Assembly(schema, (), tuple(problems), closed=False)
+    block = schema["properties"]["detectors"]
+    ids: list[str] = []
+    for detector in listed:
+        ident = getattr(detector, "id", None)
+        if not isinstance(ident, str) or not ident:
+            problems.append(f"detector {safe_repr(detector)} has no id; skipped")
+            continue
+        if ident in ids:
+            problems.append(f"detector {ident!r} is registered twice; the second is skipped")
+            continue
+        options, problem = _options_schema(detector)
+        if options is None:
+            problems.append(problem or f"detector {ident!r}: skipped")
+            continue
+        block["properties"][ident] = options
+        ids.append(ident)
+    block["additionalProperties"] = False
+    add_defaults(schema)
+    return Assembly(schema, tuple(ids), tuple(problems), closed=True)
+
+
+def assemble_schema(detectors: Iterable[Any] | None = None) -> dict[str, Any]:
+    """The assembled schema as a dict (see `assemble` for the problems met)."""
+    return assemble(detectors).schema
+
+
+@lru_cache(maxsize=4)
+def _default_assembly(registry: Any) -> Assembly:
+    """Keyed by the registry object itself (not its id, which a new registry may reuse)."""
+    return assemble()
+
+
+def default_assembly() -> Assembly:
+    """The registry's assembly, built once per registry object."""
+    try:
+        from loopguard.detection.registry import load_registry
+
+        registry: Any = load_registry()
+    except Exception:  # noqa: BLE001 - same fallback as `assemble`
+        registry = None
+    return _default_assembly(registry)

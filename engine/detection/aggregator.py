@@ -1,0 +1,122 @@
+"""Turns the votes on one call into one decision (SPEC §1).
+
+Highest level wins; ties go to the detector listed first in
+`aggregator.order`. Escalation: the Nth critical decision in one run of a
+session becomes a breaker (`aggregator.escalate_criticals`, 0 = off).
+Warnings notify the model once per key and then once per `warn_every` bucket
+(`aggregator.warn_notes: false` keeps them out of the model's view). Every
+non-allow decision is logged on the `loopguard.decisions` logger: warn at
+WARNING, critical and breaker at ERROR.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from loopguard.text import messages
+from loopguard.decision import RANK, Decision, Vote
+from loopguard.state.history import Call, SessionState
+
+_MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
+_MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is per run)
+decision_log = logging.getLogger("loopguard.decisions")
+_TEMPLATE_KEYS = {"warn": "warn_note", "critical": "blocked", "breaker": "breaker"}  # action -> message key
+
+
+def _log_has_handlers() -> bool:
+    """Whether a real handler would receive decision logs (building a record costs ~3 µs)."""
+    logger: logging.Logger | None = decision_log
+    while logger is not None:
+        for handler in logger.handlers:
+            if not isinstance(handler, logging.NullHandler):
+                return True
+        if not logger.propagate:
+            return False
+        logger = logger.parent
+    return False
+
+
+class Aggregator:
+    """Compiled once per policy from the `aggregator` block."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        block = config.get("aggregator") or {}
+        self.order = {name: i for i, name in enumerate(block.get("order") or ())}
+        self.escalate = int(block.get("escalate_criticals", 2) or 0)
+        self.warn_every = max(1, int(block.get("warn_every", 10) or 1))
+        self.fail_closed = block.get("fail_mode", "open") == "closed"
+        self.warn_notes = block.get("warn_notes", True) is not False
+        self.config = config
+        self._templates: dict[tuple[str, str], str] = {}  # (key, language) -> template
+
+    def rank(self, vote: Vote) -> tuple[int, int]:
+        """Sort key: higher level first, then rules order (unknown ids last)."""
+        return (-RANK.get(vote.level, 0), self.order.get(vote.detector, len(self.order)))
+
+    def decide(
+        self, call: Call, votes: Sequence[Vote], faults: Sequence[str],
+        state: SessionState, phase: str,
+    ) -> Decision:
+        """The decision for `call`; updates escalation and warning state."""
+        if not votes:  # (`_make` skips the keyword handling of `Decision(...)`: this runs on every call)
+            return Decision._make(("allow", (), None, call.tool, call.call_id, call.seq, call.turn,
+                                   call.run_id, phase, None, False, False, tuple(faults) if faults else ()))
+        # One vote (the usual case) needs no sorting.
+        ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
+        top = ordered[0]
+        action = top.level
+        escalated = False
+        notify = False
+        if action == "critical":
+            count = state.criticals.pop(call.run_id, 0) + 1
+            state.criticals[call.run_id] = count  # newest last: the oldest runs are dropped
+            if len(state.criticals) > _MAX_RUNS:
+                del state.criticals[next(iter(state.criticals))]
+            if self.escalate and count >= self.escalate:
+                action, escalated = "breaker", True
+        elif action == "warn":
+            notify = self._should_notify(state, top) and self.warn_notes
+        if decision_log.isEnabledFor(logging.WARNING) and _log_has_handlers():
+            decision_log.log(logging.WARNING if action == "warn" else logging.ERROR,
+                             "%s %s (seq %d, turn %d): %s [%s, count %d]", action, call.tool,
+                             call.seq, call.turn, top.message, top.detector, top.count)
+        text = None
+        if action != "warn" or notify:
+            message = top.message
+            if escalated:
+                message += f" (blocked {state.criticals[call.run_id]} times in this run: escalated to breaker)"
+            text = self._fill(state, _TEMPLATE_KEYS[action], {"message": message, "detector": top.detector,
+                                                               "count": top.count, "tool": call.tool})
+        return Decision._make((action, ordered, text, call.tool, call.call_id, call.seq, call.turn,
+                               call.run_id, phase, top.detector, escalated, notify, tuple(faults) if faults else ()))
+
+    def _should_notify(self, state: SessionState, vote: Vote) -> bool:
+        bucket = vote.count // self.warn_every
+        last = state.warned.get(vote.key)
+        if last is not None and bucket <= last:
+            return False
+        if last is None and len(state.warned) >= _MAX_WARN_KEYS:
+            state.warned.clear()
+        state.warned[vote.key] = bucket
+        return True
+
+    def render(self, state: SessionState, key: str, **fields: Any) -> str:
+        """A message template in the session's language (templates looked up once per policy)."""
+        return self._fill(state, key, fields)
+
+    def _fill(self, state: SessionState, key: str, fields: dict[str, Any]) -> str:
+        """`render` with the fields as one dict (a blocked call renders on the hot path)."""
+        lang = state.lang or messages.language(self.config, "")
+        template = self._templates.get((key, lang))
+        if template is None:
+            template = self._templates[(key, lang)] = messages.template(self.config, key, lang)
+        return messages.fill_map(template, fields)
+
+    def fault_vote(self, detector_id: str, source: str, error: str) -> Vote | None:
+        """With `fail_mode: closed`, a failing detector votes critical."""
+        if not self.fail_closed:
+            return None
+        return Vote(detector_id, "critical", 0, f"{detector_id}:fault",
+                    f"detector {source} failed ({error}); fail_mode is closed", (), "detector_fault")

@@ -1,0 +1,169 @@
+"""The registry of lint checks: every code lint can report, with its level and documentation.
+
+Two kinds of entries share one registry (`checks()`):
+
+- *meaning checks*: one module each under `loopguard.lint.checks` (listed in
+  `BUILTIN_CHECKS`, no directory scanning), with `CODE`, `LEVEL`, `DEFAULT`
+  (on unless `False`) and a pure `check(ctx: LintContext) -> list[Finding]`;
+  the module docstring is the documentation. Plugins add more through the
+  `loopguard_register_lint_checks` hook; built-ins come through the very same
+  hook (`builtin.py`).
+- *stage codes*: what reading, the schema, `extends:` and the reference checks
+  report (`stagecodes.py`). Their errors stop a file from loading, so they
+  cannot be disabled; their warnings can.
+
+`select()` turns `--disable`/`--enable` into the set of active codes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from loopguard.findings import LEVELS, Finding
+from loopguard.lint.checks.context import LintContext
+
+CODE_SHAPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+BUILTIN_CHECKS = (
+    "unused_set", "empty_set", "empty_keyword", "duplicate_keyword", "duplicate_exempt_tool",
+    "duplicate_detector", "duplicate_id", "threshold_order",
+    "threshold_repaired", "never_fires", "gated_off", "unknown_agent", "unused_agent",
+    "redundant_value", "redos",
+)
+
+
+@dataclass(frozen=True)
+class LintCheck:
+    """One code: its default level, whether it runs by default, its documentation."""
+
+    code: str
+    level: str
+    doc: str
+    check: Callable[[LintContext], Iterable[Finding]] | None = None  # None: a stage code
+    default: bool = True
+    stage: str = "meaning"  # read, syntax, root, schema, extends, references, meaning
+    origin: str = "loopguard"  # the plugin (package[entry]) that registered it
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0].strip() if self.doc.strip() else ""
+
+    @property
+    def can_disable(self) -> bool:
+        """Errors of the loading stages make a file unusable: lint cannot hide them."""
+        return self.check is not None or self.level != "error"
+
+
+def from_module(module: Any, origin: str = "loopguard") -> LintCheck:
+    """The `LintCheck` a check module declares (CODE, LEVEL, DEFAULT, check, docstring)."""
+    return LintCheck(module.CODE, module.LEVEL, module.__doc__ or "", module.check,
+                     getattr(module, "DEFAULT", True), "meaning", origin)
+
+
+def _problem(check: Any, origin: str, taken: dict[str, LintCheck]) -> str | None:
+    if not isinstance(check, LintCheck):
+        return f"{origin}: lint check {check!r} is not a loopguard.lint.checks.LintCheck"
+    if not CODE_SHAPE.match(check.code):
+        return f"{origin}: lint check code {check.code!r} is not lower-case-with-dashes"
+    if check.level not in LEVELS:
+        return f"{origin}: lint check {check.code!r} has level {check.level!r} (error or warning)"
+    if not callable(check.check):
+        return f"{origin}: lint check {check.code!r} has no check function"
+    if check.code in taken:
+        owner = taken[check.code].origin
+        return f"{origin}: lint check {check.code!r} is already registered by {owner}"
+    return None
+
+
+@dataclass(frozen=True)
+class LintRegistry:
+    checks: dict[str, LintCheck]
+    problems: tuple[str, ...]
+
+    def meaning(self) -> list[LintCheck]:
+        return [c for c in self.checks.values() if c.check is not None]
+
+
+def _plugin_registry() -> Any:
+    try:
+        from loopguard.detection.registry import load_registry
+
+        return load_registry()
+    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
+        return None
+
+
+def _plugin_impls(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
+    """(plugin name, hook function) of every plugin implementing the lint-check hook, in order."""
+    try:
+        hook = plugins.plugin_manager.hook.loopguard_register_lint_checks
+        return [(impl.plugin_name, impl.function) for impl in reversed(hook.get_hookimpls())]
+    except Exception:  # noqa: BLE001 - no registry, or one without the hook
+        return []
+
+
+def registry() -> LintRegistry:
+    """Stage codes, built-in checks, then plugin checks (built once per plugin registry)."""
+    return _build(_plugin_registry())
+
+
+@lru_cache(maxsize=4)
+def _build(plugins: Any) -> LintRegistry:
+    """Keyed by the plugin registry object, so a reloaded registry gets its own checks."""
+    from loopguard.lint.checks import builtin
+    from loopguard.lint.checks.stagecodes import LINT_CODES, STAGE_CODES
+
+    found: dict[str, LintCheck] = {c.code: c for c in (*STAGE_CODES, *LINT_CODES)}
+    problems: list[str] = []
+    impls = [("loopguard", builtin.loopguard_register_lint_checks), *_plugin_impls(plugins)]
+    for origin, function in impls:
+        try:
+            offered = list(function() or [])
+        except Exception as exc:  # noqa: BLE001 - one plugin never takes lint down
+            problems.append(f"{origin}: loopguard_register_lint_checks failed: "
+                            f"{type(exc).__name__}: {exc}")
+            continue
+        for check in offered:
+            if origin != "loopguard" and isinstance(check, LintCheck):
+                check = LintCheck(check.code, check.level, check.doc, check.check, check.default,
+                                  "meaning", origin)
+            problem = _problem(check, origin, found)
+            if problem:
+                problems.append(problem)
+            else:
+                found[check.code] = check
+    return LintRegistry(found, tuple(problems))
+
+
+def checks() -> dict[str, LintCheck]:
+    """Every registered code, stage codes first."""
+    return registry().checks
+
+
+class SelectionError(ValueError):
+    """`--disable`/`--enable` named an unknown code or one that cannot be turned off."""
+
+
+def select(disable: Sequence[str] = (), enable: Sequence[str] = ()) -> frozenset[str]:
+    """The active codes: the defaults, plus `enable`, minus `disable`."""
+    known = checks()
+    for code in (*disable, *enable):
+        if code not in known:
+            raise SelectionError(f"unknown lint check {code!r}; `loopguard lint --list-checks` "
+                                 "lists them")
+    for code in disable:
+        if not known[code].can_disable:
+            raise SelectionError(f"{code!r} cannot be disabled: a file with that error does not "
+                                 "load")
+    both = sorted(set(disable) & set(enable))
+    if both:
+        raise SelectionError(f"{', '.join(both)}: both --disable and --enable")
+    active = {code for code, c in known.items() if c.default} | set(enable)
+    return frozenset(active - set(disable))
+
+
+__all__ = ["BUILTIN_CHECKS", "LintCheck", "LintContext", "LintRegistry", "SelectionError",
+           "checks", "from_module", "registry", "select"]

@@ -1,0 +1,28 @@
+"""An intent id used twice in one scope (after merging): decisions and `explain` name intents by id.
+
+Passes: two intents `buy` and `sell`.
+Fails: `intents: [{id: buy, ...}, {id: buy, ...}]`.
+"""
+
+from __future__ import annotations
+
+from loopguard.findings import Finding
+from loopguard.config.loadchecks import scopes
+from loopguard.lint.checks.context import LintContext
+
+CODE = "duplicate-id"
+LEVEL = "error"
+
+
+def check(ctx: LintContext) -> list[Finding]:
+    found: list[Finding] = []
+    for prefix, block in scopes(ctx.data):
+        seen: set[str] = set()
+        for i, intent in enumerate(block.get("intents") or []):
+            ident = intent.get("id") if isinstance(intent, dict) else None
+            if isinstance(ident, str) and ident in seen:
+                found.append(ctx.finding(prefix + ("intents", i, "id"), LEVEL,
+                                         f"intent id {ident!r} is used twice",
+                                         "give every intent its own id", CODE))
+            seen.add(str(ident))
+    return found

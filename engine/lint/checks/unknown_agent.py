@@ -1,0 +1,23 @@
+"""An agent named with `--agent` has no block under `agents:`.
+
+Such an agent runs with the global settings, which is fine when meant but is
+usually a misspelt name. Only reported when agent names are given.
+
+Passes: `loopguard lint --agent ops rules.yaml` with `agents: {ops: {...}}`.
+Fails: `loopguard lint --agent opps rules.yaml` with the same file.
+"""
+
+from __future__ import annotations
+
+from loopguard.findings import Finding
+from loopguard.lint.checks.context import LintContext
+
+CODE = "unknown-agent"
+LEVEL = "warning"
+
+
+def check(ctx: LintContext) -> list[Finding]:
+    agents = ctx.data.get("agents") or {}
+    return [ctx.finding(("agents",), LEVEL, f"agent {name!r} has no block under agents; it runs "
+                        "with the global settings", "check the --agent name", CODE)
+            for name in ctx.agents or () if name not in agents]

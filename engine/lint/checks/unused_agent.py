@@ -1,0 +1,28 @@
+"""A block under `agents:` for an agent that is not among the names given with `--agent`.
+
+When the agents that run are listed (`--agent A --agent B`), a block for any
+other name is dead configuration: a renamed or retired agent. Only blocks the
+linted file writes are reported, and only when agent names are given.
+
+Passes: `loopguard lint --agent ops rules.yaml` with `agents: {ops: {...}}`.
+Fails: `loopguard lint --agent ops rules.yaml` with `agents: {ops: {...}, old: {...}}`.
+"""
+
+from __future__ import annotations
+
+from loopguard.findings import Finding
+from loopguard.lint.checks.context import LintContext
+
+CODE = "unused-agent"
+LEVEL = "warning"
+
+
+def check(ctx: LintContext) -> list[Finding]:
+    if ctx.agents is None:
+        return []
+    written = ctx.top.get("agents")
+    names = [n for n in (written if isinstance(written, dict) else {}) if n not in ctx.agents]
+    listed = ", ".join(ctx.agents)
+    return [ctx.finding(("agents", name), LEVEL, f"agent block {name!r} is never used: the agents "
+                        f"given are {listed}", "remove the block, or add --agent "
+                        f"{name} if that agent runs", CODE, at_key=True) for name in names]

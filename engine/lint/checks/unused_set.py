@@ -1,0 +1,27 @@
+"""A keyword set the linted file defines but no condition uses.
+
+Dead sets are usually a typo on one side (the set or the condition that was
+meant to use it). Only sets the linted file itself defines are reported.
+
+Passes: `keyword_sets: {buy: [buy]}` with `when: {text_contains: buy}`.
+Fails: `keyword_sets: {buy: [buy], sell: [sell]}` where nothing uses `sell`.
+"""
+
+from __future__ import annotations
+
+from loopguard.findings import Finding
+from loopguard.config.loadchecks import scopes, used_sets
+from loopguard.lint.checks.context import LintContext
+
+CODE = "unused-set"
+LEVEL = "warning"
+
+
+def check(ctx: LintContext) -> list[Finding]:
+    used = used_sets(ctx.data)
+    for written in ctx.written:  # a condition the schema rejected still names its sets
+        used |= used_sets(written)
+    return [ctx.finding(prefix + ("keyword_sets", name), LEVEL, f"keyword set {name!r} is never "
+                        "used", "use it in a condition or remove it", CODE, at_key=True)
+            for prefix, block in scopes(ctx.top)
+            for name in (block.get("keyword_sets") or {}) if name not in used]

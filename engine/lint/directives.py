@@ -1,0 +1,91 @@
+"""Ignore comments in rules files: `# loopguard: disable=CODE[,CODE...]`.
+
+- On a line of its own, the comment silences those codes in the whole file.
+- `# loopguard: disable-line=CODE,...` silences them on its own line when it
+  ends a line with content, or on the next line when it stands alone.
+- `all` stands for every code that can be disabled.
+
+JSON5 (OpenClaw) files write the same after `//`. A code that does not exist,
+or an error that stops the file loading (those cannot be silenced), makes the
+comment itself a `bad-directive` warning.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from loopguard.findings import Finding
+
+_DIRECTIVE = re.compile(r"(?:#|//)\s*loopguard:\s*(disable|disable-line)\s*=\s*"
+                        r"([A-Za-z0-9_,\s-]*?)\s*$")
+ALL = "all"
+
+
+@dataclass
+class Directives:
+    """What one file's comments silence: codes for the whole file and per line."""
+
+    file: set[str] = field(default_factory=set)
+    lines: dict[int, set[str]] = field(default_factory=dict)
+    problems: list[Finding] = field(default_factory=list)
+
+    def silences(self, finding: Finding) -> bool:
+        codes = self.file | self.lines.get(finding.line, set())
+        return finding.code in codes or ALL in codes
+
+
+def _problem(name: str, line: int, col: int, message: str, hint: str) -> Finding:
+    return Finding(name, line, col, "warning", message, "", hint, "bad-directive")
+
+
+def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directives:
+    """Parse the ignore comments of `text`; `known` maps each code to whether it can be disabled."""
+    found = Directives()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "loopguard:" not in line:
+            continue
+        match = _DIRECTIVE.search(line)
+        if match is None:
+            continue
+        kind, listed = match.groups()
+        codes = {c.strip() for c in listed.split(",") if c.strip()}
+        col = match.start() + 1
+        for code in sorted(codes):
+            if code != ALL and code not in known:
+                close = difflib.get_close_matches(code, list(known), n=1)
+                extra = f" (did you mean {close[0]!r}?)" if close else ""
+                found.problems.append(_problem(name, number, col, f"unknown lint check {code!r} "
+                                              f"in an ignore comment{extra}", "`loopguard lint "
+                                              "--list-checks` lists the codes"))
+            elif code != ALL and not known[code]:
+                found.problems.append(_problem(name, number, col, f"{code!r} cannot be disabled: "
+                                              "a file with that error does not load",
+                                              "fix the error instead"))
+        if not codes:
+            found.problems.append(_problem(name, number, col, "ignore comment names no code",
+                                          "write disable=CODE[,CODE...]"))
+        alone = not line[:match.start()].strip()
+        if kind == "disable" and alone:
+            found.file |= codes
+        elif kind == "disable":
+            found.problems.append(_problem(name, number, col, "`disable=` after content "
+                                          "silences nothing", "put it on a line of its own (whole "
+                                          "file), or write disable-line="))
+        else:
+            found.lines.setdefault(number + 1 if alone else number, set()).update(codes)
+    return found
+
+
+def apply(findings: Iterable[Finding], directives: Mapping[str, Directives],
+          known: Mapping[str, bool]) -> list[Finding]:
+    """`findings` without those their file's comments silence (never a load error)."""
+    kept: list[Finding] = []
+    for finding in findings:
+        found = directives.get(finding.file)
+        if found is not None and known.get(finding.code, False) and found.silences(finding):
+            continue
+        kept.append(finding)
+    return kept

@@ -1,0 +1,160 @@
+"""The threshold walks behind three lint checks (`loopguard.lint.checks.threshold_order`,
+`threshold_repaired`, `never_fires`): ordering, repairs after merging, thresholds that never fire.
+
+- `threshold-order` (error): a block of the linted file writes both values of
+  a pair and breaks warning < critical < global breaker.
+- `threshold-repaired` (warning): merging (an `extends:` layer, an agent's
+  override) produced an order the engine repairs at load time; the message
+  shows the repaired numbers.
+- `never-fires` (error): `warning_threshold` above `history_size` (the rolling
+  history never holds that many calls), or a doom-loop `threshold` above its
+  `window`. The critical, breaker and unknown-tool thresholds above
+  `history_size` are warnings (the lower tiers still fire).
+
+Example (fails): `loop_detection: {warning_threshold: 20, critical_threshold: 20}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeGuard
+
+from loopguard.findings import Finding
+from loopguard.config.loadchecks import scopes
+from loopguard.config.effective import BREAKER, CRITICAL, WARNING, effective_config
+from loopguard.config.positions import Path, PositionIndex
+
+PAIRS = ((WARNING, CRITICAL), (CRITICAL, BREAKER))
+HISTORY_BOUND = ((WARNING, "error"), (CRITICAL, "warning"), (BREAKER, "warning"),
+                 ("unknown_tool_threshold", "warning"))
+DOOM_LOOPS = ("doom_loop_exact", "doom_loop_fuzzy")
+
+
+def _num(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def order_errors(data: dict[str, Any], top: dict[str, Any], index: PositionIndex
+                 ) -> tuple[list[Finding], set[tuple[Path, str]]]:
+    """Ordering broken inside one block of the linted file; also which (scope, field) erred."""
+    found: list[Finding] = []
+    erred: set[tuple[Path, str]] = set()
+    for prefix, block in scopes(top):
+        loop = block.get("loop_detection")
+        if not isinstance(loop, dict):
+            continue
+        pairs = list(PAIRS) if CRITICAL in loop else [(WARNING, BREAKER)]
+        for low, high in pairs:
+            a, b = loop.get(low), loop.get(high)
+            if _num(a) and _num(b) and b <= a:
+                found.append(index.finding(
+                    data, prefix + ("loop_detection", high), "error",
+                    f"{high} ({b}) must be greater than {low} ({a})",
+                    f"raise {high} above {a} or lower {low}", "threshold-order"))
+                erred.add((prefix, high))
+    return found, erred
+
+
+def _place(index: PositionIndex, data: dict[str, Any], top_name: str, candidates: list[Path]
+           ) -> Path:
+    """The first candidate path written in the linted file, else the first one written at all."""
+    for path in candidates:
+        layer = index.owner(path)
+        if layer is not None and layer.name == top_name:
+            return path
+    for path in candidates:
+        if index.owner(path) is not None:
+            return path
+    return candidates[0]
+
+
+def checked_scopes(data: dict[str, Any], agents: tuple[str, ...] | None) -> list[Path]:
+    """The scopes whose effective thresholds lint judges: all, or the global one and `agents`'."""
+    every = [p for p, _ in scopes(data)]
+    if agents is None:
+        return every
+    return [()] + [("agents", a) for a in agents if ("agents", a) in every]
+
+
+def repaired_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
+                    erred: set[tuple[Path, str]], agents: tuple[str, ...] | None = None
+                    ) -> list[Finding]:
+    """Order repairs the engine makes in the effective config of each scope."""
+    found: list[Finding] = []
+    seen: set[tuple[Any, ...]] = set()
+    for prefix in checked_scopes(data, agents):
+        name = prefix[1] if prefix else None
+        config, repairs = effective_config(data, name)
+        who = f" for agent {name!r}" if name else ""
+        for repair in repairs:
+            high = repair.field.rsplit(".", 1)[1]
+            low = WARNING if high == CRITICAL else CRITICAL
+            key = (high, repair.old, repair.new)
+            if key in seen:
+                continue  # an agent inheriting the global repair: reported once
+            seen.add(key)
+            if any(scope == prefix for scope, _ in erred):
+                continue  # that very block already has an ordering error
+            base = prefix + ("loop_detection",)
+            fields = (high, low, WARNING)  # the repaired value, then what pushed it up
+            path = _place(index, data, top_name, [base + (f,) for f in fields]
+                          + [("loop_detection", f) for f in fields])
+            found.append(index.finding(
+                data, path, "warning", f"after merging{who}, {high} {repair.old} is not above "
+                f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",
+                f"set {high} explicitly above {low}", "threshold-repaired"))
+    return found
+
+
+def never_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
+                 agents: tuple[str, ...] | None = None) -> list[Finding]:
+    """Thresholds of each scope's effective config that can never be reached."""
+    found: list[Finding] = []
+    seen: set[tuple[Any, ...]] = set()
+    for prefix in checked_scopes(data, agents):
+        name = prefix[1] if prefix else None
+        config, repairs = effective_config(data, name)
+        who = f" for agent {name!r}" if name else ""
+        repaired = {r.field.rsplit(".", 1)[1] for r in repairs}
+        found.extend(_never(data, config, prefix, top_name, index, seen, who, repaired))
+    return found
+
+
+def _never(data: dict[str, Any], config: dict[str, Any], prefix: Path, top_name: str,
+           index: PositionIndex, seen: set[tuple[Any, ...]], who: str, repaired: set[str]
+           ) -> list[Finding]:
+    """Thresholds the history or window can never reach (repaired values are not judged)."""
+    found: list[Finding] = []
+    loop = config.get("loop_detection") or {}
+    size = loop.get("history_size")
+    for field, level in HISTORY_BOUND:
+        value = loop.get(field)
+        if field in repaired:
+            continue
+        if not (_num(size) and _num(value) and value > size) or (field, value, size) in seen:
+            continue
+        seen.add((field, value, size))
+        base = prefix + ("loop_detection",)
+        path = _place(index, data, top_name, [base + (field,), base + ("history_size",),
+                                              ("loop_detection", field),
+                                              ("loop_detection", "history_size")])
+        found.append(index.finding(
+            data, path, level, f"{field} {value} can never be reached{who}: history_size is "
+            f"{size}, so the history never holds more than {size} calls",
+            f"raise history_size to at least {value} or lower {field}", "never-fires"))
+    for ident in DOOM_LOOPS:
+        options = (config.get("detectors") or {}).get(ident) or {}
+        window, threshold = options.get("window"), options.get("threshold")
+        if not (_num(window) and _num(threshold) and threshold > window):
+            continue
+        if (ident, window, threshold) in seen:
+            continue
+        seen.add((ident, window, threshold))
+        base = prefix + ("detectors", ident)
+        path = _place(index, data, top_name, [base + ("threshold",), base + ("window",),
+                                              ("detectors", ident, "threshold"),
+                                              ("detectors", ident, "window")])
+        found.append(index.finding(
+            data, path, "error", f"{ident} threshold {threshold} can never be reached{who}: the "
+            f"window holds only {window} calls", f"raise window to at least {threshold} or lower "
+            "threshold", "never-fires"))
+    return found

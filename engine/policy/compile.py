@@ -1,0 +1,158 @@
+"""An effective rules dict compiled into what runs on every call.
+
+A `CompiledPolicy` is immutable and shared by every session of one agent: the
+ordered detector pipeline (gated by `loop_detection.enabled` and each
+detector's switch, see `is_active`), the aggregator, outcome normalisation and the turn policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from loopguard.detection.aggregator import Aggregator
+from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED, Detector
+from loopguard.policy.outcomes import OutcomeReader
+from loopguard.detection.registry import Registry
+from loopguard.policy.turns import TurnPolicy
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One detector in the pipeline with its compiled options."""
+
+    detector: Detector
+    cfg: Any
+    source: str
+    trusted: bool = False  # a built-in detector: its votes skip the per-vote contract check
+
+
+Hook = tuple[Any, Any, Stage]  # (bound method, compiled options, stage)
+
+
+def _hooks(stages: list[Stage], name: str) -> tuple[Hook, ...]:
+    """Bound `name` methods of the stages that implement it (base no-ops are skipped)."""
+    found = []
+    for stage in stages:
+        method = getattr(stage.detector, name, None)
+        if method is None or getattr(type(stage.detector), name, None) is getattr(Detector, name):
+            continue
+        found.append((method, stage.cfg, stage))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class CompiledPolicy:
+    config: Mapping[str, Any]
+    stages: tuple[Stage, ...]
+    checks: tuple[Hook, ...]
+    repeat_checks: tuple[Hook, ...]  # checks of `repeats_only` detectors: only for recent calls
+    seen_checks: tuple[Hook, ...]  # checks + repeat_checks: the pipeline for a call seen lately
+    records: tuple[Hook, ...]
+    afters: tuple[Hook, ...]
+    turn_hooks: tuple[Hook, ...]
+    compaction_hooks: tuple[Hook, ...]
+    history_size: int
+    indexed: bool  # a rolling detector reads the per-signature index
+    aggregator: Aggregator
+    turn_policy: TurnPolicy
+    drop_fields: frozenset[str]
+    per_tool: Mapping[str, tuple[frozenset[str], frozenset[str] | None]]
+    outcome_reader: OutcomeReader | None  # when a detector reads outcomes (Detector.reads_outcomes)
+
+    def outcome_rules(self, tool: str) -> tuple[frozenset[str], frozenset[str] | None]:
+        """(fields to drop, fields to keep or None) for a tool's results."""
+        return self.per_tool.get(tool) or (self.drop_fields, None)
+
+
+class Unconfigured(Detector):
+    """Stands in for a detector whose `configure` raised: each check is a fault.
+
+    So the failure is reported on the first call (logged once, named by the plugin's
+    source) and handled per `fail_mode` like any detector that raises: skipped when
+    open, a critical vote when closed.
+    """
+
+    repeats_only = False
+
+    def __init__(self, ident: str, exc: BaseException) -> None:
+        self.id = ident  # type: ignore[misc]
+        self.error = f"configure failed: {type(exc).__name__}: {_text(exc)}"
+
+    def check(self, call: Any, state: Any, cfg: Any) -> Any:
+        raise RuntimeError(self.error)
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
+    """SPEC §3 gating: the master switch first, then the detector's own switch.
+
+    A rolling detector runs when the master is true (unless its own switch is false) or,
+    with the master unset, only when its own switch is explicitly true (issue 9): so
+    `generic_repeat: {enabled: true}` alone turns it on. A false master stops them all.
+    """
+    gating = getattr(detector, "gating", ALWAYS)
+    own = options.get("enabled")
+    if gating == ROLLING and enabled is not True:
+        return enabled is not False and own is True
+    if gating == UNLESS_DISABLED and enabled is False:
+        return False
+    return own is not False
+
+
+def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPolicy:
+    """Build the pipeline for one effective (merged, repaired) rules dict."""
+    loop = config.get("loop_detection") or {}
+    enabled = loop.get("enabled")
+    options_by_id = config.get("detectors") or {}
+    order = list((config.get("aggregator") or {}).get("order") or ())
+    stages: list[Stage] = []
+    for entry in registry.entries:
+        options = options_by_id.get(entry.id) or {}
+        if not is_active(entry.detector, options, enabled):
+            continue
+        try:
+            cfg = entry.detector.configure({k: v for k, v in options.items() if k != "enabled"}, config)
+            stages.append(Stage(entry.detector, cfg, entry.source, entry.builtin))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a plugin's configure must not break sessions
+            stages.append(Stage(Unconfigured(entry.detector.id, exc), None, entry.source))
+    rank = {name: i for i, name in enumerate(order)}
+    stages.sort(key=lambda s: rank.get(s.detector.id, len(rank)))
+    outcomes = config.get("outcomes") or {}
+    drop = frozenset(outcomes.get("drop_fields") or ())
+    per_tool: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {}
+    for tool, rule in (outcomes.get("tools") or {}).items():
+        rule = rule or {}
+        keep = rule.get("keep")
+        per_tool[tool] = (drop | frozenset(rule.get("drop") or ()),
+                          frozenset(keep) if keep is not None else None)
+    checks = _hooks([s for s in stages if not getattr(s.detector, "repeats_only", False)], "check")
+    repeat_checks = _hooks([s for s in stages if getattr(s.detector, "repeats_only", False)], "check")
+    return CompiledPolicy(
+        config=config,
+        stages=tuple(stages),
+        checks=checks,
+        repeat_checks=repeat_checks,
+        seen_checks=checks + repeat_checks,
+        records=_hooks(stages, "record"),
+        afters=_hooks(stages, "after"),
+        turn_hooks=_hooks(stages, "new_turn"),
+        compaction_hooks=_hooks(stages, "compacted"),
+        history_size=max(1, int(loop.get("history_size", 30))),
+        indexed=any(getattr(s.detector, "gating", ALWAYS) == ROLLING for s in stages),
+        aggregator=Aggregator(config),
+        turn_policy=TurnPolicy.from_config(config),
+        drop_fields=drop,
+        per_tool=per_tool,
+        outcome_reader=(OutcomeReader(config)
+                        if any(getattr(s.detector, "reads_outcomes", False) for s in stages) else None),
+    )

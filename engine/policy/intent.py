@@ -1,0 +1,237 @@
+"""Keyword sets compiled into one Aho-Corasick automaton, and condition trees over them.
+
+Every keyword set of a rules file (`keyword_sets: {name: [keyword, ...]}`) goes into a
+single `ahocorasick_rs.AhoCorasick` automaton, built once per policy. Each distinct
+normalised keyword maps to a bit mask of the sets it belongs to, so one pass over a text
+yields the mask of every set it contains; the cost does not grow with the number of
+keywords. `text_equals` is a dict lookup of the whole normalised text.
+
+Normalisation (`turn.normalize`) is applied identically to keywords and texts, always in
+this order whatever the order listed: `nfkc` (Unicode NFKC), `fold_punctuation` (CJK and
+full-width punctuation to ASCII look-alikes), `lower`, `strip`. When `fold_punctuation`
+is on, `text_equals` also ignores punctuation at both ends (so "好的。" equals "好的").
+
+Conditions (see rules/default.yaml) are trees of `all: [...]`, `any: [...]`, `not: {...}`
+and the leaves `text_contains`, `text_equals`, `context_contains`, each naming one set or a
+list of sets (any of them). They compile to closures over the masks of a `Probe`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ahocorasick_rs
+
+from loopguard.errors import RulesError
+from loopguard.findings import Finding
+
+NORMALIZE_STEPS = ("nfkc", "fold_punctuation", "lower", "strip")
+LEAVES = ("text_contains", "text_equals", "context_contains")
+_PUNCT_FOLD = str.maketrans({
+    "。": ".", "．": ".", "，": ",", "、": ",", "！": "!", "？": "?", "：": ":", "；": ";",
+    "“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "（": "(", "）": ")", "【": "[",
+    "】": "]", "「": '"', "」": '"', "『": '"', "』": '"', "《": "<", "》": ">", "〈": "<",
+    "〉": ">", "～": "~", "—": "-", "–": "-", "…": "...", "·": ".", "｜": "|",
+})
+
+Condition = Callable[["Probe", "Probe"], bool]
+"""A compiled condition: `cond(text_probe, context_probe) -> bool`."""
+
+
+def rules_error(message: str, path: str, hint: str = "") -> RulesError:
+    return RulesError([Finding("<rules>", 0, 0, "error", message, path, hint, "bad-intent")])
+
+
+def whole_text(text: str) -> str:
+    """`text` with each lone surrogate (half an emoji, from cut-off model output) as "?".
+
+    The automaton needs text that UTF-8 can encode; one "?" per surrogate keeps
+    character offsets, so keyword positions still point into the original.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+class Normalizer:
+    """Applies the `turn.normalize` steps; the same instance serves keywords and texts."""
+
+    def __init__(self, steps: Iterable[str] = ("strip", "lower")) -> None:
+        chosen = list(steps)
+        for step in chosen:
+            if step not in NORMALIZE_STEPS:
+                raise rules_error(f"unknown normalisation step {step!r}", "turn.normalize",
+                             f"use some of {', '.join(NORMALIZE_STEPS)}")
+        self.steps = tuple(s for s in NORMALIZE_STEPS if s in chosen)
+        self.folds = "fold_punctuation" in self.steps
+
+    def __call__(self, text: str) -> str:
+        for step in self.steps:
+            if step == "nfkc":
+                text = unicodedata.normalize("NFKC", text)
+            elif step == "fold_punctuation":
+                text = text.translate(_PUNCT_FOLD)
+            elif step == "lower":
+                text = text.lower()
+            else:
+                text = text.strip()
+        return whole_text(text)
+
+    def equality_key(self, normalised: str) -> str:
+        """The form compared by `text_equals` (edge punctuation dropped when folding)."""
+        if not self.folds:
+            return normalised
+        return normalised.strip().strip("!\"'(),-.:;<>?[]~|").strip()
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    """One keyword occurrence; `start`/`end` are character offsets in the normalised text."""
+
+    keyword: str
+    sets: tuple[str, ...]
+    start: int
+    end: int
+
+
+class KeywordIndex:
+    """All keyword sets of a config in one automaton; immutable and thread-safe once built."""
+
+    def __init__(self, keyword_sets: Mapping[str, Sequence[str]],
+                 normalize: Iterable[str] = ("strip", "lower")) -> None:
+        self.normalize = Normalizer(normalize)
+        self.names: tuple[str, ...] = tuple(keyword_sets)
+        self._bits = {name: 1 << i for i, name in enumerate(self.names)}
+        masks: dict[str, int] = {}
+        exact: dict[str, int] = {}
+        for name, keywords in keyword_sets.items():
+            if not isinstance(keywords, (list, tuple)):
+                raise rules_error(f"keyword set {name!r} must be a list of strings",
+                             f"keyword_sets.{name}")
+            for i, keyword in enumerate(keywords):
+                if not isinstance(keyword, str):
+                    raise rules_error(f"keyword {keyword!r} is not a string", f"keyword_sets.{name}[{i}]",
+                                 "quote it in the YAML file")
+                norm = self.normalize(keyword)
+                if norm:
+                    masks[norm] = masks.get(norm, 0) | self._bits[name]
+                    key = self.normalize.equality_key(norm)
+                    exact[key] = exact.get(key, 0) | self._bits[name]
+        self._patterns = list(masks)
+        self._masks = [masks[p] for p in self._patterns]
+        self._exact = exact
+        self._automaton = ahocorasick_rs.AhoCorasick(self._patterns) if self._patterns else None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> KeywordIndex:
+        """Compile `keyword_sets` with the `turn.normalize` steps of a rules dict."""
+        turn = config.get("turn") or {}
+        steps = turn.get("normalize", ["strip", "lower"])
+        return cls(config.get("keyword_sets") or {}, steps if steps is not None else [])
+
+    def __len__(self) -> int:
+        return len(self._patterns)
+
+    def bits(self, names: str | Sequence[str], path: str) -> int:
+        """The mask of one set name or a list of names; unknown names are a RulesError."""
+        listed = [names] if isinstance(names, str) else names
+        if not isinstance(listed, (list, tuple)) or not listed:
+            raise rules_error("expected a keyword set name or a list of names", path)
+        mask = 0
+        for name in listed:
+            if name not in self._bits:
+                raise rules_error(f"unknown keyword set {name!r}", path,
+                             f"define it under keyword_sets (known: {', '.join(self.names)})")
+            mask |= self._bits[name]
+        return mask
+
+    def contains_mask(self, normalised: str) -> int:
+        """Mask of the sets with a keyword anywhere in an already-normalised text."""
+        if self._automaton is None or not normalised:
+            return 0
+        mask, masks = 0, self._masks
+        for index, _start, _end in self._automaton.find_matches_as_indexes(normalised, overlapping=True):
+            mask |= masks[index]
+        return mask
+
+    def equals_mask(self, normalised: str) -> int:
+        """Mask of the sets having a keyword equal to the whole normalised text."""
+        return self._exact.get(self.normalize.equality_key(normalised), 0)
+
+    def sets_in(self, text: str) -> frozenset[str]:
+        """Names of the sets with a keyword in `text` (normalised here)."""
+        mask = self.contains_mask(self.normalize(text))
+        return frozenset(n for n in self.names if mask & self._bits[n])
+
+    def find(self, text: str) -> list[KeywordHit]:
+        """Every occurrence (overlapping) of every keyword in the normalised `text`."""
+        norm = self.normalize(text)
+        if self._automaton is None or not norm:
+            return []
+        hits = []
+        for index, start, end in self._automaton.find_matches_as_indexes(norm, overlapping=True):
+            mask = self._masks[index]
+            sets = tuple(n for n in self.names if mask & self._bits[n])
+            hits.append(KeywordHit(self._patterns[index], sets, start, end))
+        return hits
+
+    def probe(self, text: str) -> Probe:
+        return Probe(self, text)
+
+    def compile(self, node: Any, path: str = "when") -> Condition:
+        """Compile a condition tree into a closure; bad shapes raise RulesError naming `path`."""
+        if not isinstance(node, Mapping) or len(node) != 1:
+            raise rules_error("a condition is a mapping with exactly one key "
+                         f"(all, any, not, {', '.join(LEAVES)})", path)
+        ((op, arg),) = node.items()
+        where = f"{path}.{op}"
+        if op in ("all", "any"):
+            if not isinstance(arg, list) or not arg:
+                raise rules_error(f"'{op}' takes a non-empty list of conditions", where)
+            parts = tuple(self.compile(sub, f"{where}[{i}]") for i, sub in enumerate(arg))
+            if op == "all":
+                return lambda t, c: all(part(t, c) for part in parts)
+            return lambda t, c: any(part(t, c) for part in parts)
+        if op == "not":
+            inner = self.compile(arg, where)
+            return lambda t, c: not inner(t, c)
+        if op not in LEAVES:
+            raise rules_error(f"unknown condition {op!r}", path,
+                         f"use all, any, not, {', '.join(LEAVES)}")
+        bit = self.bits(arg, where)
+        if op == "text_contains":
+            return lambda t, c: bool(t.contains & bit)
+        if op == "text_equals":
+            return lambda t, c: bool(t.equals & bit)
+        return lambda t, c: bool(c.contains & bit)
+
+
+class Probe:
+    """One text, normalised once; its masks are computed on first use and cached."""
+
+    __slots__ = ("_index", "normalised", "_contains", "_equals")
+
+    def __init__(self, index: KeywordIndex, text: str) -> None:
+        self._index = index
+        self.normalised = index.normalize(text)
+        self._contains: int | None = None
+        self._equals: int | None = None
+
+    @property
+    def contains(self) -> int:
+        if self._contains is None:
+            self._contains = self._index.contains_mask(self.normalised)
+        return self._contains
+
+    @property
+    def equals(self) -> int:
+        if self._equals is None:
+            self._equals = self._index.equals_mask(self.normalised)
+        return self._equals

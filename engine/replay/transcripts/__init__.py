@@ -1,0 +1,14 @@
+"""Transcript readers: recorded agent conversations as one normalised event stream.
+
+`open_transcript(path, input_format=None).events()` yields `events` records
+(and warning `Finding`s) in file order, whatever the input format.
+"""
+
+from __future__ import annotations
+
+from loopguard.replay.transcripts.detect import FORMATS, Transcript, claiming_format, open_transcript
+from loopguard.replay.transcripts.events import (AssistantMessage, Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult,
+                     UserMessage, content_text)
+
+__all__ = ["FORMATS", "AssistantMessage", "Compaction", "EndOfSession", "Event", "SystemMessage", "ToolCall",
+           "ToolResult", "Transcript", "UserMessage", "claiming_format", "content_text", "open_transcript"]

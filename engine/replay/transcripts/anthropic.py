@@ -1,0 +1,91 @@
+"""Reader of Anthropic Messages transcripts.
+
+Messages are `{"role": "user"|"assistant", "content": str | [blocks]}`. An
+assistant message's `tool_use` blocks (`id`, `name`, `input`) are its tool
+calls; the next user message answers them with `tool_result` blocks
+(`tool_use_id`, `content`, `is_error`). A user message that carries tool
+results is the runtime answering calls, not a new request: its text blocks do
+not start a turn. The top-level `system` member is system context. A
+`compaction` content block, or an element `{"type": "compaction"}`, marks a
+context compaction. Containers: see `conversation.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loopguard.replay.transcripts.conversation import Context, Stream, no_events, system_context
+from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
+from loopguard.replay.transcripts.source import warning
+
+NAME = "anthropic"
+LABEL = "Anthropic Messages"
+LIST_KEYS = ("messages",)
+_OWN_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
+
+
+def claims(obj: Any) -> bool:
+    """True for messages with content blocks only Anthropic uses."""
+    if not isinstance(obj, dict) or "event" in obj or not isinstance(obj.get("content"), list):
+        return False
+    return any(isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in _OWN_BLOCKS for block in obj["content"])
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+class AnthropicTranslator:
+    """Stateless: every message is translated on its own."""
+
+    flush = staticmethod(no_events)
+
+    def field(self, key: str, value: Any, ctx: Context) -> Stream:
+        return system_context(content_text(value), ctx) if key == "system" else no_events(ctx)
+
+    def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
+        role = obj.get("role")
+        blocks = _blocks(obj.get("content"))
+        if obj.get("type") == "compaction" and role is None or any(
+                isinstance(b, dict) and b.get("type") == "compaction" for b in blocks):
+            yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
+        if role == "assistant":
+            yield from self._assistant(blocks, ctx)
+        elif role == "user":
+            yield from self._user(blocks, ctx)
+        elif role == "system":
+            yield SystemMessage(ctx.session, content_text(blocks), ctx.run_id, ctx.file, ctx.line)
+        elif role is not None or obj.get("type") != "compaction":
+            yield warning(ctx.file, ctx.line, f"message with unknown role {role!r}; skipped", "bad-message",
+                          hint="Anthropic roles are user and assistant")
+
+    def _assistant(self, blocks: list[Any], ctx: Context) -> Stream:
+        calls: list[ToolCall] = []
+        for index, block in enumerate(blocks):
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            if not isinstance(block.get("name"), str):
+                yield warning(ctx.file, ctx.line, f"tool_use block #{index + 1} has no name; skipped", "bad-call")
+                continue
+            call_id = str(block.get("id") or f"call@{ctx.line}.{index + 1}")
+            calls.append(ToolCall(call_id, block["name"], block.get("input", {})))
+        yield AssistantMessage(ctx.session, content_text(blocks), tuple(calls), ctx.run_id, ctx.file, ctx.line)
+
+    def _user(self, blocks: list[Any], ctx: Context) -> Stream:
+        answered = False
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                answered = True
+                content = block.get("content")
+                if isinstance(content, list):
+                    content = content_text(content)
+                yield ToolResult(ctx.session, str(block.get("tool_use_id") or ""), None, content,
+                                 bool(block.get("is_error")), ctx.run_id, ctx.file, ctx.line)
+        if not answered:
+            yield UserMessage(ctx.session, content_text(blocks), ctx.run_id, ctx.file, ctx.line)
+
+
+def new_translator() -> AnthropicTranslator:
+    return AnthropicTranslator()

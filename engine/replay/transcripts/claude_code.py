@@ -1,0 +1,128 @@
+"""Reader of Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`).
+
+Claude Code writes one JSON line per event, and one line per content block
+of a model response. The lines it reads:
+
+- `type: "assistant"`: `message.id` names the response, `message.content`
+  holds its blocks: `text` (the reply text) and `tool_use` (`id`, `name`,
+  `input`: the calls); `thinking` blocks are ignored. Lines of one
+  `message.id` are one response, even with tool results written between
+  them (the tools run while the response is still being written).
+- `type: "user"`: `message.content` as text (a user message, one turn), or
+  blocks: `tool_result` (`tool_use_id`, `content`, `is_error`) answers a
+  call (results written late, after the next response began, go back next
+  to their call); a line with results starts no turn.
+- `type: "system"` with `subtype: "compact_boundary"`: a context compaction
+  (the summary that follows, `isCompactSummary`, is a user message).
+- `isSidechain: true` lines belong to a sub-agent: a sub-agent file (every
+  line a sidechain) is a session of its own; sidechain lines inside a main
+  session file form a second session, `FILE (sidechain)`.
+
+Bookkeeping lines (`progress`, `file-history-snapshot`, `queue-operation`,
+`summary`, other `system` subtypes) carry no calls and are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from loopguard.findings import Finding
+from loopguard.replay.transcripts.events import Compaction, Event, ToolCall, ToolResult, UserMessage, content_text
+from loopguard.replay.transcripts.regroup import Regrouper
+from loopguard.replay.transcripts.source import Source, json_lines, warning
+
+NAME = "claude-code"
+LABEL = "Claude Code session"
+MARKERS = r'"isSidechain"\s*:|"parentUuid"\s*:|"type"\s*:\s*"file-history-snapshot"'
+_SKIPPED = frozenset({"progress", "file-history-snapshot", "queue-operation", "summary", "system"})
+
+Stream = Iterator["Event | Finding"]
+
+
+class _Sessions:
+    """The main session of a file and, if sidechain lines appear in it, the sidechain one."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.main_sidechain: bool | None = None  # isSidechain of the first conversational line
+        self.groups: dict[str, Regrouper] = {}
+
+    def session(self, obj: dict[str, Any]) -> str:
+        side = bool(obj.get("isSidechain"))
+        if self.main_sidechain is None:
+            self.main_sidechain = side
+        return self.name if side == self.main_sidechain else f"{self.name} (sidechain)"
+
+    def group(self, session: str) -> Regrouper:
+        return self.groups.setdefault(session, Regrouper())
+
+
+def read(source: Source, layout: str = "jsonl") -> Stream:
+    """Events of one Claude Code session file, in the order the model produced them."""
+    sessions = _Sessions(source.name)
+    for item in json_lines(source):
+        if isinstance(item, Finding):
+            yield item
+            continue
+        line, obj = item
+        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+            yield warning(source.name, line, "not a Claude Code line (no `type`); skipped", "bad-message")
+            continue
+        yield from _line(obj, sessions, source.name, line)
+    for group in sessions.groups.values():
+        yield from group.flush()
+
+
+def _line(obj: dict[str, Any], sessions: _Sessions, file: str, line: int) -> Stream:
+    kind = obj["type"]
+    if kind == "system" and obj.get("subtype") == "compact_boundary":
+        session = sessions.session(obj)
+        yield from sessions.group(session).flush()
+        yield Compaction(session, None, file, line)
+        return
+    if kind in _SKIPPED:
+        return
+    message = obj.get("message")
+    if kind not in ("user", "assistant") or not isinstance(message, dict):
+        if kind in ("user", "assistant"):
+            yield warning(file, line, f"{kind} line without a `message` object; skipped", "bad-message")
+        return
+    session = sessions.session(obj)
+    group = sessions.group(session)
+    content = message.get("content")
+    if kind == "assistant":
+        yield from _assistant(message, content, group, session, file, line)
+    else:
+        yield from _user(content, group, session, file, line)
+
+
+def _assistant(message: dict[str, Any], content: Any, group: Regrouper, session: str, file: str,
+               line: int) -> Stream:
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content_text(content)}]
+    calls: list[ToolCall] = []
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            continue
+        if not isinstance(block.get("name"), str):
+            yield warning(file, line, f"tool_use block #{index + 1} has no name; skipped", "bad-call")
+            continue
+        calls.append(ToolCall(str(block.get("id") or f"call@{line}.{index + 1}"), block["name"],
+                              block.get("input", {})))
+    key = message.get("id")
+    yield from group.part(str(key) if key else f"line{line}", session, None, file, line,
+                          content_text(blocks), tuple(calls))
+
+
+def _user(content: Any, group: Regrouper, session: str, file: str, line: int) -> Stream:
+    blocks = content if isinstance(content, list) else []
+    results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not results:
+        yield from group.flush()
+        yield UserMessage(session, content_text(content), None, file, line)
+        return
+    for block in results:
+        body = block.get("content")
+        yield from group.result(ToolResult(session, str(block.get("tool_use_id") or ""), None,
+                                           content_text(body) if isinstance(body, list) else body,
+                                           bool(block.get("is_error")), None, file, line))

@@ -1,0 +1,225 @@
+"""The shared driver of the three conversation formats (OpenAI Chat, OpenAI
+Responses, Anthropic Messages).
+
+All three come in the same containers, which this module walks:
+- a JSON array of messages, or an object whose list member (`messages`, or
+  `input`/`output` for Responses) holds them: one conversation, named after
+  the file;
+- a JSON array of such objects: one conversation per element;
+- JSONL with one message per line (one conversation for the file), or one
+  conversation object per line (the shape of fine-tuning and eval datasets),
+  each named `file:line` unless it carries `session_id`, `id` or `custom_id`.
+
+A `Translator` turns each message of its format into events. An element that
+another format claims (see `detect.claiming_format`) stops the replay with a
+"mixed formats" error; any other odd element is skipped with a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from loopguard.text import jsontext
+from loopguard.findings import Finding
+from loopguard.replay.transcripts.events import EndOfSession, Event, SystemMessage, ToolCall
+from loopguard.replay.transcripts.jsonstream import stream_document
+from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+
+Stream = Iterator["Event | Finding"]
+
+
+@dataclass
+class Context:
+    """Where the element being translated lives."""
+
+    session: str
+    file: str
+    line: int
+    run_id: str | None = None
+
+
+class Translator(Protocol):
+    """Turns the messages of one conversation into events (may keep state)."""
+
+    def message(self, obj: dict[str, Any], ctx: Context) -> Stream: ...
+    def field(self, key: str, value: Any, ctx: Context) -> Stream: ...
+    def flush(self, ctx: Context) -> Stream: ...
+
+
+class Format(Protocol):
+    """What a conversation format module provides."""
+
+    NAME: str
+    LABEL: str
+    LIST_KEYS: tuple[str, ...]
+
+    def new_translator(self) -> Translator: ...
+
+
+@dataclass
+class _State:
+    found: bool = False  # at least one message object or conversation was seen
+    file_level: bool = False  # the file itself is one conversation (not one per line/element)
+
+
+def read_conversations(source: Source, fmt: Format, layout: str) -> Stream:
+    """Events of every conversation in `source`, read as `layout` ("jsonl" or "document")."""
+    if layout == "jsonl":
+        yield from _jsonl(source, fmt)
+    else:
+        yield from _document(source, fmt)
+
+
+def system_context(text: str, ctx: Context) -> Stream:
+    """A container member that is system context (`system`, `instructions`, `systemInstruction`)."""
+    if text:
+        yield SystemMessage(ctx.session, text, ctx.run_id, ctx.file, ctx.line)
+
+
+def no_events(ctx: Context) -> Stream:
+    """`Translator.flush` of a translator that holds nothing back."""
+    return iter(())
+
+
+def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[Any, Finding | None]:
+    """Recorded arguments as a value; invalid JSON stays raw text, with a warning."""
+    if not isinstance(raw, str):
+        return ({} if raw is None else raw), None
+    if not raw.strip():
+        return {}, None
+    try:
+        return jsontext.loads(raw), None
+    except (ValueError, RecursionError):
+        note = warning(ctx.file, ctx.line,
+                       f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",
+                       "bad-arguments")
+        return raw, note
+
+
+def read_tool_calls(raw_calls: list[Any], ctx: Context, nested: bool,
+                    calls: list[ToolCall]) -> Iterator[Finding]:
+    """Collect an assistant message's calls into `calls`, yielding warnings.
+
+    Each call is `{id, name, arguments}`, or with `nested` the Chat shape
+    `{id, function: {name, arguments}}`; a call without a name is skipped.
+    """
+    for index, raw in enumerate(raw_calls):
+        body = raw.get("function") if nested and isinstance(raw, dict) else raw
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            what = "function name" if nested else "name"
+            yield warning(ctx.file, ctx.line, f"tool call #{index + 1} has no {what}; skipped", "bad-call")
+            continue
+        call_id = str(raw.get("id") or f"call@{ctx.line}.{index + 1}")
+        args, note = parse_arguments(body.get("arguments"), ctx, call_id, body["name"])
+        if note is not None:
+            yield note
+        calls.append(ToolCall(call_id, body["name"], args))
+
+
+def _is_conversation(obj: Any, fmt: Format) -> bool:
+    return isinstance(obj, dict) and "role" not in obj and any(
+        isinstance(obj.get(key), list) for key in fmt.LIST_KEYS)
+
+
+def _session_name(obj: dict[str, Any], default: str) -> str:
+    for key in ("session_id", "id", "custom_id"):
+        if isinstance(obj.get(key), (str, int)) and not isinstance(obj.get(key), bool):
+            return str(obj[key])
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("session_id"), str):
+        return metadata["session_id"]
+    return default
+
+
+def _whole_conversation(obj: dict[str, Any], fmt: Format, ctx: Context) -> Stream:
+    """A conversation object already in memory (one JSONL line or one array element)."""
+    translator = fmt.new_translator()
+    for key, value in obj.items():
+        if key in fmt.LIST_KEYS and isinstance(value, list):
+            for item in value:
+                yield from _element(item, translator, fmt, ctx)
+        else:
+            yield from translator.field(key, value, ctx)
+    yield from translator.flush(ctx)
+    yield EndOfSession(ctx.session, ctx.file, ctx.line)
+
+
+def _element(obj: Any, translator: Translator, fmt: Format, ctx: Context) -> Stream:
+    from loopguard.replay.transcripts.detect import claiming_format  # late import: detect imports the formats
+
+    other = claiming_format(obj)
+    if other is not None and other != fmt.NAME:
+        raise input_error(ctx.file, ctx.line,
+                          f"mixed formats: this element looks like {other} but the file was read as {fmt.NAME}",
+                          code="mixed-formats",
+                          hint="split the file, or pass --input-format if detection guessed wrong")
+    if not isinstance(obj, dict):
+        yield warning(ctx.file, ctx.line, f"expected a {fmt.LABEL} message object, found {type(obj).__name__}; skipped",
+                      "bad-message")
+        return
+    yield from translator.message(obj, ctx)
+
+
+def _jsonl(source: Source, fmt: Format) -> Stream:
+    name = source.name
+    translator = fmt.new_translator()
+    ctx = Context(name, source.name, 0)
+    state = _State()
+    for item in json_lines(source):
+        if isinstance(item, Finding):
+            yield item
+            continue
+        line, obj = item
+        if _is_conversation(obj, fmt):
+            state.found = True
+            session = _session_name(obj, f"{name}:{line}")
+            yield from _whole_conversation(obj, fmt, Context(session, source.name, line))
+        else:
+            ctx.line = line
+            state.found = state.found or isinstance(obj, dict)
+            state.file_level = True
+            yield from _element(obj, translator, fmt, ctx)
+    yield from _finish(state, source, fmt, translator, ctx)
+
+
+def _document(source: Source, fmt: Format) -> Stream:
+    name = source.name
+    translator = fmt.new_translator()
+    ctx = Context(name, source.name, 1)
+    seen_items = False
+    state = _State()
+    for kind, key, line, value in stream_document(source, fmt.LIST_KEYS):
+        ctx.line = line
+        if kind == "field":
+            if key in ("session_id", "id") and isinstance(value, str) and not seen_items:
+                ctx.session = value
+            yield from translator.field(str(key), value, ctx)
+        elif key is None and _is_conversation(value, fmt):
+            state.found = True
+            session = _session_name(value, f"{name}:{line}")
+            yield from _whole_conversation(value, fmt, Context(session, source.name, line))
+        else:
+            seen_items = True
+            state.found = state.found or isinstance(value, dict)
+            state.file_level = True
+            yield from _element(value, translator, fmt, ctx)
+    yield from _finish(state, source, fmt, translator, ctx)
+
+
+def _finish(state: _State, source: Source, fmt: Format, translator: Translator,
+            ctx: Context) -> Stream:
+    """End of a file: no conversation at all is an error; else flush the file-level one."""
+    if not state.found:
+        raise _no_messages(source, fmt)
+    yield from translator.flush(ctx)
+    if state.file_level:
+        yield EndOfSession(ctx.session, ctx.file, ctx.line)
+
+
+def _no_messages(source: Source, fmt: Format) -> Exception:
+    keys = " or ".join(f"`{key}`" for key in fmt.LIST_KEYS)
+    return input_error(source.name, 1, f"no {fmt.LABEL} messages found in this JSON document",
+                       code="wrong-shape",
+                       hint=f"expected an array of messages, or an object with a {keys} list")

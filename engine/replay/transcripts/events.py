@@ -1,0 +1,117 @@
+"""Normalised transcript events: what every reader turns its format into.
+
+A reader yields these records in file order. Each carries the session it
+belongs to, the optional run id, and where it came from (file and 1-based
+line), so the replay report can point at the exact spot in the input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from loopguard.policy.turns import parts_text
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call requested by the model. `arguments` is kept as recorded:
+    a mapping, or the raw JSON string when it could not be parsed."""
+
+    id: str
+    name: str
+    arguments: Any = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """A system or developer instruction (only used as intent context)."""
+
+    session: str
+    text: str
+    run_id: str | None = None
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """A message written by the user; each one starts a turn."""
+
+    session: str
+    text: str
+    run_id: str | None = None
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """One model reply: its text and the tool calls it asked for."""
+
+    session: str
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    run_id: str | None = None
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool returned (or the error text when `is_error`)."""
+
+    session: str
+    call_id: str
+    name: str | None
+    content: Any
+    is_error: bool = False
+    run_id: str | None = None
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """The host compacted the context here and went on."""
+
+    session: str
+    run_id: str | None = None
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfSession:
+    """No more events for this session (lets the replay free its state early)."""
+
+    session: str
+    file: str = ""
+    line: int = 0
+
+
+Event = Union[SystemMessage, UserMessage, AssistantMessage, ToolResult, Compaction, EndOfSession]
+
+
+def content_text(content: Any) -> str:
+    """The plain text of a message content: a string, a text block, or the text parts of a
+    list of blocks (bare strings count as text parts), joined as the runtime joins them."""
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    if isinstance(content, list):
+        content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in content]
+    return parts_text(content)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                if block.get("type") in (None, "text", "input_text", "output_text"):
+                    parts.append(block["text"])
+        return "\n".join(parts)
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    return ""

@@ -1,0 +1,119 @@
+"""Reader of mini-swe-agent trajectories (`<instance>.traj.json`).
+
+One JSON object per run, `{"info", "messages", "trajectory_format"}`; the
+`messages` are what the model saw:
+
+- `system`, then the first `user` message (the task: the run's one turn);
+- `assistant`: one model response. Its calls are, in this order of
+  preference: `tool_calls` (v2 tool-calling models, Chat shape), the
+  commands in `extra.actions` (v2, `{"command", "tool_call_id"}`), or the
+  one ```` ```bash ```` block of the text (v1, `mini-swe-agent-1`: exactly
+  one block is an action; none or several is a format error, no call).
+  Each command is a `bash` call `{"command": ...}`;
+- `tool` (`tool_call_id`): a call's output (v2 tool calling);
+- later `user` messages: the environment answering the pending calls (v1
+  and v2 text mode: the observation; after `tool_calls`, a tool-call error,
+  read as a failed call); with no call pending (a format error) they are
+  feedback, not a turn, and are skipped;
+- `exit` (v2): the end of the run; its content (the submission) is the
+  output of the call that submitted, when one is pending.
+
+The file is one session, named after the file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from loopguard.findings import Finding
+from loopguard.replay.transcripts.conversation import Context, read_tool_calls
+from loopguard.replay.transcripts.events import AssistantMessage, EndOfSession, Event, SystemMessage, ToolCall, ToolResult, UserMessage
+from loopguard.replay.transcripts.events import content_text
+from loopguard.replay.transcripts.jsonstream import stream_document
+from loopguard.replay.transcripts.source import Source, input_error, warning
+
+NAME = "mini-swe-agent"
+LABEL = "mini-swe-agent trajectory"
+MARKERS = (r'"mini_version"\s*:|"trajectory_format"\s*:\s*"mini-swe-agent|minisweagent\.'
+           r'|"role"\s*:\s*"exit"|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT')
+_BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+
+Stream = Iterator["Event | Finding"]
+
+
+class _Run:
+    """The calls of the latest response that are still unanswered."""
+
+    def __init__(self) -> None:
+        self.pending: list[str] = []
+        self.from_tool_calls = False
+        self.seen_task = False
+        self.found = False
+
+
+def read(source: Source, layout: str = "document") -> Stream:
+    """Events of one mini-swe-agent run."""
+    ctx = Context(source.name, source.name, 1)
+    run = _Run()
+    for kind, key, ctx.line, value in stream_document(source, ("messages",)):
+        if kind != "item" or key != "messages":
+            continue
+        run.found = True
+        if not isinstance(value, dict):
+            yield warning(ctx.file, ctx.line, "message is not an object; skipped", "bad-message")
+            continue
+        yield from _message(value, run, ctx)
+    if not run.found:
+        raise input_error(source.name, 1, "no mini-swe-agent `messages` found", code="wrong-shape",
+                          hint='a trajectory is an object like {"messages": [...], "trajectory_format": ...}')
+    yield EndOfSession(ctx.session, ctx.file, ctx.line)
+
+
+def _message(obj: dict[str, Any], run: _Run, ctx: Context) -> Stream:
+    role, text = obj.get("role"), content_text(obj.get("content"))
+    where = (None, ctx.file, ctx.line)
+    if role == "system":
+        yield SystemMessage(ctx.session, text, *where)
+    elif role == "assistant":
+        yield from _assistant(obj, text, run, ctx)
+    elif role == "tool":
+        call_id = str(obj.get("tool_call_id") or "")
+        if call_id in run.pending:
+            run.pending.remove(call_id)
+        yield ToolResult(ctx.session, call_id, None, text, False, *where)
+    elif role in ("user", "exit"):
+        if role == "user" and not run.seen_task:
+            run.seen_task = True
+            yield UserMessage(ctx.session, text, *where)
+        for call_id in run.pending:
+            yield ToolResult(ctx.session, call_id, None, text, role == "user" and run.from_tool_calls, *where)
+        run.pending = []
+    else:
+        yield warning(ctx.file, ctx.line, f"message with unknown role {role!r}; skipped", "bad-message",
+                      hint="mini-swe-agent roles are system, user, assistant, tool and exit")
+
+
+def _assistant(obj: dict[str, Any], text: str, run: _Run, ctx: Context) -> Stream:
+    calls: list[ToolCall] = []
+    raw = obj.get("tool_calls")
+    extra = obj.get("extra")
+    actions = extra.get("actions") if isinstance(extra, dict) else None
+    if isinstance(raw, list) and raw:
+        yield from read_tool_calls(raw, ctx, True, calls)
+    elif isinstance(actions, list) and actions:
+        for index, action in enumerate(actions):
+            command = action.get("command") if isinstance(action, dict) else None
+            if not isinstance(command, str):
+                yield warning(ctx.file, ctx.line, f"action #{index + 1} has no command; skipped", "bad-call")
+                continue
+            call_id = action.get("tool_call_id") or f"call@{ctx.line}.{index + 1}"
+            calls.append(ToolCall(str(call_id), "bash", {"command": command}))
+    else:
+        blocks = _BASH_BLOCK.findall(text)
+        if len(blocks) == 1:
+            calls.append(ToolCall(f"call@{ctx.line}", "bash", {"command": blocks[0].strip()}))
+    run.pending = [call.id for call in calls]
+    run.from_tool_calls = isinstance(raw, list) and bool(raw)
+    yield AssistantMessage(ctx.session, text, tuple(calls), None, ctx.file, ctx.line)

@@ -1,0 +1,86 @@
+"""Reader of OpenAI Chat Completions transcripts.
+
+Messages are `{"role": ..., "content": ...}`; assistant messages may carry
+`tool_calls: [{"id", "type": "function", "function": {"name", "arguments"}}]`
+where `arguments` is a JSON string (invalid JSON is replayed as raw text with
+a warning); results are `{"role": "tool", "tool_call_id", "content"}`. The
+legacy `function_call`/`role: function` pair is read too. A non-standard
+`"is_error": true` on a tool message marks a failed call. An element
+`{"type": "compaction"}` marks a context compaction (Chat has no native one).
+Containers: see `conversation.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loopguard.replay.transcripts.conversation import Context, Stream, no_events, read_tool_calls
+from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
+from loopguard.replay.transcripts.source import warning
+
+NAME = "openai-chat"
+LABEL = "OpenAI Chat"
+LIST_KEYS = ("messages",)
+
+
+def claims(obj: Any) -> bool:
+    """True for elements only the Chat format has (tool calls, tool messages)."""
+    if not isinstance(obj, dict) or "event" in obj:
+        return False
+    return "tool_calls" in obj or "tool_call_id" in obj or obj.get("role") in ("tool", "function") or (
+        obj.get("role") == "assistant" and isinstance(obj.get("function_call"), dict))
+
+
+class ChatTranslator:
+    """Stateless apart from numbering calls that have no id."""
+
+    def __init__(self) -> None:
+        self._legacy: list[str] = []  # ids given to legacy function_call messages, oldest first
+
+    flush = staticmethod(no_events)
+
+    def field(self, key: str, value: Any, ctx: Context) -> Stream:
+        return no_events(ctx)
+
+    def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
+        role = obj.get("role")
+        if obj.get("type") == "compaction" and role is None:
+            yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
+        elif role in ("system", "developer"):
+            yield SystemMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+        elif role == "user":
+            yield UserMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+        elif role == "assistant":
+            yield from self._assistant(obj, ctx)
+        elif role in ("tool", "function"):
+            yield self._result(obj, ctx)
+        else:
+            yield warning(ctx.file, ctx.line, f"message with unknown role {role!r}; skipped", "bad-message",
+                          hint="Chat roles are system, developer, user, assistant and tool")
+
+    def _assistant(self, obj: dict[str, Any], ctx: Context) -> Stream:
+        calls: list[ToolCall] = []
+        raw_calls = obj.get("tool_calls") or []
+        if isinstance(obj.get("function_call"), dict):
+            raw_calls = [{"id": f"call@{ctx.line}", "function": obj["function_call"]}]
+            self._legacy.append(f"call@{ctx.line}")
+        if not isinstance(raw_calls, list):
+            raw_calls = []
+            yield warning(ctx.file, ctx.line, "`tool_calls` is not a list; ignored", "bad-message")
+        yield from read_tool_calls(raw_calls, ctx, True, calls)
+        text = content_text(obj.get("content")) or (obj.get("refusal") or "")
+        yield AssistantMessage(ctx.session, text, tuple(calls), ctx.run_id, ctx.file, ctx.line)
+
+    def _result(self, obj: dict[str, Any], ctx: Context) -> ToolResult:
+        call_id = obj.get("tool_call_id")
+        if call_id is None and obj.get("role") == "function" and self._legacy:
+            call_id = self._legacy.pop(0)
+        content = obj.get("content")
+        if isinstance(content, list):
+            content = content_text(content)
+        return ToolResult(ctx.session, str(call_id or ""), obj.get("name"), content,
+                          bool(obj.get("is_error")), ctx.run_id, ctx.file, ctx.line)
+
+
+def new_translator() -> ChatTranslator:
+    return ChatTranslator()

@@ -1,0 +1,120 @@
+"""Reader of OpenAI Responses API items.
+
+Items: `message` (role user/assistant/system/developer, content as text or
+`input_text`/`output_text` parts; the short `{"role", "content"}` form too),
+`function_call` (`call_id`, `name`, `arguments` as a JSON string),
+`function_call_output` (`call_id`, `output`), `custom_tool_call` /
+`custom_tool_call_output` (raw `input` text), and `compaction` items. An
+assistant message and the function calls that follow it form one model reply.
+`reasoning` items are skipped. Containers: an array of items, an object with
+`input` and/or `output` (a logged request and response), or JSONL; see
+`conversation.py`. The object's `instructions` member is system context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loopguard.replay.transcripts.conversation import Context, Stream, no_events, parse_arguments, system_context
+from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
+from loopguard.replay.transcripts.source import warning
+
+NAME = "openai-responses"
+LABEL = "OpenAI Responses"
+LIST_KEYS = ("input", "output", "items")
+_OWN_TYPES = frozenset({"function_call", "function_call_output", "reasoning", "custom_tool_call",
+                        "custom_tool_call_output", "web_search_call", "file_search_call"})
+_OWN_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
+_SKIPPED = frozenset({"reasoning", "web_search_call", "file_search_call", "item_reference"})
+
+
+def _kind(value: Any) -> str | None:
+    """A `type` field as text; anything else (a list, a number) names no known type."""
+    return value if isinstance(value, str) else None
+
+
+def claims(obj: Any) -> bool:
+    """True for items only the Responses format has."""
+    if not isinstance(obj, dict) or "event" in obj:
+        return False
+    if _kind(obj.get("type")) in _OWN_TYPES:
+        return True
+    content = obj.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and _kind(part.get("type")) in _OWN_PARTS for part in content)
+
+
+class ResponsesTranslator:
+    """Groups an assistant message with the function calls that follow it."""
+
+    def __init__(self) -> None:
+        self._text: str | None = None
+        self._calls: list[ToolCall] = []
+        self._where: tuple[str, int] = ("", 0)
+
+    def field(self, key: str, value: Any, ctx: Context) -> Stream:
+        if key == "instructions" and isinstance(value, str):
+            return system_context(value, ctx)
+        return no_events(ctx)
+
+    def flush(self, ctx: Context) -> Stream:
+        if self._text is not None or self._calls:
+            file, line = self._where
+            yield AssistantMessage(ctx.session, self._text or "", tuple(self._calls), ctx.run_id, file, line)
+        self._text, self._calls = None, []
+
+    def _start_reply(self, ctx: Context) -> None:
+        if self._text is None and not self._calls:
+            self._where = (ctx.file, ctx.line)
+
+    def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
+        kind = _kind(obj.get("type", "message"))
+        role = obj.get("role")
+        if kind in _SKIPPED:
+            return  # reasoning between a reply's parts does not end the reply
+        if kind in ("function_call", "custom_tool_call"):
+            self._start_reply(ctx)
+            yield from self._call(obj, ctx, custom=kind == "custom_tool_call")
+            return
+        if kind == "message" and role == "assistant" and not self._calls:
+            self._start_reply(ctx)
+            text = content_text(obj.get("content"))
+            self._text = text if self._text is None else self._text + "\n" + text
+            return
+        yield from self.flush(ctx)
+        if kind in ("function_call_output", "custom_tool_call_output"):
+            output = obj.get("output")
+            if isinstance(output, list):
+                output = content_text(output)
+            yield ToolResult(ctx.session, str(obj.get("call_id") or ""), None, output,
+                             bool(obj.get("is_error")), ctx.run_id, ctx.file, ctx.line)
+        elif kind == "compaction":
+            yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
+        elif kind == "message" and role == "assistant":
+            self._start_reply(ctx)
+            self._text = content_text(obj.get("content"))
+        elif kind == "message" and role == "user":
+            yield UserMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+        elif kind == "message" and role in ("system", "developer"):
+            yield SystemMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+        else:
+            yield warning(ctx.file, ctx.line, f"unsupported item (type {kind!r}, role {role!r}); skipped",
+                          "bad-message")
+
+    def _call(self, obj: dict[str, Any], ctx: Context, *, custom: bool) -> Stream:
+        name = obj.get("name")
+        if not isinstance(name, str):
+            yield warning(ctx.file, ctx.line, "function_call item has no name; skipped", "bad-call")
+            return
+        call_id = str(obj.get("call_id") or obj.get("id") or f"call@{ctx.line}")
+        if custom:
+            args: Any = obj.get("input", "")
+        else:
+            args, note = parse_arguments(obj.get("arguments"), ctx, call_id, name)
+            if note is not None:
+                yield note
+        self._calls.append(ToolCall(call_id, name, args))
+
+
+def new_translator() -> ResponsesTranslator:
+    return ResponsesTranslator()

@@ -1,0 +1,163 @@
+"""The entry point: a loaded rules document, the detector registry and a session store.
+
+A `Guard` compiles one policy per agent (lazily, once) and hands out `Session`
+handles that share it. Loading goes through `rulesfile` (validation with
+positions) and `normalize` (per-agent merge and threshold repair), so a bad
+rules file fails here with a `RulesError` naming file, line and column.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from loopguard.decision import Decision
+from loopguard.state.history import SessionState
+from loopguard.policy.compile import CompiledPolicy, compile_policy
+from loopguard.detection.registry import Registry, error_text, load_registry
+from loopguard.session.session import Session
+from loopguard.state.store import MemoryStore, SessionStore
+
+log = logging.getLogger("loopguard")
+MAX_REPORTED_AGENTS = 100  # unknown agent names logged (and remembered) per Guard
+
+
+class Guard:
+    """Shared by every session of a host process; thread-safe."""
+
+    def __init__(self, document: Mapping[str, Any], *, registry: Registry | None = None,
+                 store: SessionStore | None = None, source: str = "<mapping>") -> None:
+        """`document` is a merged, validated rules dict (see `rulesfile`)."""
+        self.document = document
+        self.source = source
+        self.registry = registry if registry is not None else load_registry()
+        if store is None and isinstance(document.get("store"), Mapping):
+            from loopguard.stores import store_from_config  # the rules' `store:` block
+
+            store = store_from_config(document["store"], source)
+        self.store: SessionStore = store if store is not None else MemoryStore()
+        self._open_session = getattr(self.store, "open_session", None)  # shared stores
+        self._policies: dict[str | None, CompiledPolicy] = {}
+        self._lock = threading.Lock()
+        hook = self.registry.plugin_manager.hook.loopguard_on_decision
+        self._listeners = bool(hook.get_hookimpls())
+        self._faulted: set[str] = set()
+        self._reported_agents: set[str] = set()
+
+    # -- construction ------------------------------------------------------
+    @classmethod
+    def default(cls, **kwargs: Any) -> Guard:
+        """The bundled default rules (`builtin:default`)."""
+        from loopguard.config.load import load_rules_mapping
+
+        return cls(load_rules_mapping({"version": 1}, name="builtin:default").data,
+                   source="builtin:default", **kwargs)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, allow_extends_outside: bool = False,
+                  **kwargs: Any) -> Guard:
+        """Rules from a YAML (or OpenClaw JSON5) file.
+
+        `extends:` paths must stay inside the file's folder tree unless
+        `allow_extends_outside=True` (see docs/limits.md).
+
+        Lint errors of a file that still loads (e.g. thresholds in the wrong order,
+        which are repaired) are logged at WARNING, so a rejected file is never silent.
+        """
+        from loopguard.lint.linter import meaning_findings
+        from loopguard.config.load import load_path_analysis
+
+        document, analysis = load_path_analysis(path, allow_extends_outside)
+        for finding in meaning_findings(analysis):
+            if finding.level == "error":
+                log.warning("%s:%d:%d: lint error: %s%s%s", finding.file, finding.line,
+                            finding.col, finding.message,
+                            f" [{finding.path}]" if finding.path else "",
+                            f" (hint: {finding.hint})" if finding.hint else "")
+        return cls(document.data, source=os.fspath(path), **kwargs)
+
+    @classmethod
+    def from_yaml(cls, text: str, name: str = "<string>", *, allow_extends_outside: bool = False,
+                  **kwargs: Any) -> Guard:
+        """Rules from YAML text (`extends:` paths confined to the working directory's tree)."""
+        from loopguard.config.load import load_rules_text
+
+        return cls(load_rules_text(text, name, allow_extends_outside).data, source=name, **kwargs)
+
+    @classmethod
+    def from_dict(cls, mapping: Mapping[str, Any], *, allow_extends_outside: bool = False,
+                  **kwargs: Any) -> Guard:
+        """Rules from a mapping with the same keys as a rules file."""
+        from loopguard.config.load import load_rules_mapping
+
+        return cls(load_rules_mapping(mapping, allow_extends_outside=allow_extends_outside).data,
+                   **kwargs)
+
+    # -- sessions ----------------------------------------------------------
+    def policy(self, agent: str | None = None) -> CompiledPolicy:
+        """The compiled policy for an agent (its overrides merged and repaired).
+
+        An agent without an override block shares the global policy, so arbitrary
+        agent names never grow the cache.
+        """
+        if self.unknown_agent(agent):
+            agent = None
+        policy = self._policies.get(agent)
+        if policy is None:
+            from loopguard.config.effective import effective_config
+
+            with self._lock:
+                policy = self._policies.get(agent)
+                if policy is None:
+                    config, _repairs = effective_config(dict(self.document), agent)
+                    policy = compile_policy(config, self.registry)
+                    self._policies[agent] = policy
+        return policy
+
+    def unknown_agent(self, agent: str | None, log_it: bool = True) -> bool:
+        """True when `agent` is named but has no block under `agents` (it gets the global rules).
+
+        Each such name is reported once: logged at WARNING, or only remembered with
+        `log_it=False` (the CLI prints its own warning). At most `MAX_REPORTED_AGENTS`
+        names are remembered, so arbitrary names never grow memory without bound.
+        """
+        if agent is None or agent in (self.document.get("agents") or {}):
+            return False
+        if agent not in self._reported_agents and len(self._reported_agents) < MAX_REPORTED_AGENTS:
+            self._reported_agents.add(agent)
+            if log_it:
+                log.warning("loopguard: agent %r has no block under agents in %s; it runs with "
+                            "the global rules", agent, self.source)
+        return True
+
+    def session(self, session_id: str, agent: str | None = None) -> Session:
+        """A handle on one session; the same id (and agent) shares state."""
+        policy = self.policy(agent)
+        key = session_id if agent is None else f"{agent}\x00{session_id}"
+        if self._open_session is not None:
+            return self._open_session(self, session_id, agent, policy, key)  # type: ignore[no-any-return]
+        state = self.store.get(key, lambda: SessionState(policy.history_size, policy.indexed))
+        return Session(self, session_id, agent, policy, state)
+
+    def _report_fault(self, source: str, error: str) -> None:
+        """Log a failing detector once per source, so an isolated fault is never silent."""
+        if source in self._faulted:
+            return
+        self._faulted.add(source)
+        log.error("loopguard plugin %s failed and was isolated: %s (later failures of it "
+                  "are not logged again)", source, error)
+
+    def _notify(self, session_id: str, decision: Decision) -> None:
+        """Hand non-allow decisions to `loopguard_on_decision` plugins (isolated)."""
+        if not self._listeners or decision.action == "allow":
+            return
+        try:
+            self.registry.plugin_manager.hook.loopguard_on_decision(
+                session_id=session_id, decision=decision)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 — a listener (even sys.exit) must not break the host
+            self._report_fault("loopguard_on_decision", error_text(exc))

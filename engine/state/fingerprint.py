@@ -1,0 +1,211 @@
+"""Canonical argument text, stable digests and outcome digests (SPEC §2).
+
+Digests are BLAKE2b-128 over UTF-8 text: identical in every process and on
+every machine (never Python's salted `hash()`), so state can be persisted.
+Odd values never raise: anything JSON cannot express gets a documented
+fallback form (see `_jsonable`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import sys
+from collections.abc import Mapping, Set
+from hashlib import blake2b
+from typing import Any
+
+from loopguard.text.jsontext import loads
+
+_DUMPS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
+_MAX_DEPTH = 200
+_LOG2_10 = 3.3219280948873626
+_SLICE = 1 << 20  # characters encoded at a time when digesting a long text
+
+
+def digest_text(text: str) -> bytes:
+    """16-byte BLAKE2b digest of a text (the surrogate-safe UTF-8 encoding).
+
+    A long text is encoded a slice at a time, so digesting never holds a second,
+    UTF-8 copy of it (slicing by code points keeps the encoding the same).
+    """
+    if len(text) <= _SLICE:
+        return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    hasher = blake2b(digest_size=16)
+    for start in range(0, len(text), _SLICE):
+        hasher.update(text[start:start + _SLICE].encode("utf-8", "surrogatepass"))
+    return hasher.digest()
+
+
+def parse_args(args: Any) -> Any:
+    """Arguments as a value: a JSON string is parsed, an unparsable one stays raw text."""
+    if isinstance(args, (str, bytes, bytearray)):
+        text = args.decode("utf-8", "replace") if not isinstance(args, str) else args
+        if not text.strip():
+            return {}
+        try:
+            return loads(text)
+        except (ValueError, RecursionError):
+            return text
+    return {} if args is None else args
+
+
+def canonical_text(value: Any) -> str:
+    """JSON with keys sorted at every depth and non-ASCII kept; raw text stays as is."""
+    if isinstance(value, str):
+        return value
+    try:
+        return _DUMPS(value)
+    except Exception:  # noqa: BLE001 — odd or hostile values take the careful path below
+        return _DUMPS(_jsonable(value, 0, set()))
+
+
+def _jsonable(value: Any, depth: int, seen: set[int]) -> Any:
+    """Stable stand-ins for what JSON cannot express.
+
+    bytes -> {"$bytes": base64}; set/frozenset -> list sorted by JSON text; tuple
+    -> list; NaN/Infinity -> "NaN"/"Infinity"/"-Infinity"; an int too long to
+    print in decimal (`sys.get_int_max_str_digits`) -> {"$int": hex}; non-string
+    keys -> their canonical text; a cycle -> "$cycle"; nesting past 200 ->
+    "$deep"; an object with `tolist` (NumPy arrays and scalars) -> {"$type",
+    "$value": tolist()}; any other object -> {"$type": qualified name, "$value":
+    its fields or str()}; an object whose iteration, fields or str() raise ->
+    {"$type", "$value": "$unprintable"}.
+    """
+    if depth > _MAX_DEPTH:
+        return "$deep"
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return {"$int": hex(value)} if _too_long(value) else value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    marker = id(value)
+    if marker in seen:
+        return "$cycle"
+    seen.add(marker)
+    try:
+        return _container(value, depth, seen)
+    except Exception:  # noqa: BLE001 — a hostile __iter__, items() or __dict__
+        return {"$type": _type_name(value), "$value": "$unprintable"}
+    finally:
+        seen.discard(marker)
+
+
+def _container(value: Any, depth: int, seen: set[int]) -> Any:
+    """The stand-in of a mapping, sequence, set or other object (see `_jsonable`)."""
+    if isinstance(value, Mapping):
+        items = {}
+        for key, item in value.items():
+            name = key if isinstance(key, str) else canonical_text(_jsonable(key, depth + 1, seen))
+            items[name] = _jsonable(item, depth + 1, seen)
+        return items
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item, depth + 1, seen) for item in value]
+    if isinstance(value, Set):
+        parts = [_jsonable(item, depth + 1, seen) for item in value]
+        return sorted(parts, key=_DUMPS)  # JSON text: True and "true" sort apart
+    tolist = getattr(type(value), "tolist", None)
+    if callable(tolist):  # NumPy: repr() elides long arrays, tolist() has every element
+        return {"$type": _type_name(value), "$value": _jsonable(tolist(value), depth + 1, seen)}
+    fields = getattr(value, "__dict__", None)
+    shown = _jsonable(dict(fields), depth + 1, seen) if isinstance(fields, dict) else _safe_str(value)
+    return {"$type": _type_name(value), "$value": shown}
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _too_long(value: int) -> bool:
+    """True when `str(value)` would exceed the interpreter's int-to-text digit limit."""
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    return bool(limit) and value.bit_length() > (limit - 1) * _LOG2_10
+
+
+def _safe_str(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and _too_long(value):
+        return hex(value)
+    try:
+        text = str(value)
+    except Exception:  # a hostile __str__ must not take the guard down
+        return "$unprintable"
+    # Default reprs carry memory addresses, which differ between processes.
+    return text.split(" at 0x")[0] if " at 0x" in text else text
+
+
+def args_digest(tool: str, canonical: str) -> bytes:
+    """Digest of (tool name, canonical argument text)."""
+    if len(canonical) <= _SLICE:
+        return digest_text(f"{tool}\x00{canonical}")
+    hasher = blake2b(f"{tool}\x00".encode("utf-8", "surrogatepass"), digest_size=16)
+    for start in range(0, len(canonical), _SLICE):  # == digest_text(tool + NUL + canonical)
+        hasher.update(canonical[start:start + _SLICE].encode("utf-8", "surrogatepass"))
+    return hasher.digest()
+
+
+def error_outcome(error: Any) -> bytes:
+    """Outcome of a failed call: `error:` + digest of the error text."""
+    return b"error:" + digest_text(_safe_str(error))
+
+
+def result_outcome(result: Any, drop: frozenset[str], keep: frozenset[str] | None) -> bytes:
+    """Digest of a result after dropping volatile fields (or keeping only some)."""
+    return outcome_of_text(result_text(result, drop, keep))
+
+
+def outcome_of_text(text: str) -> bytes:
+    """The outcome digest of a normalised result text (see `result_text`)."""
+    return b"ok:" + digest_text(text)
+
+
+def result_text(result: Any, drop: frozenset[str], keep: frozenset[str] | None) -> str:
+    """A result as canonical text, volatile fields dropped (or only `keep` kept).
+
+    A string result stays as is unless it is a JSON object or array and fields
+    are to be dropped or kept; then it is parsed and treated like the value.
+    """
+    value = result
+    if isinstance(value, str) and value[:1] in ("{", "[") and (drop or keep):
+        try:
+            value = loads(value)
+        except (ValueError, RecursionError):
+            value = result
+    try:
+        if keep is not None and isinstance(value, Mapping):
+            value = {k: v for k, v in value.items() if k in keep}
+        if drop and isinstance(value, (dict, list)):
+            value = _without(value, drop, 0)
+        elif drop and isinstance(value, Mapping):
+            value = _without(dict(value), drop, 0)
+    except Exception:  # noqa: BLE001 — a hostile container: its stand-in text is digested whole
+        value = result
+    return canonical_text(value)
+
+
+def _without(value: Any, drop: frozenset[str], depth: int) -> Any:
+    """`value` without the keys in `drop` at every depth; the same object when none occur."""
+    if depth > _MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        changed = not drop.isdisjoint(value)
+        items = {}
+        for key, item in value.items():
+            if key in drop:
+                continue
+            if isinstance(item, (dict, list)):
+                new = _without(item, drop, depth + 1)
+                changed = changed or new is not item
+                item = new
+            items[key] = item
+        return items if changed else value
+    if isinstance(value, list):
+        out = [_without(v, drop, depth + 1) if isinstance(v, (dict, list)) else v for v in value]
+        return out if any(a is not b for a, b in zip(out, value)) else value
+    return value
