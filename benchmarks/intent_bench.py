@@ -20,9 +20,9 @@ import random
 import time
 from typing import Any
 
-from loopguard.intent import KeywordIndex
-from loopguard.rulesfile import load_rules_path
-from loopguard.turns import TurnPolicy
+from loopguard.policy.intent import KeywordIndex
+from loopguard.config.load import load_rules_path
+from loopguard.policy.turns import TurnPolicy
 
 SIZES = (30, 1_000, 10_000)
 SETS = ("portfolio_view", "portfolio_diagnose", "followup", "analysis_hint", "referential",
@@ -62,7 +62,7 @@ def _messages(rng: random.Random) -> list[dict[str, str]]:
 
 
 class _NaiveProbe:
-    """Same interface as loopguard.intent.Probe, computed with a per-keyword loop."""
+    """Same interface as loopguard.policy.intent.Probe, computed with a per-keyword loop."""
 
     def __init__(self, text: str, sets: list[tuple[int, list[str]]], index: KeywordIndex) -> None:
         norm = index.normalize(text)

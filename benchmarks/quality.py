@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import loopguard
-from loopguard.replay import DecisionRecord, Replayer
+from loopguard.replay.replayer import DecisionRecord, Replayer
 
 STOPS = ("critical", "breaker")
 SLACK = 3  # calls after intervene_index a stop may land and still count as caught

@@ -3,7 +3,7 @@
 Writes loopguard event logs (JSONL) of 20,000 and 100,000 calls to a temporary
 directory (a user turn every 10 calls; varied tools and arguments with some
 repeats and polls, so detectors have work to do), replays each through
-`loopguard.replay.Replayer` with the default rules, and reports:
+`loopguard.replay.replayer.Replayer` with the default rules, and reports:
 - calls per second for the long file (timed without tracemalloc);
 - peak traced memory (tracemalloc) while replaying each file, and the ratio
   long/short: reading streams line by line, so the peak must not grow with
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import loopguard
-from loopguard.replay import Replayer, SessionSummary
+from loopguard.replay.replayer import Replayer, SessionSummary
 
 TOOLS = ("read_file", "grep", "list_dir", "run_tests", "edit_file", "command_status")
 

@@ -21,7 +21,7 @@ import atheris
 with atheris.instrument_imports(include=["loopguard"]):
     import loopguard
     from loopguard.errors import RulesError
-    from loopguard.rulesfile import analyze_bytes, load_rules_mapping
+    from loopguard.config.load import analyze_bytes, load_rules_mapping
 
 import yaml
 

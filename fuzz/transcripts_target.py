@@ -21,7 +21,7 @@ import atheris
 
 with atheris.instrument_imports(include=["loopguard"]):
     from loopguard.cli import main as cli
-    from loopguard.transcripts.detect import FORMATS
+    from loopguard.replay.transcripts.detect import FORMATS
 
 CHOICES = [None, *FORMATS]
 _DIR = tempfile.mkdtemp(prefix="loopguard-fuzz-")

@@ -3,7 +3,7 @@
     python scripts/lint_checks_doc.py          # rewrite docs/rules.md
     python scripts/lint_checks_doc.py --check  # exit 1 when docs/rules.md is out of date
 
-The table comes from the registry (`loopguard.lintrules`), so each check's
+The table comes from the registry (`loopguard.lint.checks`), so each check's
 module docstring is its one source of documentation; a test runs `--check`.
 Only the built-in checks are listed: run it without third-party plugins installed
 (LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD=1 is set here for that).

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.registry import Registry, load_registry
+from loopguard.detection.registry import Registry, load_registry
 
 EXAMPLE_SRC = Path(__file__).resolve().parents[1] / "examples" / "error-cascade-plugin" / "src"
 EXAMPLE_DIST = "loopguard-error-cascade"

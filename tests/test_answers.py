@@ -1,4 +1,4 @@
-"""The public texts of `loopguard.answers`, the aborted answer of a closed batch, and
+"""The public texts of `loopguard.session.answers`, the aborted answer of a closed batch, and
 `run_turn` reading OpenAI SDK reply objects (or refusing what it cannot read)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from fakes import calls
 
 import loopguard
-from loopguard import answers
-from loopguard.runtime import run_turn
+from loopguard.session import answers
+from loopguard.runtime.loop import run_turn
 
 USER = [{"role": "user", "content": "read the file"}]
 
@@ -60,7 +60,7 @@ def test_aborted_text_follows_the_rules_messages_and_language() -> None:
     looped(zh, 3)
     zh.begin_round()
     zh.before_call("read", {"p": 1})
-    assert loopguard.messages.has_han(zh.before_call("x").message or "")
+    assert loopguard.text.messages.has_han(zh.before_call("x").message or "")
 
 
 def test_without_a_batch_calls_are_never_aborted() -> None:

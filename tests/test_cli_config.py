@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from loopguard.cli import main
-from loopguard.detector import ALWAYS, ROLLING, UNLESS_DISABLED
-from loopguard.normalize import effective_config
-from loopguard.policy import is_active
-from loopguard.provenance import dotted, explain_active, flow
-from loopguard.rulesfile import load_rules_path
-from loopguard.yamlsource import load_yaml
+from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED
+from loopguard.config.effective import effective_config
+from loopguard.policy.compile import is_active
+from loopguard.config.provenance import dotted, explain_active, flow
+from loopguard.config.load import load_rules_path
+from loopguard.config.yamlsource import load_yaml
 
 BASE = "version: 1\nloop_detection:\n  warning_threshold: 12\n"
 RULES = """version: 1

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import loopguard
-from loopguard.transcripts import content_text
-from loopguard.turns import content_text as message_text
+from loopguard.replay.transcripts import content_text
+from loopguard.policy.turns import content_text as message_text
 
 SPLIT = [{"type": "text", "text": "帮我看看"}, {"type": "text", "text": "持仓"}]
 

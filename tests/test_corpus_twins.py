@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from loopguard.transcripts import AssistantMessage, ToolResult, open_transcript
+from loopguard.replay.transcripts import AssistantMessage, ToolResult, open_transcript
 
 CORPUS = Path(os.environ.get("LOOPGUARD_CORPUS", "/work/shared/corpus"))
 ORIGINALS = CORPUS / "originals"

@@ -277,7 +277,7 @@ def test_the_portfolio_packs_keep_the_seed_rules(pack: str) -> None:
 def test_replay_feeds_the_calls_of_one_message_as_one_batch(tmp_path: Any) -> None:
     import json
 
-    from loopguard.replay import DecisionRecord, Replayer
+    from loopguard.replay.replayer import DecisionRecord, Replayer
 
     def message(ids: list[str]) -> list[dict[str, Any]]:
         calls = [{"id": i, "name": "read_file", "arguments": {"path": "README.md"}} for i in ids]

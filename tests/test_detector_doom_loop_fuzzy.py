@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import UNSET, actions, call, guard_from, repeat, vote_of
 
-from loopguard.grams import grams, jaccard
+from loopguard.detectors.support.grams import grams, jaccard
 
 ID = "doom_loop_fuzzy"
 REPORT = "Write the quarterly sales report for the northern region, including every figure"

@@ -14,7 +14,7 @@ import pytest
 from conftest import actions, call, guard_from, repeat, rolling_guard, vote_of
 
 import loopguard
-from loopguard.registry import Registered, Registry, load_registry
+from loopguard.detection.registry import Registered, Registry, load_registry
 
 
 class Fixed(loopguard.Detector):
@@ -228,7 +228,7 @@ def test_a_malformed_message_template_never_breaks_a_call() -> None:
     with pytest.raises(loopguard.RulesError, match="never closed"):  # loading refuses it (issue #10)
         loopguard.Guard.from_dict(rules)
     # A document that skipped validation still renders it as written, never raising.
-    from loopguard.rulesfile import load_rules_mapping
+    from loopguard.config.load import load_rules_mapping
 
     document = load_rules_mapping({**rules, "messages": {"language": "en"}}).data
     document["messages"]["en"] = {"breaker": "Stopped {message"}
@@ -272,7 +272,7 @@ def test_escalation_state_stays_bounded_over_many_runs() -> None:
 def test_template_fill_fast_path_means_the_same_as_plain_substitution() -> None:
     """`templates.fill` may use str.format_map once `parse` admitted the text: fields, escaped
     braces, missing fields (kept as written) and refused syntax (kept whole) read as before."""
-    from loopguard.templates import fill
+    from loopguard.text.templates import fill
 
     assert fill("{tool} x{count} {{raw}}", {"tool": "read", "count": 3}) == "read x3 {raw}"
     assert fill("{tool} {missing}", {"tool": "read"}) == "read {missing}"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.fingerprint import args_digest, canonical_text, parse_args
+from loopguard.state.fingerprint import args_digest, canonical_text, parse_args
 
 # Built identically here and in the subprocesses (exec'd as __main__).
 ODD_VALUES = r'''

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.detector import ROLLING
-from loopguard.rulesfile import load_rules_mapping
+from loopguard.detection.detector import ROLLING
+from loopguard.config.load import load_rules_mapping
 
 UNSET = object()
 ROLLING_IDS = ("generic_repeat", "known_poll_no_progress", "ping_pong", "unknown_tool_repeat",

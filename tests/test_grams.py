@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loopguard.grams import ARRAY_FROM, grams, jaccard, similar
+from loopguard.detectors.support.grams import ARRAY_FROM, grams, jaccard, similar
 
 
 def plain(text: str) -> set[str]:

@@ -6,8 +6,8 @@ import pytest
 
 import loopguard
 from loopguard.errors import RulesError
-from loopguard.lint import lint_bytes
-from loopguard.rulesfile import load_rules_text
+from loopguard.lint.linter import lint_bytes
+from loopguard.config.load import load_rules_text
 
 BOMB = "(?:(?:(?:a{1000}){1000}){1000})"
 REDOS = "^(a|a)*$"
@@ -60,14 +60,14 @@ def test_redos_prone_patterns_get_a_lint_warning(pattern: str) -> None:
 
 
 def test_bundled_packs_have_no_redos_warning() -> None:
-    from loopguard.lint import lint_path
+    from loopguard.lint.linter import lint_path
 
     for pack in ("builtin:default", "builtin:portfolio", "builtin:portfolio-en"):
         assert not [f for f in lint_path(pack).findings if f.code == "redos"]
 
 
 def test_many_slow_patterns_share_one_budget_per_call() -> None:
-    from loopguard.regexcheck import CALL_BUDGET_S, Deadline, search
+    from loopguard.text.regexcheck import CALL_BUDGET_S, Deadline, search
 
     import regex
 
@@ -113,7 +113,7 @@ def test_agent_templates_are_checked_too() -> None:
 
 
 def test_templates_fill_known_fields_only() -> None:
-    from loopguard.messages import fill
+    from loopguard.text.messages import fill
 
     assert fill("{message} {{literal}} {count}", message="m", count=3) == "m {literal} 3"
     assert fill("{message:>2000000000}", message="m") == "{message:>2000000000}"  # as written

@@ -204,13 +204,13 @@ def test_a_slow_schema_pattern_is_bounded(site: FakeSite) -> None:
     ("", False), ("0", False), ("false", False), ("False", False), ("no", False), ("OFF", False),
     (None, False)])
 def test_autoload_switch_is_parsed(value: str | None, disabled: bool) -> None:
-    from loopguard.plugincheck import autoload_disabled
+    from loopguard.detection.plugincheck import autoload_disabled
 
     assert autoload_disabled(value) is disabled
 
 
 def test_an_unknown_autoload_value_disables_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    from loopguard.plugincheck import autoload_disabled
+    from loopguard.detection.plugincheck import autoload_disabled
 
     with caplog.at_level(logging.WARNING, "loopguard"):
         assert autoload_disabled("maybe") is True

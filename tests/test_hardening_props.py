@@ -27,9 +27,9 @@ from test_hardening_values import BadError, BadList, BadMap, Raises
 
 import loopguard
 from loopguard.cli import main as cli
-from loopguard.fingerprint import args_digest, canonical_text
-from loopguard.runtime import run_turn
-from loopguard.transcripts.detect import FORMATS
+from loopguard.state.fingerprint import args_digest, canonical_text
+from loopguard.runtime.loop import run_turn
+from loopguard.replay.transcripts.detect import FORMATS
 
 GUARD = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio-en"]})
 SURROGATES = st.sampled_from(["\ud83d", "\udc00", "a\ud800b", "\udfff"])
@@ -124,7 +124,7 @@ PLAIN = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow
                      | st.frozensets(st.one_of(st.booleans(), st.none(), st.text(max_size=4), st.integers()),
                                      max_size=5) | st.tuples(inner, inner),
                      max_leaves=10)
-_PRINT = ("import pickle, sys; from loopguard.fingerprint import args_digest, canonical_text;"
+_PRINT = ("import pickle, sys; from loopguard.state.fingerprint import args_digest, canonical_text;"
           "[print(args_digest('t', canonical_text(v)).hex()) for v in pickle.load(sys.stdin.buffer)]")
 
 

@@ -208,7 +208,7 @@ class _Source:
 
 def test_one_large_element_is_read_in_linear_time() -> None:
     """49 s for a 200 MB element before: each chunk was appended to the growing window."""
-    from loopguard.transcripts.jsonstream import stream_document
+    from loopguard.replay.transcripts.jsonstream import stream_document
 
     text = json.dumps([{"role": "tool", "content": "x" * 4_000_000}, {"role": "user", "content": "hi"}])
     _Chunk.copied = 0

@@ -11,7 +11,7 @@ import pytest
 
 import loopguard
 from loopguard.errors import RulesError
-from loopguard.rulesfile import analyze_bytes, load_rules_mapping, load_rules_path, load_rules_text
+from loopguard.config.load import analyze_bytes, load_rules_mapping, load_rules_path, load_rules_text
 
 
 def rules_error(call: Any, *args: Any, **kwargs: Any) -> RulesError:
@@ -296,7 +296,7 @@ def test_cli_never_echoes_an_extended_secret(tree: Path, capsys: pytest.CaptureF
     b"version: 1\nmessages: {en: {blocked: '{message:>2000000000}'}}\n",
 ])
 def test_lint_reports_hostile_text_as_positioned_errors(raw: bytes) -> None:
-    from loopguard.lint import lint_bytes
+    from loopguard.lint.linter import lint_bytes
 
     report = lint_bytes(raw, "rules.yaml")
     assert report.errors and all(f.line >= 1 for f in report.findings)

@@ -19,8 +19,8 @@ import pytest
 from fakes import ScriptedModel, calls, say
 
 import loopguard
-from loopguard.fingerprint import args_digest, canonical_text, parse_args
-from loopguard.runtime import arun_turn, run_turn
+from loopguard.state.fingerprint import args_digest, canonical_text, parse_args
+from loopguard.runtime.loop import arun_turn, run_turn
 
 BIG = math.factorial(2000)  # 5,736 digits
 BIG_TEXT = "9" * 5000
@@ -105,7 +105,7 @@ def test_sets_whose_members_share_a_text_are_canonical_in_one_process() -> None:
     assert canonical_text({True, "true", None, "null"}) == canonical_text({"null", None, "true", True})
 
 
-_PROBE = ("import sys; from loopguard.fingerprint import args_digest, canonical_text;"
+_PROBE = ("import sys; from loopguard.state.fingerprint import args_digest, canonical_text;"
           "v = [{True, 'true', None, 'null'}, frozenset({1, '1', 1.5, '1.5'}), {'k': {False, 'false'}}];"
           "sys.stdout.write(canonical_text(v) + args_digest('t', canonical_text(v)).hex())")
 

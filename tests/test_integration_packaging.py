@@ -20,7 +20,7 @@ def python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_importing_loopguard_loads_no_framework() -> None:
-    done = python("import sys, loopguard, loopguard.integrations, loopguard.answers\n"
+    done = python("import sys, loopguard, loopguard.integrations, loopguard.session.answers\n"
                   f"print(sorted(m for m in {sorted(FRAMEWORKS.values())!r} if m in sys.modules))")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -12,10 +12,10 @@ from fakes import AsyncScriptedModel, ScriptedModel, calls, say
 
 import loopguard
 from loopguard.errors import RulesError
-from loopguard.messages import render
-from loopguard.runtime import TurnResult, arun_turn, run_turn
-from loopguard.state_codec import decode, encode
-from loopguard.turns import REGEX_TIMEOUT_S, arg_matches, format_call
+from loopguard.text.messages import render
+from loopguard.runtime.loop import TurnResult, arun_turn, run_turn
+from loopguard.state.codec import decode, encode
+from loopguard.policy.turns import REGEX_TIMEOUT_S, arg_matches, format_call
 
 
 def rules(args: dict[str, Any]) -> dict[str, Any]:
@@ -141,8 +141,8 @@ def test_the_other_arguments_flag_survives_the_state_codec() -> None:
     ({"command": {"prefix": 3}}, "intents[run_tests].require.args.command"),
 ])
 def test_bad_matchers_are_rules_errors_not_tracebacks(args: dict[str, Any], path: str) -> None:
-    from loopguard.rulesfile import load_rules_mapping
-    from loopguard.turns import TurnPolicy
+    from loopguard.config.load import load_rules_mapping
+    from loopguard.policy.turns import TurnPolicy
 
     data = load_rules_mapping({"version": 1}).data
     data = {**data, **{k: v for k, v in rules(args).items() if k != "version"}}

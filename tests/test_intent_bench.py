@@ -6,7 +6,7 @@ import importlib.util
 import random
 from pathlib import Path
 
-from loopguard.turns import TurnPolicy
+from loopguard.policy.turns import TurnPolicy
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "intent_bench.py"
 

@@ -1,13 +1,13 @@
-"""Lint's meaning checks, one behaviour per test (through `loopguard.lint`)."""
+"""Lint's meaning checks, one behaviour per test (through `loopguard.lint.linter`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from loopguard.findings import Finding
-from loopguard.lint import exit_code, format_text, report
-from loopguard.rulesfile import analyze_path, analyze_text
-from loopguard.schema import Assembly, core_schema
+from loopguard.lint.linter import exit_code, format_text, report
+from loopguard.config.load import analyze_path, analyze_text
+from loopguard.config.schema import Assembly, core_schema
 
 
 def lint(text: str, agent: str | None = None) -> list[Finding]:

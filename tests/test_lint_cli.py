@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from loopguard.cli import main
-from loopguard.rulesfile import builtin_names
+from loopguard.config.load import builtin_names
 
 CLEAN = "version: 1\n"
 BROKEN = "version: 1\nturn:\n  max_tool_rouds: 3\n"
@@ -189,8 +189,8 @@ def test_skipped_detectors_are_named_on_stderr(files: Path, monkeypatch: pytest.
                                                capsys: pytest.CaptureFixture[str]) -> None:
     import loopguard.cli.lint_cmd as lint_cmd
     import loopguard.cli.schema_cmd as schema_cmd
-    from loopguard.registry import load_registry
-    from loopguard.schema import assemble
+    from loopguard.detection.registry import load_registry
+    from loopguard.config.schema import assemble
 
     class Broken:
         id = "broken"

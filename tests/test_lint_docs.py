@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from loopguard.lintrules import checks
+from loopguard.lint.checks import checks
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "lint_checks_doc.py"

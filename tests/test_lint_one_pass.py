@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from loopguard.findings import Finding
-from loopguard.lint import lint_bytes
-from loopguard.positions import SourceDoc
-from loopguard.prune import PrunedDoc, prune_invalid
-from loopguard.schema import assemble_schema
-from loopguard.rulestext import parse_text
+from loopguard.lint.linter import lint_bytes
+from loopguard.config.positions import SourceDoc
+from loopguard.config.prune import PrunedDoc, prune_invalid
+from loopguard.config.schema import assemble_schema
+from loopguard.config.read import parse_text
 
 
 def codes(text: str) -> list[tuple[int, str]]:

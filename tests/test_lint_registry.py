@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from loopguard.cli import main
-from loopguard.lint import lint_bytes
-from loopguard.lintrules import BUILTIN_CHECKS, LintCheck, SelectionError, checks, select
+from loopguard.lint.linter import lint_bytes
+from loopguard.lint.checks import BUILTIN_CHECKS, LintCheck, SelectionError, checks, select
 from plugin_fakes import fake_site
 
 CASES = Path(__file__).parent / "lint_cases"
@@ -23,7 +23,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def test_every_builtin_check_module_declares_code_level_and_examples() -> None:
     for name in BUILTIN_CHECKS:
-        module = importlib.import_module(f"loopguard.lintrules.{name}")
+        module = importlib.import_module(f"loopguard.lint.checks.{name}")
         assert module.CODE == name.replace("_", "-")
         assert module.LEVEL in ("error", "warning")
         assert "Fails:" in (module.__doc__ or "") and "Passes:" in (module.__doc__ or "")
@@ -136,7 +136,7 @@ def test_disable_all_keeps_load_errors() -> None:
 
 PLUGIN = '''
 import loopguard
-from loopguard.lintrules import LintCheck
+from loopguard.lint.checks import LintCheck
 
 
 def no_shouting(ctx):
@@ -180,7 +180,7 @@ def test_plugin_lint_checks_join_the_registry_isolated(tmp_path: Path,
         assert "warning[check-failed]: lint check 'broken-check' (lgfake-lint[shout]) failed: " \
                "RuntimeError: kaput" in out
         assert "'unused-set' is already registered by loopguard" in err
-        assert "is not a loopguard.lintrules.LintCheck" in err
+        assert "is not a loopguard.lint.checks.LintCheck" in err
         code, out, _ = run(capsys, "lint", "--disable", "no-shouting,broken-check", str(rules))
         assert (code, out) == (0, "")
         assert "no-shouting" in run(capsys, "lint", "--list-checks")[1]

@@ -10,7 +10,7 @@ import pytest
 
 from loopguard import Guard
 from loopguard.cli import main
-from loopguard.lint import lint_bytes
+from loopguard.lint.linter import lint_bytes
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "transcripts"
 POLL = str(EXAMPLES / "stuck-poll.anthropic.json")
@@ -72,7 +72,7 @@ def test_session_logs_each_unknown_agent_once(caplog: pytest.LogCaptureFixture) 
 
 
 def test_unknown_agent_names_remembered_are_bounded(caplog: pytest.LogCaptureFixture) -> None:
-    import loopguard.guard as guard_module
+    import loopguard.session.guard as guard_module
 
     guard = Guard.default()
     with caplog.at_level(logging.WARNING, logger="loopguard"):

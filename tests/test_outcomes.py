@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.history import FAILED, STATUS, UNREAD
+from loopguard.state.history import FAILED, STATUS, UNREAD
 
 
 def completed(tool: str, args: Any, result: Any = None, error: Any = None,
@@ -98,7 +98,7 @@ def test_markers_and_prefixes_come_from_the_rules() -> None:
 
 
 def test_the_seen_lately_list_stays_short_whatever_the_history_size() -> None:
-    from loopguard.history import RECENT
+    from loopguard.state.history import RECENT
 
     guard = loopguard.Guard.from_dict({"version": 1, "loop_detection": {"history_size": 3000}})
     session = guard.session("long")

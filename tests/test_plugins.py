@@ -281,7 +281,7 @@ class _BrokenDist:
 
 
 def test_a_missing_name_is_read_without_indexing_the_metadata() -> None:
-    from loopguard.registry import _distribution_name
+    from loopguard.detection.registry import _distribution_name
 
     assert _distribution_name(_NamelessDist()) == "unknown"
     assert _distribution_name(_BrokenDist()) == "unknown"

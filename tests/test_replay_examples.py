@@ -8,7 +8,7 @@ import pytest
 
 import loopguard
 from loopguard import Finding
-from loopguard.replay import DecisionRecord, Replayer, SessionSummary, SkippedTool
+from loopguard.replay.replayer import DecisionRecord, Replayer, SessionSummary, SkippedTool
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "transcripts"
 LOOP_RULES = EXAMPLES / "loop-detection.yaml"
@@ -102,7 +102,7 @@ def test_long_healthy_session_is_clean(rules: dict | None) -> None:
 
 
 def test_each_example_uses_a_different_reader_layout() -> None:
-    from loopguard.transcripts import open_transcript
+    from loopguard.replay.transcripts import open_transcript
 
     seen = {(t.format, t.layout) for t in (open_transcript(str(p)) for p in EXAMPLES.iterdir()
                                            if p.suffix in (".json", ".jsonl"))}

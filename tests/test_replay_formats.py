@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.replay import DecisionRecord, Replayer, SkippedTool
+from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
 
 # One conversation as abstract steps: a skipped required tool (Chinese trigger), a round with
 # two calls, a doom loop, a compaction and a redo across three turns.
@@ -144,7 +144,7 @@ def test_every_format_gives_the_same_decisions(fmt: str, tmp_path: Path, expecte
     write, name = WRITERS[fmt]
     path = tmp_path / name
     path.write_text(write())
-    from loopguard.transcripts import open_transcript
+    from loopguard.replay.transcripts import open_transcript
 
     assert open_transcript(str(path)).format == fmt  # detected, not forced
     assert outcome(path) == expected

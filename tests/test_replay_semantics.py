@@ -9,7 +9,7 @@ from typing import Any
 
 import loopguard
 from loopguard import Finding
-from loopguard.replay import DecisionRecord, Replayer, SessionSummary, SkippedTool
+from loopguard.replay.replayer import DecisionRecord, Replayer, SessionSummary, SkippedTool
 
 
 def write(path: Path, rows: list[dict[str, Any]]) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from loopguard.errors import RulesError
-from loopguard.rulesfile import (RulesDocument, builtin_names, load_rules_mapping,
+from loopguard.config.load import (RulesDocument, builtin_names, load_rules_mapping,
                                  load_rules_path, load_rules_text)
-from loopguard.rulestext import MAX_BYTES
+from loopguard.config.read import MAX_BYTES
 
 
 def error_of(call: object, *args: object) -> RulesError:
@@ -154,7 +154,7 @@ def test_not_utf8(tmp_path: Path) -> None:
 
 
 def test_utf16_is_named() -> None:
-    from loopguard.rulesfile import analyze_bytes
+    from loopguard.config.load import analyze_bytes
 
     result = analyze_bytes("version: 1\n".encode("utf-16"), "u16.yaml")
     assert [f.code for f in result.findings] == ["encoding"]

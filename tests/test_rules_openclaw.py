@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from loopguard.errors import RulesError
-from loopguard.json5source import load_json5
-from loopguard.normalize import effective_config
-from loopguard.openclaw import snake_case
-from loopguard.rulesfile import load_rules_mapping, load_rules_path, load_rules_text
+from loopguard.config.json5source import load_json5
+from loopguard.config.effective import effective_config
+from loopguard.config.openclaw import snake_case
+from loopguard.config.load import load_rules_mapping, load_rules_path, load_rules_text
 
 # Both blocks pasted verbatim from the Portuguese seed (comments and trailing commas included).
 SEED_BLOCKS = """\

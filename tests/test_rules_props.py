@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loopguard.errors import RulesError
-from loopguard.lint import lint_bytes
-from loopguard.rulesfile import load_rules_text
+from loopguard.lint.linter import lint_bytes
+from loopguard.config.load import load_rules_text
 
 SEEDS = [resources.files("loopguard.rules").joinpath(name).read_text("utf-8")
          for name in ("default.yaml", "portfolio-en.yaml")]

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from loopguard.positions import SourceDoc
-from loopguard.rulesfile import analyze_text
-from loopguard.schema import assemble, assemble_schema, core_schema
-from loopguard.validate import schema_findings
+from loopguard.config.positions import SourceDoc
+from loopguard.config.load import analyze_text
+from loopguard.config.schema import assemble, assemble_schema, core_schema
+from loopguard.config.validate import schema_findings
 
 
 @dataclass
@@ -89,7 +89,7 @@ def test_default_assembly_holds_the_installed_detectors() -> None:
 
 
 def test_without_a_registry_the_core_schema_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    import loopguard.schema as schema_module
+    import loopguard.config.schema as schema_module
 
     monkeypatch.setattr(schema_module, "_registered", lambda: (None, ["no registry"]))
     assembly = assemble()

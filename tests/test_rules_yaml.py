@@ -7,7 +7,7 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from loopguard.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, load_yaml
+from loopguard.config.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, load_yaml
 
 
 def codes(text: str) -> list[str]:
@@ -108,7 +108,7 @@ def test_empty_text_has_no_data() -> None:
 def test_libyaml_and_pure_python_readers_agree() -> None:
     from importlib import resources
 
-    from loopguard import yamlsource
+    from loopguard.config import yamlsource
 
     if yamlsource.FAST_LOADER is None:
         return  # nothing to compare on an installation without libyaml

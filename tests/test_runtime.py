@@ -16,8 +16,8 @@ import pytest
 from fakes import AsyncScriptedModel, Portfolio, ScriptedModel, calls, say
 
 import loopguard
-from loopguard.messages import render
-from loopguard.runtime import TurnResult, arun_turn, run_turn
+from loopguard.text.messages import render
+from loopguard.runtime.loop import TurnResult, arun_turn, run_turn
 
 Driver = Callable[..., tuple[TurnResult, ScriptedModel]]
 PORTFOLIO = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]})

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import loopguard
-from loopguard.runtime import run_turn
+from loopguard.runtime.loop import run_turn
 
 # builtin:portfolio exercises required tools and retries; the default rules have no intents.
 GUARDS = (loopguard.Guard.default(), loopguard.Guard.from_file("builtin:portfolio"))

@@ -21,8 +21,8 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from loopguard.cli import main
-from loopguard.openclaw import is_openclaw
-from loopguard.schema import assemble_schema
+from loopguard.config.openclaw import is_openclaw
+from loopguard.config.schema import assemble_schema
 
 CASES = Path(__file__).parent / "lint_cases" / "valid"
 

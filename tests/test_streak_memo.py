@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import loopguard
-from loopguard.history import VETO, Bucket, HistoryEntry
+from loopguard.state.history import VETO, Bucket, HistoryEntry
 
 
 def walk(entries: list[HistoryEntry]) -> tuple[int, tuple[int, ...]]:

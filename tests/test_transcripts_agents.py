@@ -12,7 +12,7 @@ import pytest
 
 from loopguard.errors import InputError
 from loopguard.findings import Finding
-from loopguard.transcripts import (AssistantMessage, Compaction, SystemMessage, ToolResult, UserMessage,
+from loopguard.replay.transcripts import (AssistantMessage, Compaction, SystemMessage, ToolResult, UserMessage,
                                    open_transcript)
 
 SAMPLES = Path(__file__).parent / "agent_samples"

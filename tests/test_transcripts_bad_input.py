@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from loopguard import Finding, InputError
-from loopguard.transcripts import UserMessage, open_transcript
+from loopguard.replay.transcripts import UserMessage, open_transcript
 
 
 def error_of(path: Path, fmt: str | None = None) -> Finding:

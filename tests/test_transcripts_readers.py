@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from loopguard import Finding
-from loopguard.transcripts import (AssistantMessage, Compaction, EndOfSession, SystemMessage, ToolCall, ToolResult,
+from loopguard.replay.transcripts import (AssistantMessage, Compaction, EndOfSession, SystemMessage, ToolCall, ToolResult,
                                    UserMessage, open_transcript)
 
 

@@ -6,7 +6,7 @@ import json
 import tracemalloc
 from pathlib import Path
 
-from loopguard.transcripts import AssistantMessage, open_transcript
+from loopguard.replay.transcripts import AssistantMessage, open_transcript
 
 
 def write_eventlog(path: Path, calls: int) -> None:

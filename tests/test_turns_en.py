@@ -8,7 +8,7 @@ import pytest
 from fakes import Portfolio, ScriptedModel, calls, say
 
 import loopguard
-from loopguard.runtime import run_turn
+from loopguard.runtime.loop import run_turn
 
 GUARD = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio-en"]})
 HOLDINGS = {"role": "assistant", "content": "Your holdings: AAPL 10 shares, cost basis 150."}

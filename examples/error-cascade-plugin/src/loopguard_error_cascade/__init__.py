@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import loopguard
-from loopguard.history import scoped_newest_first
+from loopguard.state.history import scoped_newest_first
 
 
 class ErrorCascade(loopguard.Detector):
