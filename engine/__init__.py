@@ -19,7 +19,7 @@ from loopguard.state.history import Call, HistoryEntry, SessionState
 from loopguard.detection.hookspecs import hookimpl
 from loopguard.session.session import Session
 from loopguard.state.store import MemoryStore, SessionStore
-from loopguard.policy.turns import RoundOutcome, TurnExpectation
+from loopguard.state.turn import RoundOutcome, TurnExpectation
 
 __all__ = [
     "Call", "Decision", "Detector", "Finding", "Guard", "HistoryEntry", "InputError",

@@ -27,3 +27,8 @@ class InputError(LoopguardError):
     def __init__(self, findings: Sequence[Finding]) -> None:
         self.findings = list(findings)
         super().__init__(self.findings[0].format_text() if self.findings else "unreadable input")
+
+
+def rules_error(message: str, path: str, hint: str = "") -> RulesError:
+    """A rules error of a compiled section (`bad-intent`): no file position, a breadcrumb."""
+    return RulesError([Finding("<rules>", 0, 0, "error", message, path, hint, "bad-intent")])

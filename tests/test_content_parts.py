@@ -13,7 +13,7 @@ from pathlib import Path
 
 import loopguard
 from loopguard.replay.transcripts import content_text
-from loopguard.policy.turns import content_text as message_text
+from loopguard.text.content import content_text as message_text
 
 SPLIT = [{"type": "text", "text": "帮我看看"}, {"type": "text", "text": "持仓"}]
 

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopguard.errors import RulesError
-from loopguard.policy.intent import KeywordIndex, Normalizer
+from loopguard.policy.intent import KeywordIndex
+from loopguard.text.normalize import Normalizer
 
 SETS = {
     "followup": ["做一下体检", "体检", "健康吗", "健康"],

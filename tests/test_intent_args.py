@@ -15,7 +15,8 @@ from loopguard.errors import RulesError
 from loopguard.text.messages import render
 from loopguard.runtime.loop import TurnResult, arun_turn, run_turn
 from loopguard.state.codec import decode, encode
-from loopguard.policy.turns import REGEX_TIMEOUT_S, arg_matches, format_call
+from loopguard.policy.argmatch import REGEX_TIMEOUT_S, arg_matches
+from loopguard.state.turn import format_call
 
 
 def rules(args: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,8 @@ import pytest
 
 from loopguard.errors import RulesError
 from loopguard.config.load import load_rules_mapping
-from loopguard.policy.turns import TurnPolicy, content_text, offered_names, strip_recall
+from loopguard.policy.turns import TurnPolicy, offered_names
+from loopguard.text.content import content_text, strip_recall
 
 DEFAULT = load_rules_mapping({"version": 1}).data
 CONFIG = load_rules_mapping({"version": 1, "extends": ["builtin:portfolio"]}).data

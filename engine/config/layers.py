@@ -25,7 +25,7 @@ from loopguard.config.positions import PositionIndex, SourceDoc
 from loopguard.config.prune import prune_invalid
 from loopguard.config.read import decode, parse_text, read_path
 from loopguard.config.schema import Assembly, default_assembly
-from loopguard.text.templates import template_findings
+from loopguard.config.templatechecks import template_findings
 from loopguard.config.validate import kind_of, schema_findings
 
 BUILTIN = "builtin:"

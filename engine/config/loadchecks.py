@@ -22,11 +22,11 @@ from typing import Any
 import regex
 
 from loopguard.findings import Finding
-from loopguard.policy.intent import NORMALIZE_STEPS, Normalizer
+from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 from loopguard.config.positions import Path, PositionIndex
 from loopguard.config.schema import Assembly
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS
 
-MAX_PATTERN_CHARS = 500
 LEAVES = ("text_contains", "text_equals", "context_contains")
 
 

@@ -23,7 +23,7 @@ from referencing.exceptions import Unresolvable as _Unresolvable
 
 from loopguard.findings import Finding
 from loopguard.config.positions import Path, PositionIndex, SourceDoc
-from loopguard.text.regexcheck import Deadline, PatternError, matches, safe_compile
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, PatternError, matches, safe_compile
 
 _TYPE_NAMES = {"integer": "a whole number", "number": "a number", "string": "a string",
                "boolean": "true or false", "object": "a mapping", "array": "a list",
@@ -34,7 +34,6 @@ def _strict_int(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-MAX_PATTERN_CHARS = 500
 REGEX_KEYWORD = "x-loopguard-regex"
 
 

@@ -20,7 +20,7 @@ from loopguard.session import answers
 from loopguard.decision import Decision
 from loopguard.session.guard import Guard
 from loopguard.session.session import Session
-from loopguard.policy.turns import RoundOutcome, TurnExpectation
+from loopguard.state.turn import RoundOutcome, TurnExpectation
 
 _MAX_REMEMBERED = 4096  # open calls / breakers kept per adapter (a host may never report back)
 

@@ -18,77 +18,19 @@ list of sets (any of them). They compile to closures over the masks of a `Probe`
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import ahocorasick_rs
 
-from loopguard.errors import RulesError
-from loopguard.findings import Finding
+from loopguard.errors import rules_error
+from loopguard.text.normalize import Normalizer
 
-NORMALIZE_STEPS = ("nfkc", "fold_punctuation", "lower", "strip")
 LEAVES = ("text_contains", "text_equals", "context_contains")
-_PUNCT_FOLD = str.maketrans({
-    "。": ".", "．": ".", "，": ",", "、": ",", "！": "!", "？": "?", "：": ":", "；": ";",
-    "“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "（": "(", "）": ")", "【": "[",
-    "】": "]", "「": '"', "」": '"', "『": '"', "』": '"', "《": "<", "》": ">", "〈": "<",
-    "〉": ">", "～": "~", "—": "-", "–": "-", "…": "...", "·": ".", "｜": "|",
-})
 
 Condition = Callable[["Probe", "Probe"], bool]
 """A compiled condition: `cond(text_probe, context_probe) -> bool`."""
-
-
-def rules_error(message: str, path: str, hint: str = "") -> RulesError:
-    return RulesError([Finding("<rules>", 0, 0, "error", message, path, hint, "bad-intent")])
-
-
-def whole_text(text: str) -> str:
-    """`text` with each lone surrogate (half an emoji, from cut-off model output) as "?".
-
-    The automaton needs text that UTF-8 can encode; one "?" per surrogate keeps
-    character offsets, so keyword positions still point into the original.
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
-
-
-class Normalizer:
-    """Applies the `turn.normalize` steps; the same instance serves keywords and texts."""
-
-    def __init__(self, steps: Iterable[str] = ("strip", "lower")) -> None:
-        chosen = list(steps)
-        for step in chosen:
-            if step not in NORMALIZE_STEPS:
-                raise rules_error(f"unknown normalisation step {step!r}", "turn.normalize",
-                             f"use some of {', '.join(NORMALIZE_STEPS)}")
-        self.steps = tuple(s for s in NORMALIZE_STEPS if s in chosen)
-        self.folds = "fold_punctuation" in self.steps
-
-    def __call__(self, text: str) -> str:
-        for step in self.steps:
-            if step == "nfkc":
-                text = unicodedata.normalize("NFKC", text)
-            elif step == "fold_punctuation":
-                text = text.translate(_PUNCT_FOLD)
-            elif step == "lower":
-                text = text.lower()
-            else:
-                text = text.strip()
-        return whole_text(text)
-
-    def equality_key(self, normalised: str) -> str:
-        """The form compared by `text_equals` (edge punctuation dropped when folding)."""
-        if not self.folds:
-            return normalised
-        return normalised.strip().strip("!\"'(),-.:;<>?[]~|").strip()
 
 
 @dataclass(frozen=True, slots=True)

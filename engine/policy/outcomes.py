@@ -40,11 +40,10 @@ import regex
 
 from loopguard.state.fingerprint import digest_text
 from loopguard.state.history import FAILED, STATUS, UNREAD
-from loopguard.text.regexcheck import safe_compile, search
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS, safe_compile, search
 
 SCAN_CHARS = 512  # characters searched at each end of a result text
 NEAR_MAX_CHARS = 16384  # longer texts are never compared line by line (nor kept for it)
-MAX_PATTERN_CHARS = 500
 _CATCH_UP = 30  # history entries searched for a call's unread first occurrence
 _MAX_NAMES = 1024  # tool names whose poll verdict is remembered per policy
 _MAX_TEXTS = 512  # result texts whose verdict is remembered per policy (by outcome digest)

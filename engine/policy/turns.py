@@ -26,168 +26,19 @@ unmet, and the retry then says so (`retry_other_args`, `exhausted_other_args`).
 from __future__ import annotations
 
 import copy
-import functools
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import regex
 
-from loopguard.policy.intent import Condition, KeywordIndex, rules_error
+from loopguard.errors import rules_error
+from loopguard.policy.argmatch import args_match, check_matcher
+from loopguard.state.turn import RoundOutcome, TurnExpectation, TurnState
+from loopguard.text.content import content_text, strip_recall
+from loopguard.policy.intent import Condition, KeywordIndex
 from loopguard.text.messages import render
-from loopguard.text.regexcheck import MATCH_TIMEOUT_S, Deadline, safe_compile, search
-from loopguard.config.validate import MAX_PATTERN_CHARS
-
-TEXT_PART_TYPES = (None, "text", "input_text", "output_text")
-MATCH_KEYS = ("equals", "prefix", "regex", "any")
-REGEX_TIMEOUT_S = MATCH_TIMEOUT_S  # per search; the matchers of one call share CALL_BUDGET_S
 
 
-def content_text(message: Any) -> str:
-    """The text of one message as described in the module docstring."""
-    if not isinstance(message, Mapping):
-        return ""
-    return parts_text(message.get("content"))
-
-
-def parts_text(content: Any) -> str:
-    """A message content's text: a string as is, or its text parts joined with nothing between.
-
-    The one rule for runtime and replay alike: a model's or a user's message split into
-    parts (`帮我看看` + `持仓`) reads as the text it was split from.
-    """
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content
-                 if isinstance(p, Mapping) and p.get("type") in TEXT_PART_TYPES]
-        return "".join(p for p in parts if isinstance(p, str))
-    return ""
-
-
-def strip_recall(text: str, keep_tag: str, drop_tag: str) -> str:
-    """Keep the last `<keep_tag>` section if any; drop every `<drop_tag>` section."""
-    opening = re.compile(f"<{re.escape(keep_tag)}>", re.IGNORECASE)
-    starts = [m.end() for m in opening.finditer(text)]
-    if starts:
-        rest = text[starts[-1]:]
-        close = re.search(f"</{re.escape(keep_tag)}>", rest, re.IGNORECASE)
-        text = rest[: close.start()] if close else rest
-    drop = re.escape(drop_tag)
-    text = re.sub(f"<{drop}>.*?(</{drop}>|$)", "", text, flags=re.IGNORECASE | re.DOTALL)
-    return text
-
-
-def matcher(spec: Any) -> tuple[str, Any] | None:
-    """`(kind, operand)` when a required value is a matcher mapping, None for an exact value."""
-    if isinstance(spec, Mapping) and len(spec) == 1:
-        ((kind, operand),) = spec.items()
-        if kind in MATCH_KEYS:
-            return kind, operand
-    return None
-
-
-@functools.lru_cache(maxsize=256)
-def _pattern(source: str) -> Any:
-    """The compiled pattern, or None when it is too long or does not compile (lint says so)."""
-    if len(source) > MAX_PATTERN_CHARS:
-        return None
-    try:
-        return safe_compile(source)
-    except (regex.error, ValueError, OverflowError):
-        return None
-
-
-def arg_matches(spec: Any, present: bool, value: Any, deadline: Deadline | None = None) -> bool:
-    """Whether one given argument (`present`, `value`) meets one required value `spec`."""
-    if not present:
-        return False
-    found = matcher(spec)
-    if found is None:
-        return bool(value == spec)
-    kind, operand = found
-    if kind == "equals":
-        return bool(value == operand)
-    if kind == "any":
-        return operand is True
-    if not isinstance(value, str) or not isinstance(operand, str):
-        return False
-    if kind == "prefix":
-        return value.startswith(operand)
-    compiled = _pattern(operand)  # a timed-out search (pathological pattern or argument): no match
-    return compiled is not None and search(compiled, value, deadline) is not None
-
-
-def args_match(required: Mapping[str, Any], given: Any) -> bool:
-    """Whether a call's arguments meet every required argument."""
-    given = given if isinstance(given, Mapping) else {}
-    deadline = Deadline()  # the regex matchers of one call share CALL_BUDGET_S
-    return all(arg_matches(spec, key in given, given.get(key), deadline)
-               for key, spec in required.items())
-
-
-def _shown(spec: Any) -> str:
-    found = matcher(spec)
-    if found is None:
-        return json.dumps(spec, ensure_ascii=False, default=str)
-    kind, operand = found
-    text = json.dumps(operand, ensure_ascii=False, default=str)
-    if kind == "equals":
-        return text
-    if kind == "prefix":
-        return f"<text starting with {text}>"
-    if kind == "regex":
-        return f"<text matching /{operand}/>"
-    return "<any value>"
-
-
-def format_call(tool: str, args: Mapping[str, Any]) -> str:
-    """The call to make, e.g. `portfolio(mode="diagnose")` or `run_shell(command=<text
-    starting with "pytest">)` for a non-exact requirement."""
-    shown = ", ".join(f"{k}={_shown(v)}" for k, v in args.items())
-    return f"{tool}({shown})"
-
-
-@dataclass(frozen=True)
-class TurnExpectation:
-    """The tool the model must call this turn, with the argument values it must pass."""
-
-    rule: str
-    tool: str
-    args: dict[str, Any]
-    reason: str
-
-    @property
-    def call(self) -> str:
-        return format_call(self.tool, self.args)
-
-
-@dataclass(frozen=True)
-class RoundOutcome:
-    """After a round without tool calls: `retry` (send `message` as a user turn) or `finish`."""
-
-    action: str  # "retry" | "finish"
-    message: str | None  # the user-role retry text (retry only)
-    text: str | None  # the assistant text; on an exhausted finish, prefixed with the warning
-    problem: str | None  # "no_output" | "plan_only" | "text_only" | "other_args" when unmet
-    retries: int  # retries used this turn so far
-    exhausted: bool = False
-    expectation: TurnExpectation | None = None
-
-
-@dataclass
-class TurnState:
-    """One session's mutable turn state (guarded by the session's lock)."""
-
-    expectation: TurnExpectation | None = None
-    retries: int = 0
-    satisfied: bool = False
-    tools_closed: bool = False
-    rounds: int = 0  # rounds ended through finish_round
-    user_text: str = ""
-    other_args: bool = False  # the required tool ran this turn, only with other arguments
 
 
 @dataclass(frozen=True)
@@ -365,21 +216,6 @@ def _count(block: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
-def _check_matcher(spec: Any, path: str) -> None:
-    """A matcher with a bad operand is a RulesError (lint reports it with its position)."""
-    found = matcher(spec)
-    if found is None:
-        return
-    kind, operand = found
-    if kind in ("prefix", "regex") and not isinstance(operand, str):
-        raise rules_error(f"'{kind}' takes a string, got {operand!r}", path)
-    if kind == "any" and operand is not True:
-        raise rules_error("'any' takes true", path, "write {any: true}, or drop the argument")
-    if kind == "regex" and _pattern(operand) is None:
-        raise rules_error("pattern is too long or does not compile", f"{path}.regex",
-                          "fix the regular expression (regex syntax)")
-
-
 def _compile_intent(index: KeywordIndex, raw: Any, position: int) -> _Intent:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str):
         raise rules_error("an intent is a mapping with a string 'id'", f"intents[{position}]")
@@ -391,7 +227,7 @@ def _compile_intent(index: KeywordIndex, raw: Any, position: int) -> _Intent:
     if not isinstance(args, Mapping):
         raise rules_error("'require.args' must be a mapping", f"{where}.require.args")
     for name, spec in args.items():
-        _check_matcher(spec, f"{where}.require.args.{name}")
+        check_matcher(spec, f"{where}.require.args.{name}")
     if "when" not in raw:
         raise rules_error("an intent needs a 'when' condition", f"{where}.when")
     reason = raw.get("reason", "")

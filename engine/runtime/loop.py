@@ -34,7 +34,7 @@ from typing import Any, Union
 from loopguard.session import answers
 from loopguard.decision import Decision, Vote
 from loopguard.text.messages import render
-from loopguard.policy.turns import content_text, strip_recall
+from loopguard.text.content import content_text, strip_recall
 
 Message = dict[str, Any]
 Model = Callable[..., Union[Any, Awaitable[Any]]]

@@ -19,6 +19,8 @@ from loopguard.state.history import SessionState
 from loopguard.policy.compile import CompiledPolicy, compile_policy
 from loopguard.detection.registry import Registry, error_text, load_registry
 from loopguard.session.session import Session
+from loopguard.session.stored import StoredSession
+from loopguard.stores.versioned import VersionedStore
 from loopguard.state.store import MemoryStore, SessionStore
 
 log = logging.getLogger("loopguard")
@@ -39,7 +41,6 @@ class Guard:
 
             store = store_from_config(document["store"], source)
         self.store: SessionStore = store if store is not None else MemoryStore()
-        self._open_session = getattr(self.store, "open_session", None)  # shared stores
         self._policies: dict[str | None, CompiledPolicy] = {}
         self._lock = threading.Lock()
         hook = self.registry.plugin_manager.hook.loopguard_on_decision
@@ -137,8 +138,8 @@ class Guard:
         """A handle on one session; the same id (and agent) shares state."""
         policy = self.policy(agent)
         key = session_id if agent is None else f"{agent}\x00{session_id}"
-        if self._open_session is not None:
-            return self._open_session(self, session_id, agent, policy, key)  # type: ignore[no-any-return]
+        if isinstance(self.store, VersionedStore):  # a shared store: state read per call
+            return StoredSession(self, session_id, agent, policy, self.store, key)
         state = self.store.get(key, lambda: SessionState(policy.history_size, policy.indexed))
         return Session(self, session_id, agent, policy, state)
 

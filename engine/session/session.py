@@ -18,7 +18,7 @@ from loopguard.decision import Decision, Vote
 from loopguard.state.fingerprint import args_digest, canonical_text, error_outcome, outcome_of_text, parse_args, result_text
 from loopguard.state.history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
 from loopguard.detection.plugincheck import vote_problem
-from loopguard.policy.turns import RoundOutcome, TurnExpectation
+from loopguard.state.turn import RoundOutcome, TurnExpectation
 
 if TYPE_CHECKING:
     from loopguard.session.guard import Guard

@@ -29,7 +29,7 @@ import numpy as np
 from loopguard.errors import LoopguardError
 from loopguard.state.history import HistoryEntry, SessionState, append
 from loopguard.text.messages import has_han
-from loopguard.policy.turns import TurnExpectation, TurnState
+from loopguard.state.turn import TurnExpectation, TurnState
 from loopguard.state.window import TurnWindow
 
 FORMAT = 1

@@ -25,15 +25,10 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from loopguard.state.history import SessionState
 from loopguard.state.codec import StateCodecError, decode, encode
-
-if TYPE_CHECKING:
-    from loopguard.session.guard import Guard
-    from loopguard.policy.compile import CompiledPolicy
-    from loopguard.stores.session import StoredSession
 
 log = logging.getLogger("loopguard")
 _STRIPES = 64  # local locks: threads of one process take turns per session
@@ -87,12 +82,6 @@ class VersionedStore:
         self._damaged: set[str] = set()
 
     # -- the Guard's interface ---------------------------------------------
-    def open_session(self, guard: Guard, session_id: str, agent: str | None,
-                     policy: CompiledPolicy, key: str) -> StoredSession:
-        from loopguard.stores.session import StoredSession
-
-        return StoredSession(guard, session_id, agent, policy, self, key)
-
     def get(self, key: str, factory: Callable[[], SessionState]) -> SessionState:
         """A read-only snapshot of the stored state (a fresh one when absent or unreadable)."""
         state = factory()

@@ -19,9 +19,6 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from loopguard.findings import Finding
-from loopguard.config.positions import Path, PositionIndex
-
 _DECISION = ("message", "detector", "count", "tool")
 _RETRY_PROBLEM = ("tool", "call")
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -115,23 +112,3 @@ def problems(key: str, text: str) -> Iterator[str]:
         if is_field and allowed is not None and part not in allowed:
             offered = ", ".join("{" + f + "}" for f in allowed) or "none"
             yield f"unknown field {{{part}}} in template {key!r} (fields: {offered})"
-
-
-def template_findings(data: dict[str, Any], index: PositionIndex) -> list[Finding]:
-    """Errors for every bad template of the merged rules (global and per-agent `messages`)."""
-    found: list[Finding] = []
-    blocks: list[tuple[Path, Any]] = [((), data.get("messages"))]
-    agents = data.get("agents")
-    if isinstance(agents, dict):
-        blocks += [(("agents", name), block.get("messages")) for name, block in agents.items()
-                   if isinstance(block, dict)]
-    for prefix, messages in blocks:
-        for lang, texts in (messages.items() if isinstance(messages, dict) else ()):
-            for key, text in (texts.items() if isinstance(texts, dict) else ()):
-                if isinstance(text, str):
-                    for problem in problems(key, text):
-                        found.append(index.finding(
-                            data, prefix + ("messages", lang, key), "error", problem,
-                            "write fields as {message}; double a literal brace: {{ or }}",
-                            "template"))
-    return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from loopguard.policy.turns import parts_text
+from loopguard.text.content import parts_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from loopguard.decision import Decision, Vote
 from loopguard.state.history import HistoryEntry, SessionState
 from loopguard.session.session import Session, _text
 from loopguard.state.codec import StateCodecError
-from loopguard.policy.turns import RoundOutcome, TurnExpectation
+from loopguard.state.turn import RoundOutcome, TurnExpectation
 from loopguard.stores.versioned import StoreUnavailable, VersionedStore
 
 if TYPE_CHECKING:
