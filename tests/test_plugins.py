@@ -281,8 +281,8 @@ class _BrokenDist:
 
 
 def test_a_missing_name_is_read_without_indexing_the_metadata() -> None:
-    from loopguard.detection.registry import _distribution_name
+    from loopguard.detection.discovery import distribution_name
 
-    assert _distribution_name(_NamelessDist()) == "unknown"
-    assert _distribution_name(_BrokenDist()) == "unknown"
-    assert _distribution_name(None) == "unknown"
+    assert distribution_name(_NamelessDist()) == "unknown"
+    assert distribution_name(_BrokenDist()) == "unknown"
+    assert distribution_name(None) == "unknown"

@@ -97,12 +97,18 @@ def _plugin_registry() -> Any:
 
 
 def _plugin_impls(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
-    """(plugin name, hook function) of every plugin implementing the lint-check hook, in order."""
-    try:
-        hook = plugins.plugin_manager.hook.loopguard_register_lint_checks
-        return [(impl.plugin_name, impl.function) for impl in reversed(hook.get_hookimpls())]
-    except Exception:  # noqa: BLE001 - no registry, or one without the hook
-        return []
+    """(origin, hook function) of every plugin implementing the lint-check hook, in load order.
+
+    The built-in checks are a plugin like any other (`loopguard-engine[lint_checks]`,
+    found and loaded by the detector registry); they are named `loopguard`. Without a
+    registry, the built-ins alone.
+    """
+    if plugins is None:
+        from loopguard.lint.checks import builtin
+
+        return [("loopguard", builtin.loopguard_register_lint_checks)]
+    return [("loopguard" if plugin.builtin else plugin.source, function)
+            for plugin, function in plugins.implementations("loopguard_register_lint_checks")]
 
 
 def registry() -> LintRegistry:
@@ -113,13 +119,11 @@ def registry() -> LintRegistry:
 @lru_cache(maxsize=4)
 def _build(plugins: Any) -> LintRegistry:
     """Keyed by the plugin registry object, so a reloaded registry gets its own checks."""
-    from loopguard.lint.checks import builtin
     from loopguard.lint.checks.stagecodes import LINT_CODES, STAGE_CODES
 
     found: dict[str, LintCheck] = {c.code: c for c in (*STAGE_CODES, *LINT_CODES)}
     problems: list[str] = []
-    impls = [("loopguard", builtin.loopguard_register_lint_checks), *_plugin_impls(plugins)]
-    for origin, function in impls:
+    for origin, function in _plugin_impls(plugins):
         try:
             offered = list(function() or [])
         except Exception as exc:  # noqa: BLE001 - one plugin never takes lint down

@@ -1,0 +1,86 @@
+"""Finding plugins: which modules to load, without importing any of them.
+
+Discovery only reads metadata, so a plugin that is broken (or hostile) at import
+cannot affect what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` and
+`LOOPGUARD_BLOCK_PLUGINS` take effect before any third-party code runs.
+Importing, registering with pluggy and checking is `loading.py`'s job.
+
+- Built-ins come from `BUILTIN_PLUGINS`, an explicit tuple (no directory
+  scanning, no dependence on installed metadata), in that order: the detectors,
+  then the built-in lint checks. The `loopguard.detectors` entry points this
+  distribution declares name the same detector modules (a test keeps them equal)
+  and are skipped here.
+- Third-party plugins are the entry points of the group `loopguard.detectors`
+  of every other distribution, one record per (distribution, entry name) — the
+  first found on `sys.path` wins, as for imports — sorted by distribution, then
+  entry name, so the order never depends on the file system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib import metadata
+from typing import Any, NamedTuple
+
+GROUP = "loopguard.detectors"
+OWN_DISTRIBUTION = "loopguard-engine"
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("generic_repeat", "loopguard.detectors.generic_repeat"),
+    ("known_poll_no_progress", "loopguard.detectors.known_poll_no_progress"),
+    ("ping_pong", "loopguard.detectors.ping_pong"),
+    ("unknown_tool_repeat", "loopguard.detectors.unknown_tool_repeat"),
+    ("global_circuit_breaker", "loopguard.detectors.global_circuit_breaker"),
+    ("doom_loop_exact", "loopguard.detectors.doom_loop_exact"),
+    ("doom_loop_fuzzy", "loopguard.detectors.doom_loop_fuzzy"),
+    ("post_compaction_guard", "loopguard.detectors.post_compaction_guard"),
+    ("cycle", "loopguard.detectors.cycle"),
+    ("lint_checks", "loopguard.lint.checks.builtin"),
+)
+
+
+class Plugin(NamedTuple):
+    """A plugin found but not yet imported: where it comes from and what to import."""
+
+    package: str  # the distribution's name ("unknown" when its metadata has none)
+    name: str  # the entry point's name
+    value: str  # the entry point's target: "module" or "module:attribute"
+    builtin: bool = False
+
+    @property
+    def source(self) -> str:
+        """`package[entry]`: how faults, listings and decisions name this plugin."""
+        return f"{self.package}[{self.name}]"
+
+
+def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[Plugin]:
+    """Built-ins first, then third-party plugins sorted (none when `autoload` is false).
+
+    A plugin whose entry name or `package[entry]` is in `blocked` is left out.
+    """
+    skip = set(blocked)
+    found = [Plugin(OWN_DISTRIBUTION, name, value, True) for name, value in BUILTIN_PLUGINS]
+    if autoload:
+        found.extend(_third_party())
+    return [plugin for plugin in found if plugin.name not in skip and plugin.source not in skip]
+
+
+def _third_party() -> list[Plugin]:
+    unique: dict[tuple[str, str], Plugin] = {}
+    for entry in metadata.entry_points(group=GROUP):
+        package = distribution_name(entry.dist)
+        if package != OWN_DISTRIBUTION:
+            unique.setdefault((package, entry.name), Plugin(package, entry.name, entry.value))
+    return sorted(unique.values())
+
+
+def distribution_name(dist: Any) -> str:
+    """The distribution's `Name`, or "unknown" when its metadata has none or is unreadable.
+
+    `Distribution.name` indexes the metadata, which is deprecated for a missing key on
+    Python 3.12+ (a KeyError later); `.get` asks without warning on every version.
+    """
+    try:
+        name = dist.metadata.get("Name") if dist is not None else None
+    except Exception:  # unreadable metadata is no reason to skip every plugin
+        name = None
+    return name if isinstance(name, str) and name else "unknown"
