@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from loopguard.findings import Finding
 from loopguard.replay.replayer import DROPS_DATA, DecisionRecord, Record, SkippedTool
 from loopguard.cli.replay_output import Fold, Totals
+from loopguard.text.github import escape_data, escape_property
 
 class JsonReport:
     """JSON lines: one object per record, each with a `record` member saying its kind."""
@@ -40,9 +41,6 @@ class JsonReport:
         self._write(self.totals.to_dict())
 
 
-def _escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
 class GithubReport:
@@ -54,8 +52,8 @@ class GithubReport:
         self.folds: dict[str, tuple[Fold, DecisionRecord]] = {}  # per session: the fold and its breaker
 
     def _annotate(self, kind: str, file: str, line: int, title: str, message: str) -> None:
-        props = f"file={_escape(file, True)}" + (f",line={line}" if line else "") + f",title={_escape(title, True)}"
-        print(f"::{kind} {props}::{_escape(message)}", file=self.out)
+        props = f"file={escape_property(file)}" + (f",line={line}" if line else "") + f",title={escape_property(title)}"
+        print(f"::{kind} {props}::{escape_data(message)}", file=self.out)
 
     def add(self, record: Record) -> None:
         self.totals.add(record)

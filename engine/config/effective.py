@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
+
+from loopguard.text.hints import is_int
 
 WARNING = "warning_threshold"
 CRITICAL = "critical_threshold"
@@ -54,18 +56,15 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return result
 
 
-def _whole(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
 
 def repair_thresholds(loop: dict[str, Any], prefix: str = "loop_detection") -> list[Repair]:
     """Raise critical and breaker in place until the ordering holds; say what changed."""
     repairs: list[Repair] = []
     warning, critical, breaker = loop.get(WARNING), loop.get(CRITICAL), loop.get(BREAKER)
-    if _whole(warning) and _whole(critical) and critical <= warning:
+    if is_int(warning) and is_int(critical) and critical <= warning:
         repairs.append(Repair(f"{prefix}.{CRITICAL}", critical, warning + 1))
         critical = loop[CRITICAL] = warning + 1
-    if _whole(critical) and _whole(breaker) and breaker <= critical:
+    if is_int(critical) and is_int(breaker) and breaker <= critical:
         repairs.append(Repair(f"{prefix}.{BREAKER}", breaker, critical + 1))
         loop[BREAKER] = critical + 1
     return repairs

@@ -27,6 +27,7 @@ from loopguard.config.read import decode, parse_text, read_path
 from loopguard.config.schema import Assembly, default_assembly
 from loopguard.config.templatechecks import template_findings
 from loopguard.config.validate import kind_of, schema_findings
+from loopguard.text.hints import is_int
 
 BUILTIN = "builtin:"
 BASE = "builtin:default"
@@ -85,7 +86,7 @@ def check_root(doc: SourceDoc) -> bool:
         return False
     version = data["version"]
     where = doc.positions.get(("version",), root)
-    if isinstance(version, int) and not isinstance(version, bool) and version > SUPPORTED_VERSION:
+    if is_int(version) and version > SUPPORTED_VERSION:
         doc.error(where, f"rules version {version} is newer than this loopguard understands "
                   f"(version {SUPPORTED_VERSION})", "upgrade loopguard-engine, or write "
                   "`version: 1` rules", "version", path=("version",))

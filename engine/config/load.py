@@ -26,6 +26,7 @@ from loopguard.config.positions import Path, PositionIndex, SourceDoc
 from loopguard.config.read import decode, parse_text, read_path
 from loopguard.config.values import check_values, plain_copy
 from loopguard.config.schema import Assembly
+from loopguard.text.hints import is_int
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
 
 def _safe_repr(value: Any) -> str:
     """A short repr that never raises (a key may be any object, even a huge integer)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+    if is_int(value) and abs(value) > 10**30:
         return "(a very large integer)"
     try:
         text = repr(value)

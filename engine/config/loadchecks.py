@@ -15,7 +15,6 @@ Example (fails): `when: {text_contains: portfolio_veiw}` -> "undefined keyword s
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,13 +25,11 @@ from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 from loopguard.config.positions import Path, PositionIndex
 from loopguard.config.schema import Assembly
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS
+from loopguard.text.hints import did_you_mean
 
 LEAVES = ("text_contains", "text_equals", "context_contains")
 
 
-def _did_you_mean(word: str, choices: Any) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def scopes(data: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -99,14 +96,14 @@ def load_checks(data: dict[str, Any], index: PositionIndex, assembly: Assembly) 
                 if name not in defined:
                     found.append(index.finding(
                         data, where, "error", f"undefined keyword set {name!r}"
-                        f"{_did_you_mean(name, defined)}", "define it under keyword_sets, "
+                        f"{did_you_mean(name, defined)}", "define it under keyword_sets, "
                         "or fix the name", "undefined-set"))
         order = (block.get("aggregator") or {}).get("order") or []
         for i, ident in enumerate(order):
             if isinstance(ident, str) and ident not in known:
                 found.append(index.finding(
                     data, prefix + ("aggregator", "order", i), "error",
-                    f"unknown detector {ident!r}{_did_you_mean(ident, known)}",
+                    f"unknown detector {ident!r}{did_you_mean(ident, known)}",
                     f"detectors: {', '.join(sorted(known))}", "unknown-detector"))
         found.extend(_pattern_findings(data, block, prefix, index))
     return found

@@ -21,13 +21,13 @@ OpenClaw config can be pasted.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
 from loopguard.findings import Finding
 from loopguard.config.effective import deep_merge
 from loopguard.config.positions import Path, Pos, SourceDoc
+from loopguard.text.hints import did_you_mean
 
 LOOP_KEYS = {
     "enabled": "enabled",
@@ -89,9 +89,7 @@ class _Translator:
                     "are read", "openclaw-ignored")
 
     def unknown(self, src: Path, key: str, shown: str, known: list[str]) -> None:
-        close = difflib.get_close_matches(key, known, n=1)
-        extra = f" (did you mean {close[0]!r}?)" if close else ""
-        self.report("error", self.where(src, True), f"unknown key {key!r}{extra}", shown,
+        self.report("error", self.where(src, True), f"unknown key {key!r}{did_you_mean(key, known)}", shown,
                     f"allowed keys: {', '.join(known)}", "unknown-key")
 
     def type_error(self, src: Path, shown: str, expected: str) -> None:

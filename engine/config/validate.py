@@ -9,7 +9,6 @@ with a breadcrumb and a hint: "unknown key 'warning_treshold' (did you mean
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from contextvars import ContextVar
@@ -24,6 +23,7 @@ from referencing.exceptions import Unresolvable as _Unresolvable
 from loopguard.findings import Finding
 from loopguard.config.positions import Path, PositionIndex, SourceDoc
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, PatternError, matches, safe_compile
+from loopguard.text.hints import did_you_mean, is_int
 
 _TYPE_NAMES = {"integer": "a whole number", "number": "a number", "string": "a string",
                "boolean": "true or false", "object": "a mapping", "array": "a list",
@@ -31,7 +31,7 @@ _TYPE_NAMES = {"integer": "a whole number", "number": "a number", "string": "a s
 
 
 def _strict_int(checker: Any, instance: Any) -> bool:
-    return isinstance(instance, int) and not isinstance(instance, bool)
+    return is_int(instance)
 
 
 REGEX_KEYWORD = "x-loopguard-regex"
@@ -137,9 +137,6 @@ def kind_of(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
 
 
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _is_detectors_block(path: Path) -> bool:
@@ -172,7 +169,7 @@ class _Translator:
             return [self.make(path, f"must be {sign} {value}, got {inst!r}", "", "range")]
         if kind == "enum":
             choices = [str(v) for v in value]
-            extra = _did_you_mean(str(inst), choices)
+            extra = did_you_mean(str(inst), choices)
             return [self.make(path, f"{describe(inst)} is not allowed here{extra}",
                               f"use one of: {', '.join(choices)}", "enum")]
         if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
@@ -227,11 +224,11 @@ class _Translator:
             if key in known or any(re.search(p, key) for p in patterns):
                 continue
             if _is_detectors_block(path):
-                message = f"unknown detector {key!r}{_did_you_mean(key, known)}"
+                message = f"unknown detector {key!r}{did_you_mean(key, known)}"
                 hint = f"installed detectors: {', '.join(known)}" if known else ""
                 code = "unknown-detector"
             else:
-                message = f"unknown key {key!r}{_did_you_mean(key, known)}"
+                message = f"unknown key {key!r}{did_you_mean(key, known)}"
                 hint = f"allowed keys here: {', '.join(known)}" if known else ""
                 code = "unknown-key"
             found.append(self.make(path + (key,), message, hint, code, at_key=True))

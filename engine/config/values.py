@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from loopguard.config.positions import Path, SourceDoc
+from loopguard.text.hints import is_int
 
 MAX_INT = 2**63 - 1
 MAX_DEPTH = 100
@@ -54,7 +55,7 @@ def check_text(text: str, doc: SourceDoc) -> bool:
 
 
 def _problem(value: Any) -> str | None:
-    if isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT - 1 <= value <= MAX_INT:
+    if is_int(value) and not -MAX_INT - 1 <= value <= MAX_INT:
         return "integer out of range (rules integers lie within -2**63 .. 2**63-1)"
     if isinstance(value, str) and surrogate_at(value) is not None:
         return f"lone surrogate U+{ord(value[surrogate_at(value) or 0]):04X} (half of a character)"

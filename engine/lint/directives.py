@@ -12,12 +12,12 @@ comment itself a `bad-directive` warning.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from loopguard.findings import Finding
+from loopguard.text.hints import did_you_mean
 
 _DIRECTIVE = re.compile(r"(?:#|//)\s*loopguard:\s*(disable|disable-line)\s*=\s*"
                         r"([A-Za-z0-9_,\s-]*?)\s*$")
@@ -55,8 +55,7 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
         col = match.start() + 1
         for code in sorted(codes):
             if code != ALL and code not in known:
-                close = difflib.get_close_matches(code, list(known), n=1)
-                extra = f" (did you mean {close[0]!r}?)" if close else ""
+                extra = did_you_mean(code, known)
                 found.problems.append(_problem(name, number, col, f"unknown lint check {code!r} "
                                               f"in an ignore comment{extra}", "`loopguard lint "
                                               "--list-checks` lists the codes"))

@@ -31,6 +31,7 @@ from loopguard.lint.checks import LintContext, checks, registry
 from loopguard.config.load import Analysis, analyze_builtin, analyze_bytes, analyze_path
 from loopguard.config.read import MAX_BYTES
 from loopguard.config.schema import Assembly
+from loopguard.text.github import escape_data, escape_property
 
 FORMATS = ("text", "json", "github")
 
@@ -168,11 +169,6 @@ def format_json(findings: Sequence[Finding]) -> str:
     return json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2) + "\n"
 
 
-def _escape(text: str, in_property: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if in_property:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
 
 
 def format_github(findings: Sequence[Finding]) -> str:
@@ -183,9 +179,9 @@ def format_github(findings: Sequence[Finding]) -> str:
         message = f.message + (f" [{f.path}]" if f.path else "")
         if f.hint:
             message += f"\nhint: {f.hint}"
-        title = f",title={_escape(f.code, True)}" if f.code else ""
-        lines.append(f"::{command} file={_escape(f.file, True)},line={f.line},col={f.col}{title}::"
-                     f"{_escape(message)}\n")
+        title = f",title={escape_property(f.code)}" if f.code else ""
+        lines.append(f"::{command} file={escape_property(f.file)},line={f.line},col={f.col}{title}::"
+                     f"{escape_data(message)}\n")
     return "".join(lines)
 
 

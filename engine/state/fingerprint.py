@@ -17,6 +17,7 @@ from hashlib import blake2b
 from typing import Any
 
 from loopguard.text.jsontext import loads
+from loopguard.text.hints import is_int
 
 _DUMPS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
 _MAX_DEPTH = 200
@@ -130,7 +131,7 @@ def _too_long(value: int) -> bool:
 
 
 def _safe_str(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and _too_long(value):
+    if is_int(value) and _too_long(value):
         return hex(value)
     try:
         text = str(value)

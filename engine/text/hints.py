@@ -1,0 +1,18 @@
+"""Small wording helpers shared by every message that names a user's mistake."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any, TypeGuard
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest choice, or "" when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    """An integer that is not a bool (YAML and JSON `true` are bools, Python says they are ints)."""
+    return isinstance(value, int) and not isinstance(value, bool)
