@@ -38,6 +38,15 @@ def _log_has_handlers() -> bool:
     return False
 
 
+def log_decision(action: str, tool: str, seq: int, turn: int, message: str, detector: str,
+                 count: int) -> None:
+    """Log a non-allow decision on `loopguard.decisions`: warn at WARNING, else ERROR."""
+    if decision_log.isEnabledFor(logging.WARNING) and _log_has_handlers():
+        decision_log.log(logging.WARNING if action == "warn" else logging.ERROR,
+                         "%s %s (seq %d, turn %d): %s [%s, count %d]", action, tool, seq, turn,
+                         message, detector, count)
+
+
 class Aggregator:
     """Compiled once per policy from the `aggregator` block."""
 
@@ -78,10 +87,7 @@ class Aggregator:
                 action, escalated = "breaker", True
         elif action == "warn":
             notify = self._should_notify(state, top) and self.warn_notes
-        if decision_log.isEnabledFor(logging.WARNING) and _log_has_handlers():
-            decision_log.log(logging.WARNING if action == "warn" else logging.ERROR,
-                             "%s %s (seq %d, turn %d): %s [%s, count %d]", action, call.tool,
-                             call.seq, call.turn, top.message, top.detector, top.count)
+        log_decision(action, call.tool, call.seq, call.turn, top.message, top.detector, top.count)
         text = None
         if action != "warn" or notify:
             message = top.message

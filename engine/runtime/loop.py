@@ -3,7 +3,8 @@
 `run_turn(model, tools, messages, session)` and `await arun_turn(...)` share one step
 generator (`_steps`), so the sync and async twins behave identically; they differ only in
 how they call the model and the tools. The runtime uses only the public Session API
-(begin_turn, before_call, after_call, finish_round, compacted, config).
+(begin_turn, begin_round, before_call, after_call, finish_round, compacted, report, turn,
+config).
 
 - `model(messages, tools_enabled=True)` returns an assistant message in OpenAI shape
   (a bare string is read as its content). An exception from the model propagates.
@@ -17,6 +18,9 @@ how they call the model and the tools. The runtime uses only the public Session 
   retry applies: that asks for one more round, with tools offered (SPEC §1, §4). So the model
   is always called with `tools_enabled=True`; the parameter is part of the contract for hosts
   that build their own loop on the Session API.
+- The round cap (`turn.max_tool_rounds`) ends the turn with a breaker decision of detector
+  `max_tool_rounds`, reported through `session.report` like every other decision (decision
+  log, `loopguard_on_decision` listeners) and recorded as the turn's `stop` event.
 - `on_round(round, messages)` (optional) runs before every model call from round 2 on; if it
   returns a list, that list becomes the model's context from then on (a compacted history)
   and the runtime calls `session.compacted()`.
@@ -214,7 +218,8 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
         return TurnResult(final, kept, events, rnd)
     text = render(config, "round_cap", lang_text, rounds=cap)
     vote = Vote("max_tool_rounds", "breaker", cap, "max_tool_rounds", text, code="round_cap")
-    stop = Decision("breaker", (vote,), text, detector="max_tool_rounds", run_id=run_id)
+    stop = session.report(Decision("breaker", (vote,), text, turn=session.turn, run_id=run_id,
+                                   detector="max_tool_rounds"))
     events.append(TurnEvent("stop", cap, stop, text))
     new.append({"role": "assistant", "content": text})
     return TurnResult(text, new, events, cap, stopped=True)

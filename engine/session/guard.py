@@ -14,10 +14,10 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from loopguard.decision import Decision
 from loopguard.state.history import SessionState
 from loopguard.policy.compile import CompiledPolicy, compile_policy
-from loopguard.detection.registry import Registry, error_text, load_registry
+from loopguard.detection.registry import Registry, load_registry
+from loopguard.session.notifier import PluginNotifier
 from loopguard.session.session import Session
 from loopguard.session.stored import StoredSession
 from loopguard.stores.versioned import VersionedStore
@@ -43,9 +43,8 @@ class Guard:
         self.store: SessionStore = store if store is not None else MemoryStore()
         self._policies: dict[str | None, CompiledPolicy] = {}
         self._lock = threading.Lock()
-        hook = self.registry.plugin_manager.hook.loopguard_on_decision
-        self._listeners = bool(hook.get_hookimpls())
-        self._faulted: set[str] = set()
+        # what sessions report to: `loopguard_on_decision` listeners and the fault log
+        self.notifier = PluginNotifier(self.registry.plugin_manager.hook.loopguard_on_decision)
         self._reported_agents: set[str] = set()
 
     # -- construction ------------------------------------------------------
@@ -139,26 +138,6 @@ class Guard:
         policy = self.policy(agent)
         key = session_id if agent is None else f"{agent}\x00{session_id}"
         if isinstance(self.store, VersionedStore):  # a shared store: state read per call
-            return StoredSession(self, session_id, agent, policy, self.store, key)
+            return StoredSession(self.notifier, session_id, agent, policy, self.store, key)
         state = self.store.get(key, lambda: SessionState(policy.history_size, policy.indexed))
-        return Session(self, session_id, agent, policy, state)
-
-    def _report_fault(self, source: str, error: str) -> None:
-        """Log a failing detector once per source, so an isolated fault is never silent."""
-        if source in self._faulted:
-            return
-        self._faulted.add(source)
-        log.error("loopguard plugin %s failed and was isolated: %s (later failures of it "
-                  "are not logged again)", source, error)
-
-    def _notify(self, session_id: str, decision: Decision) -> None:
-        """Hand non-allow decisions to `loopguard_on_decision` plugins (isolated)."""
-        if not self._listeners or decision.action == "allow":
-            return
-        try:
-            self.registry.plugin_manager.hook.loopguard_on_decision(
-                session_id=session_id, decision=decision)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 — a listener (even sys.exit) must not break the host
-            self._report_fault("loopguard_on_decision", error_text(exc))
+        return Session(self.notifier, session_id, agent, policy, state)

@@ -17,12 +17,13 @@ from loopguard.session import answers
 from loopguard.decision import Decision, Vote
 from loopguard.state.fingerprint import args_digest, canonical_text, error_outcome, outcome_of_text, parse_args, result_text
 from loopguard.state.history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
+from loopguard.detection.aggregator import log_decision
 from loopguard.detection.plugincheck import vote_problem
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 
 if TYPE_CHECKING:
-    from loopguard.session.guard import Guard
     from loopguard.policy.compile import CompiledPolicy
+    from loopguard.session.notifier import Notifier
 
 _MAX_OPEN = 256  # calls awaiting after_call remembered per session
 
@@ -30,9 +31,10 @@ _MAX_OPEN = 256  # calls awaiting after_call remembered per session
 class Session:
     """Handle on one session's state under one compiled policy."""
 
-    def __init__(self, guard: Guard, session_id: str, agent: str | None,
+    def __init__(self, notifier: Notifier, session_id: str, agent: str | None,
                  policy: CompiledPolicy, state: SessionState) -> None:
-        self.guard = guard
+        """`notifier` receives the non-allow decisions and plugin faults (the Guard's)."""
+        self._notifier = notifier
         self.id = session_id
         self.agent = agent
         self._policy = policy
@@ -157,7 +159,7 @@ class Session:
                     policy.turn_policy.observe_call(state.turn_state, name, parsed,
                                                     decision.action != "critical")
         if decision.action != "allow":
-            self.guard._notify(self.id, decision)
+            self._notifier.decision(self.id, decision)
         return decision
 
     def after_call(self, tool: Any, args: Any = None, result: Any = None, error: Any = None,
@@ -208,7 +210,19 @@ class Session:
             if decision.action == "breaker":
                 self._close_tools()
         if decision.action != "allow":
-            self.guard._notify(self.id, decision)
+            self._notifier.decision(self.id, decision)
+        return decision
+
+    def report(self, decision: Decision) -> Decision:
+        """A decision the host made outside the detectors (the runtime's round cap), reported
+        like every other: logged on `loopguard.decisions` and handed to `loopguard_on_decision`
+        listeners. Nothing is recorded in the history. Returns `decision`."""
+        if decision.action != "allow":
+            top = decision.top
+            log_decision(decision.action, decision.tool, decision.seq, decision.turn,
+                         top.message if top else decision.message or "", decision.detector or "",
+                         top.count if top else 0)
+            self._notifier.decision(self.id, decision)
         return decision
 
     def compacted(self) -> None:
@@ -256,7 +270,7 @@ class Session:
     def _fault(self, stage: Any, exc: BaseException, faults: list[str] | None) -> Vote | None:
         """Record a detector that raised; with `fail_mode: closed` it votes critical."""
         error = f"{type(exc).__name__}: {_text(exc)}"
-        self.guard._report_fault(stage.source, error)
+        self._notifier.fault(stage.source, error)
         if faults is None:
             return None
         faults.append(f"{stage.source}: {error}")

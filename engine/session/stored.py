@@ -21,25 +21,27 @@ from loopguard.state.turn import RoundOutcome, TurnExpectation
 from loopguard.stores.versioned import StoreUnavailable, VersionedStore
 
 if TYPE_CHECKING:
-    from loopguard.session.guard import Guard
     from loopguard.policy.compile import CompiledPolicy
+    from loopguard.session.notifier import Notifier
 
 MAX_ATTEMPTS = 32  # writes lost to other workers before a method gives up (fail_mode)
 
 
 class _Deferring:
-    """Stands in for the guard while a method may still be re-run: holds back notifications."""
+    """The session's notifier: holds decisions back while a method may still be re-run."""
 
-    def __init__(self, session: StoredSession) -> None:
-        self._session = session
+    def __init__(self, notifier: Notifier) -> None:
+        self.notifier = notifier
+        self.held: list[tuple[str, Decision]] | None = None  # a list while a method runs
 
-    def _notify(self, session_id: str, decision: Decision) -> None:
-        deferred = self._session._deferred
-        if deferred is not None:
-            deferred.append(decision)
+    def decision(self, session_id: str, decision: Decision) -> None:
+        if self.held is None:
+            self.notifier.decision(session_id, decision)
+        else:
+            self.held.append((session_id, decision))
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._session._guard, name)
+    def fault(self, source: str, error: str) -> None:
+        self.notifier.fault(source, error)
 
 
 class StoredSession(Session):
@@ -47,21 +49,12 @@ class StoredSession(Session):
 
     blocking_io = True  # each method waits for the store: async hosts run it in a thread
 
-    def __init__(self, guard: Guard, session_id: str, agent: str | None, policy: CompiledPolicy,
-                 store: VersionedStore, key: str) -> None:
+    def __init__(self, notifier: Notifier, session_id: str, agent: str | None,
+                 policy: CompiledPolicy, store: VersionedStore, key: str) -> None:
         self._store, self._key = store, key
-        self._deferred: list[Decision] | None = None
-        self._deferring = _Deferring(self)
-        super().__init__(guard, session_id, agent, policy,
+        self._deferring = _Deferring(notifier)
+        super().__init__(self._deferring, session_id, agent, policy,
                          SessionState(policy.history_size, policy.indexed))
-
-    @property  # type: ignore[override]
-    def guard(self) -> Any:
-        return self._deferring if self._deferred is not None else self._guard
-
-    @guard.setter
-    def guard(self, value: Guard) -> None:
-        self._guard = value
 
     # -- the public methods, each one optimistic write ----------------------
     def begin_turn(self, messages: Sequence[Any], tools: Iterable[str] | None = None
@@ -129,7 +122,7 @@ class StoredSession(Session):
         size, indexed = policy.history_size, policy.indexed
         with store.lock_for(key):
             for _ in range(MAX_ATTEMPTS):
-                self._deferred = []
+                self._deferring.held = []
                 try:
                     token, self._state = store.checkout(key, self._fresh, size, indexed)
                     try:
@@ -147,9 +140,9 @@ class StoredSession(Session):
                     store.report_damaged(key, exc)
                     return fallback(exc)
                 finally:
-                    deferred, self._deferred = self._deferred, None
-                for decision in deferred:
-                    self._guard._notify(self.id, decision)
+                    held, self._deferring.held = self._deferring.held or [], None
+                for session_id, decision in held:
+                    self._deferring.notifier.decision(session_id, decision)
                 return result
         return fallback(StoreUnavailable(f"{MAX_ATTEMPTS} writes in a row lost to other workers"))
 

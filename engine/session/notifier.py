@@ -1,0 +1,56 @@
+"""Where a session reports what happened: decisions to listeners, plugin faults to the log.
+
+The `Guard` builds one `PluginNotifier` from its registry and passes it to every session it
+hands out, so a `Session` needs nothing else of the Guard (it never imports it). A session
+calls `decision` only for non-allow decisions; with no `loopguard_on_decision` listener
+registered that call returns at once, so the guarded call pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from loopguard.decision import Decision
+from loopguard.detection.registry import error_text
+
+log = logging.getLogger("loopguard")
+
+
+class Notifier(Protocol):
+    """What a session reports to: its decisions and the faults of plugin code it ran."""
+
+    def decision(self, session_id: str, decision: Decision) -> None:
+        """A decision was made (sessions skip `allow`)."""
+
+    def fault(self, source: str, error: str) -> None:
+        """Plugin code named `source` (`package[entry]`) failed and was isolated."""
+
+
+class PluginNotifier:
+    """Hands decisions to `loopguard_on_decision` plugins; logs each failing plugin once."""
+
+    def __init__(self, hook: Any) -> None:
+        """`hook` is the plugin manager's `loopguard_on_decision` hook caller."""
+        self._hook = hook
+        self.listening = bool(hook.get_hookimpls())
+        self._faulted: set[str] = set()
+
+    def decision(self, session_id: str, decision: Decision) -> None:
+        """Call the listeners with a non-allow decision; a listener that fails is a fault."""
+        if not self.listening or decision.action == "allow":
+            return
+        try:
+            self._hook(session_id=session_id, decision=decision)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 — a listener (even sys.exit) must not break the host
+            self.fault("loopguard_on_decision", error_text(exc))
+
+    def fault(self, source: str, error: str) -> None:
+        """Log a failing plugin once per source, so an isolated fault is never silent."""
+        if source in self._faulted:
+            return
+        self._faulted.add(source)
+        log.error("loopguard plugin %s failed and was isolated: %s (later failures of it "
+                  "are not logged again)", source, error)
