@@ -25,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import Detector, short
-from loopguard.state.history import VETO, Call, HistoryEntry, SessionState
-from loopguard.detection.hookspecs import hookimpl
+from loopguard.plugin import (
+    VETO, Call, Detector, HistoryEntry, SessionState, Vote, hookimpl, short,
+)
 
 
 class Cycle(Detector):
@@ -40,22 +39,25 @@ class Cycle(Detector):
         "type": "object",
         "properties": {
             "min_length": {"description": "Shortest cycle of distinct calls looked for.",
-                           "type": "integer", "minimum": 2, "maximum": 32},
+                           "type": "integer", "minimum": 2, "maximum": 32, "default": 2},
             "max_length": {"description": "Longest cycle looked for.",
-                           "type": "integer", "minimum": 2, "maximum": 32},  # 2 rounds: history.RECENT
+                           "type": "integer", "minimum": 2, "maximum": 32,  # 2 rounds: history.RECENT
+                           "default": 10},
             "level": {"description": "The vote when a cycle comes round again with the same "
                                      "outcomes: critical blocks, breaker ends the run.",
-                      "enum": ["critical", "breaker"]},
+                      "enum": ["critical", "breaker"], "default": "critical"},
             "exempt": {"description": "Tools left out of cycles.",
-                       "type": "array", "items": {"type": "string", "minLength": 1}},
+                       "type": "array", "items": {"type": "string", "minLength": 1},
+                       "default": ["check_background_tasks"]},
         },
         "additionalProperties": False,
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        low = int(options.get("min_length", 2))
-        high = max(low, int(options.get("max_length", 10)))
-        return low, high, options.get("level", "critical"), frozenset(options.get("exempt") or ())
+        merged = {**self.option_defaults(), **options}
+        low = int(merged["min_length"])
+        high = max(low, int(merged["max_length"]))
+        return low, high, merged["level"], frozenset(merged["exempt"] or ())
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         low, high, level, exempt = cfg

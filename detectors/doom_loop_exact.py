@@ -48,38 +48,40 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import Detector, short
-from loopguard.state.history import FAILED, STATUS, VETO, Call, SessionState
-from loopguard.detection.hookspecs import hookimpl
-from loopguard.detection.polls import PollMatcher
+from loopguard.plugin import (
+    FAILED, STATUS, VETO, Call, Detector, PollMatcher, SessionState, Vote, hookimpl, short,
+)
 
-WINDOW_OPTIONS: dict[str, Any] = {
-    "window": {"description": "How many recent calls are looked at (the current one included).",
-               "type": "integer", "minimum": 1, "maximum": 64},  # history.RECENT: "seen lately"
-    "threshold": {"description": "Occurrences in the window (the current call included) that "
-                                 "make a doom loop.", "type": "integer", "minimum": 1},
-    "exempt": {"description": "Tools this detector never judges (and skips in its window).",
-               "type": "array", "items": {"type": "string", "minLength": 1}},
-    "outcome": {"description": "same: repeats count only with the same outcome; any: the same "
-                               "arguments are enough.", "enum": ["same", "any"]},
-    "scope": {"description": "session: the window spans user turns; turn: it restarts each turn.",
-              "enum": ["session", "turn"]},
-    "level": {"description": "The vote when it trips: critical blocks the call with a message "
-                             "(repeated criticals escalate); breaker ends the run.",
-              "enum": ["critical", "breaker"]},
-}
-
-
-def window_config(options: Mapping[str, Any], window: int) -> dict[str, Any]:
-    """The compiled `WINDOW_OPTIONS` shared by the doom-loop detectors."""
+def window_options(window: int) -> dict[str, Any]:
+    """The options shared by the doom-loop detectors, with their defaults (`window` differs)."""
     return {
-        "window": int(options.get("window", window)),
-        "threshold": int(options.get("threshold", 3)),
-        "same": options.get("outcome", "same") == "same",
-        "turn_scope": options.get("scope", "session") == "turn",
-        "level": options.get("level", "critical"),
-        "exempt": frozenset(options.get("exempt") or ()),
+        "window": {"description": "How many recent calls are looked at (the current one included).",
+                   "type": "integer", "minimum": 1, "maximum": 64,  # history.RECENT: "seen lately"
+                   "default": window},
+        "threshold": {"description": "Occurrences in the window (the current call included) that "
+                                     "make a doom loop.", "type": "integer", "minimum": 1, "default": 3},
+        "exempt": {"description": "Tools this detector never judges (and skips in its window).",
+                   "type": "array", "items": {"type": "string", "minLength": 1},
+                   "default": ["check_background_tasks"]},
+        "outcome": {"description": "same: repeats count only with the same outcome; any: the same "
+                                   "arguments are enough.", "enum": ["same", "any"], "default": "same"},
+        "scope": {"description": "session: the window spans user turns; turn: it restarts each turn.",
+                  "enum": ["session", "turn"], "default": "session"},
+        "level": {"description": "The vote when it trips: critical blocks the call with a message "
+                                 "(repeated criticals escalate); breaker ends the run.",
+                  "enum": ["critical", "breaker"], "default": "critical"},
+    }
+
+
+def window_config(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The compiled `window_options` (`options` already holds every default)."""
+    return {
+        "window": int(options["window"]),
+        "threshold": int(options["threshold"]),
+        "same": options["outcome"] == "same",
+        "turn_scope": options["scope"] == "turn",
+        "level": options["level"],
+        "exempt": frozenset(options["exempt"] or ()),
     }
 
 
@@ -88,19 +90,23 @@ class DoomLoopExact(Detector):
     levels = ("warn", "critical", "breaker")
     reads_outcomes = True
     repeats_only = True  # (with outcome: any too: a first occurrence never votes)
+    settings = ("outcomes.near_similarity",)
+    bounded_by = (("threshold", "window"),)
+    explain_options = ("outcome", "scope", "window", "threshold", "poll_threshold", "level", "exempt")
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            **WINDOW_OPTIONS,
+            **window_options(8),
             "poll_threshold": {"description": "The threshold for polls (results that report "
                                               "progress), which may wait longer.",
-                               "type": "integer", "minimum": 1},
+                               "type": "integer", "minimum": 1, "default": 6},
         },
         "additionalProperties": False,
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        return {**window_config(options, 8), "poll_threshold": int(options.get("poll_threshold", 6)),
+        merged = {**self.option_defaults(), **options}
+        return {**window_config(merged), "poll_threshold": int(merged["poll_threshold"]),
                 "polls": PollMatcher.from_config(config)}
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:

@@ -33,14 +33,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import Detector, short
-from loopguard.detectors.support.grams import grams, similar
-from loopguard.state.history import VETO, Call, SessionState, entry_of
-from loopguard.detection.hookspecs import hookimpl
-from loopguard.state.window import TurnWindow
+from loopguard.plugin import (
+    VETO, Call, Detector, SessionState, TurnWindow, Vote, entry_of, grams, hookimpl, similar,
+    short,
+)
+from loopguard.detectors.support.grams import pack, unpack
 
-from loopguard.detectors.doom_loop_exact import WINDOW_OPTIONS, window_config
+from loopguard.detectors.doom_loop_exact import window_config, window_options
 
 _TOOL, _GRAMS, _SEQ, _ROUND = range(4)  # fields of a window item (a small tuple)
 
@@ -49,22 +48,39 @@ class DoomLoopFuzzy(Detector):
     id = "doom_loop_fuzzy"
     levels = ("critical", "breaker")
     reads_outcomes = True
+    bounded_by = (("threshold", "window"),)
+    explain_options = ("outcome", "scope", "window", "threshold", "min_chars", "similarity", "level",
+                       "exempt")
+    scratch_codec = "custom"  # its window keeps gram sets (NumPy arrays), packed
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            **WINDOW_OPTIONS,
+            **window_options(6),
             "min_chars": {"description": "Calls whose arguments are shorter (in characters) "
-                                         "are never judged.", "type": "integer", "minimum": 0},
+                                         "are never judged.", "type": "integer", "minimum": 0,
+                          "default": 1000},
             "similarity": {"description": "Jaccard similarity of the arguments' character "
                                           "3-grams at which two calls count as the same.",
-                           "type": "number", "minimum": 0, "maximum": 1},
+                           "type": "number", "minimum": 0, "maximum": 1, "default": 0.95},
         },
         "additionalProperties": False,
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        return {**window_config(options, 6), "min_chars": int(options.get("min_chars", 50)),
-                "similarity": float(options.get("similarity", 0.8))}
+        merged = {**self.option_defaults(), **options}
+        return {**window_config(merged), "min_chars": int(merged["min_chars"]),
+                "similarity": float(merged["similarity"])}
+
+    def encode_scratch(self, value: Any) -> Any:
+        """The window: [turn, size, [[tool, packed grams, seq, round], ...]]."""
+        if not isinstance(value, TurnWindow):
+            return None
+        return [value.turn, value.size, [[t, pack(g), s, r] for t, g, s, r in value.items]]
+
+    def decode_scratch(self, data: Any) -> Any:
+        window = TurnWindow(int(data[0]), int(data[1]))
+        window.items = [(t, unpack(g), int(s), int(r)) for t, g, s, r in data[2]]
+        return window
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         if call.tool in cfg["exempt"]:

@@ -20,24 +20,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import ROLLING, Detector, short, thresholds
-from loopguard.state.history import (
-    EVIDENCE_MAX, Call, SessionState, no_progress_streak, same_signature,
+from loopguard.plugin import (
+    EVIDENCE_MAX, ROLLING, Call, Detector, PollMatcher, SessionState, Vote, hookimpl,
+    no_progress_streak, same_signature, short, thresholds,
 )
-from loopguard.detection.hookspecs import hookimpl
-from loopguard.detection.polls import PollMatcher
 
 
 class GenericRepeat(Detector):
     id = "generic_repeat"
     levels = ("warn", "critical")
     gating = ROLLING
+    openclaw_name = "genericRepeat"
+    settings = ("loop_detection.enabled", "loop_detection.history_size",
+                "loop_detection.warning_threshold", "loop_detection.critical_threshold")
     options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         limits = thresholds(config)
-        return (int(limits.get("warning_threshold", 10)), int(limits.get("critical_threshold", 20)),
+        return (int(limits["warning_threshold"]), int(limits["critical_threshold"]),
                 PollMatcher.from_config(config))
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:

@@ -18,20 +18,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import ROLLING, Detector, short, thresholds
-from loopguard.state.history import Call, SessionState, no_progress_streak, same_signature
-from loopguard.detection.hookspecs import hookimpl
+from loopguard.plugin import (
+    ROLLING, Call, Detector, SessionState, Vote, hookimpl, no_progress_streak, same_signature,
+    short, thresholds,
+)
 
 
 class GlobalCircuitBreaker(Detector):
     id = "global_circuit_breaker"
     levels = ("breaker",)
     gating = ROLLING
+    openclaw_name = "globalCircuitBreaker"
+    settings = ("loop_detection.enabled", "loop_detection.history_size",
+                "loop_detection.global_circuit_breaker_threshold")
     options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        return int(thresholds(config).get("global_circuit_breaker_threshold", 30))
+        return int(thresholds(config)["global_circuit_breaker_threshold"])
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         entries = same_signature(state, call)

@@ -22,11 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import ROLLING, Detector, short, thresholds
-from loopguard.state.history import Call, SessionState, no_progress_streak, same_signature
-from loopguard.detection.hookspecs import hookimpl
-from loopguard.detection.polls import PollMatcher
+from loopguard.plugin import (
+    POLL_TOOLS, ROLLING, Call, Detector, PollMatcher, SessionState, Vote, hookimpl,
+    no_progress_streak, same_signature, short, thresholds,
+)
 
 _ARG_VALUES = {"type": "array", "items": {"type": ["string", "number", "boolean"]}, "minItems": 1}
 
@@ -35,6 +34,9 @@ class KnownPollNoProgress(Detector):
     id = "known_poll_no_progress"
     levels = ("warn", "critical")
     gating = ROLLING
+    openclaw_name = "knownPollNoProgress"
+    settings = ("loop_detection.enabled", "loop_detection.history_size",
+                "loop_detection.warning_threshold", "loop_detection.critical_threshold")
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -42,6 +44,9 @@ class KnownPollNoProgress(Detector):
                 "description": "Tools (optionally only with these argument values) whose calls "
                                "are polls: repeated, they wait for a change instead of looping.",
                 "type": "array",
+                POLL_TOOLS: True,
+                "default": [{"tool": "command_status"},
+                            {"tool": "process", "when_args": {"action": ["poll", "log"]}}],
                 "items": {
                     "type": "object",
                     "properties": {
@@ -60,9 +65,8 @@ class KnownPollNoProgress(Detector):
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        limits = thresholds(config)
-        return (int(limits.get("warning_threshold", 10)), int(limits.get("critical_threshold", 20)),
-                PollMatcher(options.get("poll_tools")))
+        limits, polls = thresholds(config), {**self.option_defaults(), **options}["poll_tools"]
+        return int(limits["warning_threshold"]), int(limits["critical_threshold"]), PollMatcher(polls)
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical, polls = cfg

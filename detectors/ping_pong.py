@@ -28,12 +28,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import ROLLING, Detector, short, thresholds
-from loopguard.state.history import (
-    EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState, scoped_newest_first,
+from loopguard.plugin import (
+    EVIDENCE_MAX, ROLLING, VETO, Call, Detector, HistoryEntry, SessionState, Vote, hookimpl,
+    scoped_newest_first, short, thresholds,
 )
-from loopguard.detection.hookspecs import hookimpl
 
 
 
@@ -91,11 +89,15 @@ class PingPong(Detector):
     id = "ping_pong"
     levels = ("warn", "critical")
     gating = ROLLING
+    openclaw_name = "pingPong"
+    scratch_codec = "derived"  # the tail memo: rebuilt by walking the history
+    settings = ("loop_detection.enabled", "loop_detection.history_size",
+                "loop_detection.warning_threshold", "loop_detection.critical_threshold")
     options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         limits = thresholds(config)
-        return int(limits.get("warning_threshold", 10)), int(limits.get("critical_threshold", 20))
+        return int(limits["warning_threshold"]), int(limits["critical_threshold"])
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical = cfg

@@ -21,24 +21,36 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import UNLESS_DISABLED, Detector, short
-from loopguard.state.history import Call, SessionState
-from loopguard.detection.hookspecs import hookimpl
+from loopguard.plugin import (
+    UNLESS_DISABLED, Call, Detector, SessionState, Vote, hookimpl, setting, short,
+)
+
+_WINDOW = "loop_detection.post_compaction_guard.window_size"
 
 
 class PostCompactionGuard(Detector):
     id = "post_compaction_guard"
     levels = ("breaker",)
     gating = UNLESS_DISABLED
+    openclaw_name = "postCompactionGuard"
+    settings = (_WINDOW,)
+    scratch_codec = "custom"  # its window holds digests (bytes)
     options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        block = (config.get("loop_detection") or {}).get("post_compaction_guard") or {}
-        return max(1, int(block.get("window_size", 3)))
+        return max(1, int(setting(config, _WINDOW)))
 
     def compacted(self, state: SessionState, cfg: Any) -> None:
         state.scratch[self.id] = []  # armed, with an empty window
+
+    def encode_scratch(self, value: Any) -> Any:
+        """The armed window: (tool, digest, outcome, seq) items, bytes as hex."""
+        if not isinstance(value, list):
+            return None
+        return [[t, _hex(d), _hex(o), s] for t, d, o, s in value]
+
+    def decode_scratch(self, data: Any) -> Any:
+        return [(t, _unhex(d), _unhex(o), int(s)) for t, d, o, s in data]
 
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         window = state.scratch.get(self.id)
@@ -55,6 +67,14 @@ class PostCompactionGuard(Detector):
                          f"compaction_loop_persisted: {call.tool} repeated the same call with the "
                          f"same result {len(window)} times right after a context compaction.",
                          tuple(item[3] for item in window), code="compaction_loop_persisted")
+
+
+def _hex(value: bytes | None) -> str | None:
+    return None if value is None else value.hex()
+
+
+def _unhex(value: Any) -> bytes | None:
+    return None if value is None else bytes.fromhex(value)
 
 
 @hookimpl

@@ -28,11 +28,10 @@ from typing import Any, ClassVar
 
 import regex
 
-from loopguard.decision import Vote
-from loopguard.detection.detector import ROLLING, Detector, thresholds
-from loopguard.state.history import EVIDENCE_MAX, VETO, Call, HistoryEntry, SessionState
-from loopguard.detection.hookspecs import hookimpl
-from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
+from loopguard.plugin import (
+    EVIDENCE_MAX, MAX_PATTERN_CHARS, ROLLING, VETO, Call, Deadline, Detector, HistoryEntry,
+    SessionState, Vote, hookimpl, safe_compile, search, thresholds,
+)
 
 MAX_PATTERN_LENGTH = MAX_PATTERN_CHARS
 _SCAN_LIMIT = 4000  # characters of an error text searched
@@ -42,6 +41,11 @@ class UnknownToolRepeat(Detector):
     id = "unknown_tool_repeat"
     levels = ("critical",)
     gating = ROLLING
+    openclaw_name = "unknownToolRepeat"
+    settings = ("loop_detection.enabled", "loop_detection.history_size",
+                "loop_detection.unknown_tool_threshold")
+    explain_options = ()  # its patterns are long; the threshold explains a vote
+    scratch_codec = "derived"  # the streak memo: rebuilt by walking the history
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -49,22 +53,27 @@ class UnknownToolRepeat(Detector):
                                         "case-insensitive) that find an unknown-tool error in a "
                                         "result; the group `name` captures the tool.",
                          "type": "array", "items": {"type": "string", "x-loopguard-regex": True,
-                                                   "minLength": 1, "maxLength": MAX_PATTERN_LENGTH}},
+                                                   "minLength": 1, "maxLength": MAX_PATTERN_LENGTH},
+                         "default": [r"unknown tool:?\s*(?P<name>[\w.\-]+)",
+                                     r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+not found""",
+                                     r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+is not available"""]},
             "known_tools": {"description": "Tools that exist even when a result says otherwise.",
-                            "type": "array", "items": {"type": "string", "minLength": 1}},
+                            "type": "array", "items": {"type": "string", "minLength": 1},
+                            "default": []},
         },
         "additionalProperties": False,
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        merged = {**self.option_defaults(), **options}
         compiled = []
-        for pattern in options.get("patterns") or ():
+        for pattern in merged["patterns"] or ():
             try:
                 compiled.append(safe_compile(str(pattern), regex.IGNORECASE))
             except (regex.error, ValueError, OverflowError):
                 continue  # lint reports it (too long, too complex, or no regex); the engine skips it
-        known = frozenset(options.get("known_tools") or ())
-        return int(thresholds(config).get("unknown_tool_threshold", 10)), tuple(compiled), known
+        known = frozenset(merged["known_tools"] or ())
+        return int(thresholds(config)["unknown_tool_threshold"]), tuple(compiled), known
 
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         """Mark an unknown-tool failure on the call (read by `check` later)."""

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from loopguard.detection import contract
+from loopguard.detection.registry import load_registry
 from loopguard.findings import Finding
 from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
 from loopguard.replay.intents import intent_rule
@@ -23,25 +25,13 @@ from loopguard.cli.explain_skipped import parse_id, render_skipped
 from loopguard.cli.replay_cmd import add_common, load_guard
 from loopguard.cli.replay_output import short, where
 
-_ROLLING = ["loop_detection.enabled", "loop_detection.history_size", "loop_detection.warning_threshold",
-            "loop_detection.critical_threshold"]
 _UNSET_NOTE = "  (unset: a rolling detector runs only when its own enabled is true)"
-THRESHOLDS: dict[str, list[str]] = {
-    "generic_repeat": _ROLLING,
-    "known_poll_no_progress": _ROLLING + ["detectors.known_poll_no_progress.poll_tools"],
-    "ping_pong": _ROLLING,
-    "unknown_tool_repeat": ["loop_detection.enabled", "loop_detection.history_size",
-                            "loop_detection.unknown_tool_threshold"],
-    "global_circuit_breaker": ["loop_detection.enabled", "loop_detection.history_size",
-                               "loop_detection.global_circuit_breaker_threshold"],
-    "doom_loop_exact": [f"detectors.doom_loop_exact.{k}" for k in (
-        "outcome", "scope", "window", "threshold", "poll_threshold", "level", "exempt")]
-    + ["outcomes.near_similarity"],
-    "cycle": [f"detectors.cycle.{k}" for k in ("min_length", "max_length", "level", "exempt")],
-    "doom_loop_fuzzy": [f"detectors.doom_loop_fuzzy.{k}" for k in (
-        "outcome", "scope", "window", "threshold", "min_chars", "similarity", "level", "exempt")],
-    "post_compaction_guard": ["loop_detection.post_compaction_guard.window_size"],
-}
+
+
+def _declared(detector_id: str) -> list[str] | None:
+    """The rules values a registered detector declares for `explain` (None: not registered)."""
+    entry = load_registry().get(detector_id)
+    return None if entry is None else list(contract.explain_paths(entry.detector))
 
 
 def add_parser(subparsers: Any) -> None:
@@ -113,7 +103,7 @@ def threshold_paths(decision: Any, config: Any) -> list[str]:
     detectors = [v.detector for v in decision.votes] or ([decision.detector] if decision.detector else [])
     paths: list[str] = []
     for detector in detectors:
-        known = THRESHOLDS.get(detector)
+        known = _declared(detector)
         if known is None:
             options = lookup(config, f"detectors.{detector}") or {}
             known = [f"detectors.{detector}.{key}" for key in options]

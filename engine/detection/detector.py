@@ -10,9 +10,12 @@ shared by every session.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, ClassVar
 
+from loopguard.config.schemadefaults import bundled_defaults
 from loopguard.decision import Vote
 from loopguard.state.history import Call, SessionState
 
@@ -36,17 +39,39 @@ class Detector:
     # True when `check` can only vote on a call whose tool and arguments are among the
     # session's recent calls (the history): the engine then skips it for other calls.
     repeats_only: ClassVar[bool] = False
-    # Option defaults for detectors whose defaults are not in a bundled rules pack
-    # (third-party plugins); the built-ins take theirs from rules/default.yaml.
-    defaults: ClassVar[dict[str, Any]] = {}
+    # The shared settings (dotted paths outside `detectors.<id>`, e.g.
+    # "loop_detection.warning_threshold") this detector reads: `explain` and the
+    # `detectors` CLI show them; its own options come from `options_schema`.
+    settings: ClassVar[tuple[str, ...]] = ()
+    # Lint checks of its own (`LintCheck` records, see loopguard.plugin): run by
+    # `loopguard lint`, listed and disabled like every other check.
+    lint_checks: ClassVar[tuple[Any, ...]] = ()
+    # The option `threshold` that can never fire above the option `window`, as
+    # (threshold, window) pairs: the `never-fires` lint check reports them.
+    bounded_by: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # Its name under OpenClaw's `tools.loopDetection.detectors` (camelCase), if any.
+    openclaw_name: ClassVar[str] = ""
+    # How `SessionState.scratch[id]` is stored by a session store (loopguard.state.codec):
+    # "json" keeps it when it is plain JSON data, "derived" never stores it (the detector
+    # rebuilds it from the history), "custom" calls `encode_scratch`/`decode_scratch`.
+    scratch_codec: ClassVar[str] = "json"
+    # Which of its own options `explain` shows, in order (None: every option, schema order);
+    # it shows its `loop_detection` settings first and its other shared settings last.
+    explain_options: ClassVar[tuple[str, ...] | None] = None
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """Each option's `default` from `options_schema` (the one place defaults live)."""
+        return option_defaults(cls.options_schema)
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         """Compile options once per policy; the result is passed to every check.
 
         `options` is this detector's block (without `enabled`), `config` the whole
-        effective rules dict (thresholds live in `config["loop_detection"]`).
+        effective rules dict (thresholds live in `config["loop_detection"]`). The
+        default: the schema's defaults with the written options over them.
         """
-        return {**self.defaults, **options}
+        return {**self.option_defaults(), **options}
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         """Vote on `call` before it runs; history holds only earlier calls."""
@@ -65,6 +90,14 @@ class Detector:
     def compacted(self, state: SessionState, cfg: Any) -> None:
         """The host compacted the context and is retrying."""
 
+    def encode_scratch(self, value: Any) -> Any:
+        """Its scratch state as JSON data (`scratch_codec = "custom"`); None: not stored."""
+        return None
+
+    def decode_scratch(self, data: Any) -> Any:
+        """The scratch state `encode_scratch` stored (`scratch_codec = "custom"`)."""
+        return data
+
     def vote(
         self, level: str, count: int, key: str, message: str,
         evidence: tuple[int, ...] = (), code: str = "",
@@ -73,9 +106,39 @@ class Detector:
         return Vote(self.id, level, count, f"{self.id}:{key}", message, evidence, code)
 
 
+def option_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`{option: default}` of the top-level properties of an options schema (fresh copies)."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return {key: copy.deepcopy(prop["default"]) for key, prop in (properties or {}).items()
+            if isinstance(prop, Mapping) and "default" in prop}
+
+
 def thresholds(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The `loop_detection` block of an effective rules dict (already repaired)."""
-    return config.get("loop_detection") or {}
+    """The `loop_detection` block of an effective rules dict (already repaired), over the
+    bundled defaults: `rules/default.yaml` is the one source of the shared settings' defaults."""
+    return {**_bundled_loop(), **(config.get("loop_detection") or {})}
+
+
+def setting(config: Mapping[str, Any], dotted: str) -> Any:
+    """A shared setting by dotted path (`loop_detection.post_compaction_guard.window_size`):
+    the effective rules' value, else the bundled default (None when neither has one)."""
+    for source in (config, _bundled()):
+        value: Any = source
+        for part in dotted.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is not None:
+            return value
+    return None
+
+
+@lru_cache(maxsize=1)
+def _bundled() -> Mapping[str, Any]:
+    return bundled_defaults()
+
+
+def _bundled_loop() -> dict[str, Any]:
+    block = _bundled().get("loop_detection")
+    return dict(block) if isinstance(block, Mapping) else {}
 
 
 def short(digest: bytes) -> str:

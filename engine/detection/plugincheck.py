@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from loopguard.decision import LEVELS, Vote
+from loopguard.detection.contract import contract_problem
 from loopguard.text.regexcheck import complexity_problem, redos_problem
 
 log = logging.getLogger("loopguard")
@@ -89,7 +90,8 @@ def _problem(detector: Any, seen: set[str]) -> str | None:
     gating = getattr(detector, "gating", "always")
     if gating not in GATINGS:
         return f"detector {ident!r}: `gating` must be one of {', '.join(GATINGS)}"
-    return schema_problem(ident, getattr(detector, "options_schema", None))
+    return contract_problem(ident, detector) or schema_problem(
+        ident, getattr(detector, "options_schema", None))
 
 
 def schema_problem(ident: str, schema: Any) -> str | None:

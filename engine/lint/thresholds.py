@@ -7,8 +7,9 @@
   override) produced an order the engine repairs at load time; the message
   shows the repaired numbers.
 - `never-fires` (error): `warning_threshold` above `history_size` (the rolling
-  history never holds that many calls), or a doom-loop `threshold` above its
-  `window`. The critical, breaker and unknown-tool thresholds above
+  history never holds that many calls), or a detector option above the
+  option it is bounded by (`Detector.bounded_by`: a doom-loop `threshold` above
+  its `window`). The critical, breaker and unknown-tool thresholds above
   `history_size` are warnings (the lower tiers still fire).
 
 Example (fails): `loop_detection: {warning_threshold: 20, critical_threshold: 20}`.
@@ -22,11 +23,23 @@ from loopguard.findings import Finding
 from loopguard.config.loadchecks import scopes
 from loopguard.config.effective import BREAKER, CRITICAL, WARNING, effective_config
 from loopguard.config.positions import Path, PositionIndex
+from loopguard.detection import contract
+from loopguard.detection.registry import load_registry
 
 PAIRS = ((WARNING, CRITICAL), (CRITICAL, BREAKER))
 HISTORY_BOUND = ((WARNING, "error"), (CRITICAL, "warning"), (BREAKER, "warning"),
                  ("unknown_tool_threshold", "warning"))
-DOOM_LOOPS = ("doom_loop_exact", "doom_loop_fuzzy")
+
+
+def bounded_options() -> list[tuple[str, str, str]]:
+    """(detector id, threshold option, window option) that every registered detector declares
+    in `bounded_by` (e.g. a doom-loop `threshold` can never exceed its `window`)."""
+    try:
+        registry = load_registry()
+    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
+        return []
+    return [(entry.id, high, low) for entry in registry.entries
+            for high, low in contract.bounded_by(entry.detector)]
 
 
 def _num(value: Any) -> TypeGuard[int]:
@@ -141,20 +154,20 @@ def _never(data: dict[str, Any], config: dict[str, Any], prefix: Path, top_name:
             data, path, level, f"{field} {value} can never be reached{who}: history_size is "
             f"{size}, so the history never holds more than {size} calls",
             f"raise history_size to at least {value} or lower {field}", "never-fires"))
-    for ident in DOOM_LOOPS:
+    for ident, high, low in bounded_options():
         options = (config.get("detectors") or {}).get(ident) or {}
-        window, threshold = options.get("window"), options.get("threshold")
+        window, threshold = options.get(low), options.get(high)
         if not (_num(window) and _num(threshold) and threshold > window):
             continue
-        if (ident, window, threshold) in seen:
+        if (ident, high, window, threshold) in seen:
             continue
-        seen.add((ident, window, threshold))
+        seen.add((ident, high, window, threshold))
         base = prefix + ("detectors", ident)
-        path = _place(index, data, top_name, [base + ("threshold",), base + ("window",),
-                                              ("detectors", ident, "threshold"),
-                                              ("detectors", ident, "window")])
+        path = _place(index, data, top_name, [base + (high,), base + (low,),
+                                              ("detectors", ident, high),
+                                              ("detectors", ident, low)])
         found.append(index.finding(
-            data, path, "error", f"{ident} threshold {threshold} can never be reached{who}: the "
-            f"window holds only {window} calls", f"raise window to at least {threshold} or lower "
-            "threshold", "never-fires"))
+            data, path, "error", f"{ident} {high} {threshold} can never be reached{who}: the "
+            f"{low} holds only {window} calls", f"raise {low} to at least {threshold} or lower "
+            f"{high}", "never-fires"))
     return found

@@ -2,18 +2,20 @@
 
 What is stored: the history entries (every slot, `round`, `shape`, `flags` and `unknown`
 included), the counters (`seq`, `turn`, `round`, `batch_open`, `tools_closed`, `lang`),
-`last_result`, escalation counts, warning keys, the turn state and the detector scratch
-state that cannot be derived: the fuzzy detector's window (texts and gram sets, packed),
-the post-compaction window and the calls awaiting `after_call`. What is rebuilt instead:
-`digests` and the per-signature index (from the history), the ping-pong and unknown-tool
-memos (dropped: both detectors walk the history again when they have none, which is exact).
+`last_result`, escalation counts, warning keys, the turn state, the calls awaiting
+`after_call` and the detector scratch state as each detector declares
+(`Detector.scratch_codec`): "custom" through its own `encode_scratch`/`decode_scratch`
+(the fuzzy window's packed gram sets, the post-compaction window's digests), "derived"
+not at all (memos the detector rebuilds by walking the history, which is exact), "json"
+when plain JSON data. What is rebuilt instead: `digests` and the per-signature index.
 Entries are shared by identity between the history, `last_result` and the open calls, so
 those two refer to history entries by `seq`.
 
 Layout: `LGS` + format version byte + flags byte (1: zlib) + JSON. A blob of another format
 version, or one that is truncated or damaged, raises `StateCodecError` saying which.
-Third-party scratch values are kept when they are plain JSON data, else dropped (a detector
-must then rebuild them, as the built-in memos do).
+A "json" scratch value that is not plain JSON data is dropped (the detector must rebuild it).
+The registered detectors are asked at encode/decode time (an upward import: the state
+format depends on what the detectors declare).
 """
 
 from __future__ import annotations
@@ -21,25 +23,22 @@ from __future__ import annotations
 import json
 import zlib
 from binascii import Error as BinasciiError
-from binascii import a2b_base64, b2a_base64
+from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
+from loopguard.detection import contract
+from loopguard.detection.registry import load_registry
 from loopguard.errors import LoopguardError
 from loopguard.state.history import HistoryEntry, SessionState, append
 from loopguard.text.messages import has_han
 from loopguard.state.turn import TurnExpectation, TurnState
-from loopguard.state.window import TurnWindow
 
 FORMAT = 1
 MAGIC = b"LGS"
 COMPRESS_FROM = 8192  # payloads at least this long are zlib-compressed (fuzzy grams, long texts)
 OPEN_KEPT = 16  # calls awaiting after_call that already left the history: the newest kept
 USER_TEXT_MAX = 2048  # characters of the turn's user text kept (only its language is read)
-_DERIVED = frozenset({"ping_pong", "unknown_tool_repeat"})  # memos rebuilt from the history
-_FUZZY, _COMPACTION, _OPEN = "doom_loop_fuzzy", "post_compaction_guard", "_open"
-_MASK = np.uint64((1 << 21) - 1)
+_OPEN = "_open"  # the session's own scratch: calls awaiting after_call
 
 
 class StateCodecError(LoopguardError):
@@ -72,32 +71,6 @@ def _ref(entry: HistoryEntry, by_id: dict[int, int]) -> Any:
     return entry.seq if id(entry) in by_id else _entry(entry)
 
 
-def _gram(value: Any) -> list[Any]:
-    """A fuzzy window item's text or gram set (see loopguard.detectors.support.grams), exactly."""
-    if isinstance(value, str):
-        return ["t", value]
-    if isinstance(value, frozenset):
-        return ["s", ["".join(g) for g in value]]
-    codes = np.asarray(value, dtype=np.uint64)
-    parts = np.stack((codes >> np.uint64(42), (codes >> np.uint64(21)) & _MASK, codes & _MASK), axis=1)
-    top = int(parts.max()) if len(codes) else 0
-    dtype = np.uint8 if top < 256 else np.uint16 if top < 65536 else np.uint32
-    return ["a", np.dtype(dtype).itemsize, b2a_base64(parts.astype(dtype).tobytes(), newline=False).decode()]
-
-
-def _ungram(row: list[Any]) -> Any:
-    kind = row[0]
-    if kind == "t":
-        return str(row[1])
-    if kind == "s":
-        return frozenset(tuple(str(g)) for g in row[1])
-    if kind != "a" or row[1] not in (1, 2, 4):
-        raise ValueError(f"unknown gram form {kind!r}")
-    dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[row[1]]
-    parts = np.frombuffer(a2b_base64(row[2]), dtype=dtype).reshape(-1, 3).astype(np.uint64)
-    return (parts[:, 0] << np.uint64(42)) | (parts[:, 1] << np.uint64(21)) | parts[:, 2]
-
-
 def _user_text(text: str) -> str:
     """The user text, cut to USER_TEXT_MAX characters without changing its language."""
     if len(text) <= USER_TEXT_MAX:
@@ -123,23 +96,36 @@ def _open_calls(opened: dict[str, list[HistoryEntry]], by_id: dict[int, int]) ->
 
 def _scratch(state: SessionState, by_id: dict[int, int]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    codecs = _detectors()
     for key, value in state.scratch.items():
-        if key in _DERIVED:
-            continue
         if key == _OPEN:
             out[key] = _open_calls(value, by_id)
-        elif key == _FUZZY and isinstance(value, TurnWindow):
-            out[key] = [value.turn, value.size,
-                        [[t, _gram(g), s, r] for t, g, s, r in value.items]]
-        elif key == _COMPACTION and isinstance(value, list):
-            out[key] = [[t, _b(d), _b(o), s] for t, d, o, s in value]
-        else:
-            try:
-                json.dumps(value)
-            except (TypeError, ValueError):
-                continue  # not plain data: the detector rebuilds it
-            out["x:" + key] = value
+            continue
+        detector = codecs.get(key)
+        how = contract.scratch_codec(detector) if detector is not None else "json"
+        if how == "derived":
+            continue
+        if how == "custom":
+            data = detector.encode_scratch(value)
+            if data is not None:
+                out[key] = data
+                continue
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            continue  # not plain data: the detector rebuilds it
+        out["x:" + key] = value
     return out
+
+
+def _detectors() -> dict[str, Any]:
+    """Registered detectors by id: their `scratch_codec` says how their scratch is stored."""
+    return _by_id(load_registry())
+
+
+@lru_cache(maxsize=4)
+def _by_id(registry: Any) -> dict[str, Any]:
+    return {entry.id: entry.detector for entry in registry.entries}
 
 
 def encode(state: SessionState) -> bytes:
@@ -216,18 +202,15 @@ def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
             None if exp is None else TurnExpectation(str(exp[0]), str(exp[1]), dict(exp[2]), str(exp[3])),
             int(retries), bool(satisfied), bool(closed), int(rounds), str(user_text),
             bool(other_args and other_args[0]))
+    detectors = _detectors()
     for key, value in scratch.items():
         if key == _OPEN:
             opened = {k: [e for e in map(unref, refs) if e is not None] for k, refs in value}
             state.scratch[key] = {k: v for k, v in opened.items() if v}
-        elif key == _FUZZY:
-            window = TurnWindow(int(value[0]), int(value[1]))
-            window.items = [(t, _ungram(g), int(s), int(r)) for t, g, s, r in value[2]]
-            state.scratch[key] = window
-        elif key == _COMPACTION:
-            state.scratch[key] = [(t, _u(d), _u(o), int(s)) for t, d, o, s in value]
         elif key.startswith("x:"):
             state.scratch[key[2:]] = value
+        elif contract.scratch_codec(detectors.get(key)) == "custom":
+            state.scratch[key] = detectors[key].decode_scratch(value)
         else:
             raise ValueError(f"unknown scratch key {key!r}")
     return state
