@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 
 import loopguard
-from loopguard.replay.transcripts import content_text
+from loopguard.replay.transcripts import transcript_text
 from loopguard.text.content import content_text as message_text
 
 SPLIT = [{"type": "text", "text": "帮我看看"}, {"type": "text", "text": "持仓"}]
 
 
 def test_both_read_the_parts_as_one_text() -> None:
-    assert content_text(SPLIT) == message_text({"role": "user", "content": SPLIT}) == "帮我看看持仓"
+    assert transcript_text(SPLIT) == message_text({"role": "user", "content": SPLIT}) == "帮我看看持仓"
 
 
 def test_a_split_user_message_requires_the_tool_live_and_in_replay(tmp_path: Path) -> None:

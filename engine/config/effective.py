@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from loopguard.config.values import copy_tree
 from loopguard.text.hints import is_int
 
 WARNING = "warning_threshold"
@@ -33,15 +34,6 @@ class Repair:
     field: str  # dotted, e.g. "loop_detection.critical_threshold"
     old: int
     new: int
-
-
-def copy_tree(value: Any) -> Any:
-    """A copy of nested dicts and lists (leaves are shared; they are immutable)."""
-    if isinstance(value, dict):
-        return {k: copy_tree(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_tree(v) for v in value]
-    return value
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -85,6 +85,15 @@ def check_values(doc: SourceDoc) -> None:
                 doc.error(where, problem, "", "too-large" if "integer" in problem else "encoding")
 
 
+def copy_tree(value: Any) -> Any:
+    """A copy of nested dicts and lists (leaves are shared; they are immutable)."""
+    if isinstance(value, dict):
+        return {k: copy_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_tree(v) for v in value]
+    return value
+
+
 def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
     """A copy of a Python value with mappings as dicts and tuples as lists, built iteratively.
 

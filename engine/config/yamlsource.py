@@ -24,6 +24,7 @@ import yaml
 from yaml.nodes import ScalarNode
 
 from loopguard.config.positions import Path, Pos, SourceDoc
+from loopguard.config.values import copy_tree
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000
@@ -118,13 +119,6 @@ def _char_name(exc: Exception) -> str:
 def _pos(mark: Any) -> Pos:
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
 
 
 class _Builder:
@@ -273,7 +267,7 @@ class _Builder:
                       "this looks like an alias bomb ('billion laughs'); write the values out",
                       "alias-bomb")
         self.doc.positions[path] = pos
-        self.add(_copy(value), size, path)
+        self.add(copy_tree(value), size, path)
 
     def start(self, event: Any, pos: Pos) -> None:
         path = self.child_path()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from loopguard.replay.transcripts.detect import FORMATS, Transcript, claiming_format, open_transcript
 from loopguard.replay.transcripts.events import (AssistantMessage, Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult,
-                     UserMessage, content_text)
+                     UserMessage, transcript_text)
 
 __all__ = ["FORMATS", "AssistantMessage", "Compaction", "EndOfSession", "Event", "SystemMessage", "ToolCall",
-           "ToolResult", "Transcript", "UserMessage", "claiming_format", "content_text", "open_transcript"]
+           "ToolResult", "Transcript", "UserMessage", "claiming_format", "transcript_text", "open_transcript"]

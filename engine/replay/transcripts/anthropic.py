@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.replay.transcripts.conversation import Context, Stream, no_events, system_context
-from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
+from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, transcript_text
 from loopguard.replay.transcripts.source import warning
 
 NAME = "anthropic"
@@ -43,7 +43,7 @@ class AnthropicTranslator:
     flush = staticmethod(no_events)
 
     def field(self, key: str, value: Any, ctx: Context) -> Stream:
-        return system_context(content_text(value), ctx) if key == "system" else no_events(ctx)
+        return system_context(transcript_text(value), ctx) if key == "system" else no_events(ctx)
 
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
         role = obj.get("role")
@@ -56,7 +56,7 @@ class AnthropicTranslator:
         elif role == "user":
             yield from self._user(blocks, ctx)
         elif role == "system":
-            yield SystemMessage(ctx.session, content_text(blocks), ctx.run_id, ctx.file, ctx.line)
+            yield SystemMessage(ctx.session, transcript_text(blocks), ctx.run_id, ctx.file, ctx.line)
         elif role is not None or obj.get("type") != "compaction":
             yield warning(ctx.file, ctx.line, f"message with unknown role {role!r}; skipped", "bad-message",
                           hint="Anthropic roles are user and assistant")
@@ -71,7 +71,7 @@ class AnthropicTranslator:
                 continue
             call_id = str(block.get("id") or f"call@{ctx.line}.{index + 1}")
             calls.append(ToolCall(call_id, block["name"], block.get("input", {})))
-        yield AssistantMessage(ctx.session, content_text(blocks), tuple(calls), ctx.run_id, ctx.file, ctx.line)
+        yield AssistantMessage(ctx.session, transcript_text(blocks), tuple(calls), ctx.run_id, ctx.file, ctx.line)
 
     def _user(self, blocks: list[Any], ctx: Context) -> Stream:
         answered = False
@@ -80,11 +80,11 @@ class AnthropicTranslator:
                 answered = True
                 content = block.get("content")
                 if isinstance(content, list):
-                    content = content_text(content)
+                    content = transcript_text(content)
                 yield ToolResult(ctx.session, str(block.get("tool_use_id") or ""), None, content,
                                  bool(block.get("is_error")), ctx.run_id, ctx.file, ctx.line)
         if not answered:
-            yield UserMessage(ctx.session, content_text(blocks), ctx.run_id, ctx.file, ctx.line)
+            yield UserMessage(ctx.session, transcript_text(blocks), ctx.run_id, ctx.file, ctx.line)
 
 
 def new_translator() -> AnthropicTranslator:

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Compaction, Event, ToolCall, ToolResult, UserMessage, content_text
+from loopguard.replay.transcripts.events import Compaction, Event, ToolCall, ToolResult, UserMessage, transcript_text
 from loopguard.replay.transcripts.regroup import Regrouper
 from loopguard.replay.transcripts.source import Source, json_lines, warning
 
@@ -99,7 +99,7 @@ def _line(obj: dict[str, Any], sessions: _Sessions, file: str, line: int) -> Str
 
 def _assistant(message: dict[str, Any], content: Any, group: Regrouper, session: str, file: str,
                line: int) -> Stream:
-    blocks = content if isinstance(content, list) else [{"type": "text", "text": content_text(content)}]
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": transcript_text(content)}]
     calls: list[ToolCall] = []
     for index, block in enumerate(blocks):
         if not isinstance(block, dict) or block.get("type") != "tool_use":
@@ -111,7 +111,7 @@ def _assistant(message: dict[str, Any], content: Any, group: Regrouper, session:
                               block.get("input", {})))
     key = message.get("id")
     yield from group.part(str(key) if key else f"line{line}", session, None, file, line,
-                          content_text(blocks), tuple(calls))
+                          transcript_text(blocks), tuple(calls))
 
 
 def _user(content: Any, group: Regrouper, session: str, file: str, line: int) -> Stream:
@@ -119,10 +119,10 @@ def _user(content: Any, group: Regrouper, session: str, file: str, line: int) ->
     results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     if not results:
         yield from group.flush()
-        yield UserMessage(session, content_text(content), None, file, line)
+        yield UserMessage(session, transcript_text(content), None, file, line)
         return
     for block in results:
         body = block.get("content")
         yield from group.result(ToolResult(session, str(block.get("tool_use_id") or ""), None,
-                                           content_text(body) if isinstance(body, list) else body,
+                                           transcript_text(body) if isinstance(body, list) else body,
                                            bool(block.get("is_error")), None, file, line))

@@ -93,7 +93,7 @@ class EndOfSession:
 Event = Union[SystemMessage, UserMessage, AssistantMessage, ToolResult, Compaction, EndOfSession]
 
 
-def content_text(content: Any) -> str:
+def transcript_text(content: Any) -> str:
     """The plain text of a message content: a string, a text block, or the text parts of a
     list of blocks (bare strings count as text parts), joined as the runtime joins them."""
     if isinstance(content, dict) and isinstance(content.get("text"), str):
@@ -101,17 +101,3 @@ def content_text(content: Any) -> str:
     if isinstance(content, list):
         content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in content]
     return parts_text(content)
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and isinstance(block.get("text"), str):
-                if block.get("type") in (None, "text", "input_text", "output_text"):
-                    parts.append(block["text"])
-        return "\n".join(parts)
-    if isinstance(content, dict) and isinstance(content.get("text"), str):
-        return content["text"]
-    return ""

@@ -30,7 +30,7 @@ from typing import Any
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context, read_tool_calls
 from loopguard.replay.transcripts.events import AssistantMessage, EndOfSession, Event, SystemMessage, ToolCall, ToolResult, UserMessage
-from loopguard.replay.transcripts.events import content_text
+from loopguard.replay.transcripts.events import transcript_text
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import Source, input_error, warning
 
@@ -72,7 +72,7 @@ def read(source: Source, layout: str = "document") -> Stream:
 
 
 def _message(obj: dict[str, Any], run: _Run, ctx: Context) -> Stream:
-    role, text = obj.get("role"), content_text(obj.get("content"))
+    role, text = obj.get("role"), transcript_text(obj.get("content"))
     where = (None, ctx.file, ctx.line)
     if role == "system":
         yield SystemMessage(ctx.session, text, *where)

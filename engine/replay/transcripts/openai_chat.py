@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.replay.transcripts.conversation import Context, Stream, no_events, read_tool_calls
-from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
+from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, transcript_text
 from loopguard.replay.transcripts.source import warning
 
 NAME = "openai-chat"
@@ -47,9 +47,9 @@ class ChatTranslator:
         if obj.get("type") == "compaction" and role is None:
             yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
         elif role in ("system", "developer"):
-            yield SystemMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+            yield SystemMessage(ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
         elif role == "user":
-            yield UserMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+            yield UserMessage(ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
         elif role == "assistant":
             yield from self._assistant(obj, ctx)
         elif role in ("tool", "function"):
@@ -68,7 +68,7 @@ class ChatTranslator:
             raw_calls = []
             yield warning(ctx.file, ctx.line, "`tool_calls` is not a list; ignored", "bad-message")
         yield from read_tool_calls(raw_calls, ctx, True, calls)
-        text = content_text(obj.get("content")) or (obj.get("refusal") or "")
+        text = transcript_text(obj.get("content")) or (obj.get("refusal") or "")
         yield AssistantMessage(ctx.session, text, tuple(calls), ctx.run_id, ctx.file, ctx.line)
 
     def _result(self, obj: dict[str, Any], ctx: Context) -> ToolResult:
@@ -77,7 +77,7 @@ class ChatTranslator:
             call_id = self._legacy.pop(0)
         content = obj.get("content")
         if isinstance(content, list):
-            content = content_text(content)
+            content = transcript_text(content)
         return ToolResult(ctx.session, str(call_id or ""), obj.get("name"), content,
                           bool(obj.get("is_error")), ctx.run_id, ctx.file, ctx.line)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.replay.transcripts.conversation import Context, Stream, no_events, parse_arguments, system_context
-from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, content_text
+from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, transcript_text
 from loopguard.replay.transcripts.source import warning
 
 NAME = "openai-responses"
@@ -78,25 +78,25 @@ class ResponsesTranslator:
             return
         if kind == "message" and role == "assistant" and not self._calls:
             self._start_reply(ctx)
-            text = content_text(obj.get("content"))
+            text = transcript_text(obj.get("content"))
             self._text = text if self._text is None else self._text + "\n" + text
             return
         yield from self.flush(ctx)
         if kind in ("function_call_output", "custom_tool_call_output"):
             output = obj.get("output")
             if isinstance(output, list):
-                output = content_text(output)
+                output = transcript_text(output)
             yield ToolResult(ctx.session, str(obj.get("call_id") or ""), None, output,
                              bool(obj.get("is_error")), ctx.run_id, ctx.file, ctx.line)
         elif kind == "compaction":
             yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
         elif kind == "message" and role == "assistant":
             self._start_reply(ctx)
-            self._text = content_text(obj.get("content"))
+            self._text = transcript_text(obj.get("content"))
         elif kind == "message" and role == "user":
-            yield UserMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+            yield UserMessage(ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
         elif kind == "message" and role in ("system", "developer"):
-            yield SystemMessage(ctx.session, content_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+            yield SystemMessage(ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
         else:
             yield warning(ctx.file, ctx.line, f"unsupported item (type {kind!r}, role {role!r}); skipped",
                           "bad-message")

@@ -31,7 +31,7 @@ from typing import Any
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context, read_tool_calls
 from loopguard.replay.transcripts.events import AssistantMessage, EndOfSession, Event, SystemMessage, ToolCall, ToolResult, UserMessage
-from loopguard.replay.transcripts.events import content_text
+from loopguard.replay.transcripts.events import transcript_text
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import Source, input_error, warning
 
@@ -77,7 +77,7 @@ def _listish(value: Any) -> Any:
 
 
 def _message(obj: dict[str, Any], ctx: Context, seen_user: bool) -> Stream:
-    role, text = obj.get("role"), content_text(obj.get("content"))
+    role, text = obj.get("role"), transcript_text(obj.get("content"))
     if role == "system" or role == "user" and (obj.get("is_demo") or seen_user):
         yield SystemMessage(ctx.session, text, None, ctx.file, ctx.line)
     elif role == "user":
@@ -119,12 +119,12 @@ def _function_calling(history: list[tuple[int, Any]], ctx: Context) -> Stream:
             calls: list[ToolCall] = []
             raw = _listish(obj.get("tool_calls"))
             yield from read_tool_calls(raw if isinstance(raw, list) else [], ctx, True, calls)
-            yield AssistantMessage(ctx.session, content_text(obj.get("content")), tuple(calls), None,
+            yield AssistantMessage(ctx.session, transcript_text(obj.get("content")), tuple(calls), None,
                                    ctx.file, ctx.line)
         elif role == "tool":
             ids = _listish(obj.get("tool_call_ids"))
             call_id = ids[0] if isinstance(ids, list) and ids else obj.get("tool_call_id")
-            yield ToolResult(ctx.session, str(call_id or ""), None, content_text(obj.get("content")), False, None,
+            yield ToolResult(ctx.session, str(call_id or ""), None, transcript_text(obj.get("content")), False, None,
                              ctx.file, ctx.line)
         else:
             yield from _message(obj, ctx, False if role == "system" else seen_user)

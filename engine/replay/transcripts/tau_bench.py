@@ -20,7 +20,7 @@ from typing import Any
 from loopguard.text import jsontext
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context
-from loopguard.replay.transcripts.events import AssistantMessage, EndOfSession, Event, ToolCall, ToolResult, content_text
+from loopguard.replay.transcripts.events import AssistantMessage, EndOfSession, Event, ToolCall, ToolResult, transcript_text
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.openai_chat import ChatTranslator
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
@@ -76,7 +76,7 @@ def _run(run: dict[str, Any], ctx: Context) -> Stream:
         if not isinstance(message, dict):
             yield warning(ctx.file, ctx.line, f"traj message #{index + 1} is not an object; skipped", "bad-message")
             continue
-        text = content_text(message.get("content"))
+        text = transcript_text(message.get("content"))
         role = message.get("role")
         if pending is not None and role == "user" and text.startswith(_API_OUTPUT):
             yield ToolResult(ctx.session, pending, None, text[len(_API_OUTPUT):], False, None, ctx.file, ctx.line)
