@@ -9,6 +9,7 @@ sees; `loopguard.integrations.<framework>` the framework adapters (docs/integrat
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from loopguard.decision import Decision, Vote
 from loopguard.detection.detector import Detector
@@ -21,10 +22,14 @@ from loopguard.session.session import Session
 from loopguard.state.store import MemoryStore, SessionStore
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 
+if TYPE_CHECKING:  # imported on first use at run time (see __getattr__); type checkers see them here
+    from loopguard.runtime.loop import TurnEvent, TurnResult, arun_turn, run_turn
+
 __all__ = [
     "Call", "Decision", "Detector", "Finding", "Guard", "HistoryEntry", "InputError",
     "LoopguardError", "MemoryStore", "RoundOutcome", "RulesError", "Session", "SessionState",
-    "SessionStore", "TurnExpectation", "Vote", "hookimpl",
+    "SessionStore", "TurnEvent", "TurnExpectation", "TurnResult", "Vote", "arun_turn", "hookimpl",
+    "run_turn",
 ]
 __version__ = "0.1.0"
 
@@ -34,7 +39,8 @@ logging.getLogger("loopguard").addHandler(logging.NullHandler())
 
 
 def __getattr__(name: str) -> object:
-    """The runtime is imported on first use (it is not needed to guard calls)."""
+    """The runtime is imported on first use: it is not needed to guard calls, and importing it
+    eagerly (asyncio with it) would add about a tenth to `import loopguard`."""
     if name in ("run_turn", "arun_turn", "TurnResult", "TurnEvent"):
         from loopguard.runtime import loop as runtime
 
