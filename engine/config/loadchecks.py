@@ -3,8 +3,9 @@
 `load_checks` finds what makes rules unusable, so loading fails on it too:
 - a condition naming a keyword set that is not defined (`undefined-set`);
 - `aggregator.order` naming a detector that does not exist (`unknown-detector`);
-- an unknown-tool pattern that does not compile with `regex`, or is longer
-  than `MAX_PATTERN_CHARS` (`bad-regex`).
+- a pattern in a detector option marked as a regex (the unknown-tool
+  patterns) that does not compile with `regex`, or is longer than
+  `MAX_PATTERN_CHARS` (`bad-regex`).
 
 The lint-only checks live one per module in `loopguard.lint.checks`; the walks
 they share (`scopes`, `conditions`, `set_references`, `repeats`) are here.
@@ -23,7 +24,7 @@ import regex
 from loopguard.findings import Finding
 from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 from loopguard.config.positions import Path, PositionIndex
-from loopguard.config.schema import Assembly
+from loopguard.config.schema import Assembly, regex_options
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS
 from loopguard.text.hints import did_you_mean
 
@@ -105,19 +106,29 @@ def load_checks(data: dict[str, Any], index: PositionIndex, assembly: Assembly) 
                     data, prefix + ("aggregator", "order", i), "error",
                     f"unknown detector {ident!r}{did_you_mean(ident, known)}",
                     f"detectors: {', '.join(sorted(known))}", "unknown-detector"))
-        found.extend(_pattern_findings(data, block, prefix, index))
+        found.extend(_pattern_findings(data, block, prefix, index, assembly))
     return found
 
 
+def user_patterns(block: dict[str, Any], prefix: Path, assembly: Assembly
+                  ) -> Iterator[tuple[Path, str]]:
+    """(path, pattern) of every detector option in one scope that holds a user regex
+    (`schema.regex_options`: what each detector marks in its options schema)."""
+    detectors = block.get("detectors")
+    for ident, option, many in regex_options(assembly):
+        options = detectors.get(ident) if isinstance(detectors, dict) else None
+        value = options.get(option) if isinstance(options, dict) else None
+        path = prefix + ("detectors", ident, option)
+        if many and isinstance(value, list):
+            yield from ((path + (i,), p) for i, p in enumerate(value) if isinstance(p, str))
+        elif not many and isinstance(value, str):
+            yield path, value
+
+
 def _pattern_findings(data: dict[str, Any], block: dict[str, Any], prefix: Path,
-                      index: PositionIndex) -> list[Finding]:
-    options = (block.get("detectors") or {}).get("unknown_tool_repeat") or {}
-    patterns = options.get("patterns") if isinstance(options, dict) else None
+                      index: PositionIndex, assembly: Assembly) -> list[Finding]:
     found: list[Finding] = []
-    for i, pattern in enumerate(patterns if isinstance(patterns, list) else []):
-        if not isinstance(pattern, str):
-            continue
-        path = prefix + ("detectors", "unknown_tool_repeat", "patterns", i)
+    for path, pattern in user_patterns(block, prefix, assembly):
         if len(pattern) > MAX_PATTERN_CHARS:
             found.append(index.finding(data, path, "error", f"pattern is {len(pattern)} characters "
                                        f"long (at most {MAX_PATTERN_CHARS})", "shorten the "

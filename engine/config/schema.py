@@ -134,6 +134,31 @@ def assemble(detectors: Iterable[Any] | None = None) -> Assembly:
     return Assembly(schema, tuple(ids), tuple(problems), closed=True)
 
 
+def regex_options(assembly: Assembly) -> list[tuple[str, str, bool]]:
+    """(detector id, option, holds a list) of each detector option whose value (or whose list
+    items) a detector marks as a user regex (`x-loopguard-regex: true` or `format: regex`):
+    the patterns loading compiles and lint checks for backtracking. An open assembly (one
+    built without the registry) asks the registry's assembly which options those are."""
+    if not assembly.closed:
+        assembly = default_assembly()
+    found = []
+    detectors = assembly.schema["properties"]["detectors"].get("properties") or {}
+    for ident in assembly.detector_ids:
+        for option, prop in ((detectors.get(ident) or {}).get("properties") or {}).items():
+            if not isinstance(prop, dict):
+                continue
+            items = prop.get("items")
+            if _is_regex(prop):
+                found.append((ident, option, False))
+            elif isinstance(items, dict) and _is_regex(items):
+                found.append((ident, option, True))
+    return found
+
+
+def _is_regex(node: dict[str, Any]) -> bool:
+    return node.get("x-loopguard-regex") is True or node.get("format") == "regex"
+
+
 def assemble_schema(detectors: Iterable[Any] | None = None) -> dict[str, Any]:
     """The assembled schema as a dict (see `assemble` for the problems met)."""
     return assemble(detectors).schema

@@ -4,7 +4,8 @@ Nested quantifiers (`(a+)+`, `(\\w+\\s?)*`) or alternatives that can match the
 same text under an unbounded repeat (`(a|a)*`, `(\\w|\\d)+`) can take
 exponential time on a text that almost matches. Matching is bounded anyway
 (50 ms per search, 100 ms per call for all patterns; docs/limits.md), but such
-a pattern then silently matches nothing. Checked: `unknown_tool_repeat.patterns`,
+a pattern then silently matches nothing. Checked: every detector option marked
+as a regex in its options schema (the unknown-tool patterns),
 `outcomes.poll_name_pattern` and intent argument matchers `{regex: ...}`, in
 every scope the linted file writes.
 
@@ -19,6 +20,8 @@ from typing import Any
 
 from loopguard.findings import Finding
 from loopguard.config.loadchecks import scopes
+from loopguard.config.loadchecks import user_patterns as detector_patterns
+from loopguard.config.schema import default_assembly
 from loopguard.config.positions import Path
 from loopguard.text.regexcheck import redos_problem
 from loopguard.lint.checks.context import LintContext
@@ -29,12 +32,8 @@ LEVEL = "warning"
 
 def user_patterns(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, str, bool]]:
     """(path, pattern, case-insensitive) of every user regex in one scope."""
-    detectors = block.get("detectors")
-    options = detectors.get("unknown_tool_repeat") if isinstance(detectors, dict) else None
-    patterns = options.get("patterns") if isinstance(options, dict) else None
-    for i, pattern in enumerate(patterns if isinstance(patterns, list) else []):
-        if isinstance(pattern, str):
-            yield prefix + ("detectors", "unknown_tool_repeat", "patterns", i), pattern, True
+    for path, pattern in detector_patterns(block, prefix, default_assembly()):
+        yield path, pattern, True
     outcomes = block.get("outcomes")
     poll = outcomes.get("poll_name_pattern") if isinstance(outcomes, dict) else None
     if isinstance(poll, str):
