@@ -10,6 +10,7 @@ YAML). It means exactly the native keys:
     tools.loopDetection.postCompactionGuard.windowSize
                                       -> loop_detection.post_compaction_guard.window_size
     tools.loopDetection.detectors.genericRepeat: B   -> detectors.generic_repeat.enabled: B
+       (the detector that declares `openclaw_name = "genericRepeat"`; else snake_case)
     agents.list[{id: A, tools: {loopDetection: X}}]  -> agents.A.{loop_detection, detectors}
 
 Several blocks may follow each other; later blocks override earlier ones key
@@ -24,6 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from loopguard.detection import contract
+from loopguard.detection.registry import load_registry
 from loopguard.findings import Finding
 from loopguard.config.effective import deep_merge
 from loopguard.config.positions import Path, Pos, SourceDoc
@@ -44,6 +47,16 @@ GUARD_KEYS = {"windowSize": "window_size"}
 def snake_case(name: str) -> str:
     """`knownPollNoProgress` -> `known_poll_no_progress`."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def openclaw_ids() -> dict[str, str]:
+    """OpenClaw detector name -> detector id, as each registered detector declares it
+    (`Detector.openclaw_name`); a name no detector declares is read as snake_case."""
+    try:
+        entries = load_registry().entries
+    except Exception:  # noqa: BLE001 - a broken plugin setup leaves the snake_case rule
+        return {}
+    return {name: entry.id for entry in entries if (name := contract.openclaw_name(entry.detector))}
 
 
 def is_openclaw(value: Any) -> bool:
@@ -136,8 +149,9 @@ class _Translator:
         if not isinstance(value, dict):
             self.type_error(src, shown, "a mapping")
             return result
+        named = openclaw_ids()
         for key, item in value.items():
-            native = prefix + ("detectors", snake_case(key))
+            native = prefix + ("detectors", named.get(key) or snake_case(key))
             self.put(native, {}, src + (key,), f"{shown}.{key}")
             result = deep_merge(result, self.put(native + ("enabled",), item, src + (key,),
                                                  f"{shown}.{key}"))
