@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from loopguard.replay.transcripts.detect import FORMATS, Transcript, claiming_format, open_transcript
+from loopguard.replay.transcripts.claims import claiming_format
+from loopguard.replay.transcripts.detect import FORMATS, Transcript, open_transcript
 from loopguard.replay.transcripts.events import (AssistantMessage, Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult,
                      UserMessage, transcript_text)
 

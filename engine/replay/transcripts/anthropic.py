@@ -21,14 +21,6 @@ from loopguard.replay.transcripts.source import warning
 NAME = "anthropic"
 LABEL = "Anthropic Messages"
 LIST_KEYS = ("messages",)
-_OWN_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
-
-
-def claims(obj: Any) -> bool:
-    """True for messages with content blocks only Anthropic uses."""
-    if not isinstance(obj, dict) or "event" in obj or not isinstance(obj.get("content"), list):
-        return False
-    return any(isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in _OWN_BLOCKS for block in obj["content"])
 
 
 def _blocks(content: Any) -> list[Any]:

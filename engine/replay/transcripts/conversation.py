@@ -11,7 +11,7 @@ All three come in the same containers, which this module walks:
   each named `file:line` unless it carries `session_id`, `id` or `custom_id`.
 
 A `Translator` turns each message of its format into events. An element that
-another format claims (see `detect.claiming_format`) stops the replay with a
+another format claims (see `claims.claiming_format`) stops the replay with a
 "mixed formats" error; any other odd element is skipped with a warning.
 """
 
@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from loopguard.text import jsontext
 from loopguard.findings import Finding
+from loopguard.replay.transcripts.claims import claiming_format
 from loopguard.replay.transcripts.events import EndOfSession, Event, SystemMessage, ToolCall
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
@@ -147,8 +148,6 @@ def _whole_conversation(obj: dict[str, Any], fmt: Format, ctx: Context) -> Strea
 
 
 def _element(obj: Any, translator: Translator, fmt: Format, ctx: Context) -> Stream:
-    from loopguard.replay.transcripts.detect import claiming_format  # late import: detect imports the formats
-
     other = claiming_format(obj)
     if other is not None and other != fmt.NAME:
         raise input_error(ctx.file, ctx.line,

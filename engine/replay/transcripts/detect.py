@@ -24,12 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from loopguard.text import jsontext
 from loopguard.findings import Finding
 from loopguard.replay.transcripts import (anthropic, claude_code, codex, eventlog, gemini, mini_swe_agent, openai_chat, openai_responses,
                openhands, swe_agent, tau_bench)
+from loopguard.replay.transcripts.claims import EVENTS
 from loopguard.replay.transcripts.conversation import read_conversations
 from loopguard.replay.transcripts.events import Event
 from loopguard.replay.transcripts.source import HEAD_BYTES, Source, input_error
@@ -45,27 +45,17 @@ LABELS = {"eventlog": eventlog.LABEL, "claude-code": claude_code.LABEL, "codex":
           "openhands": openhands.LABEL, "swe-agent": swe_agent.LABEL, "mini-swe-agent": mini_swe_agent.LABEL,
           "tau-bench": tau_bench.LABEL, "gemini": gemini.LABEL, "openai-chat": openai_chat.LABEL,
           "openai-responses": openai_responses.LABEL, "anthropic": anthropic.LABEL}
-_CLAIMERS = (("eventlog", eventlog.claims), ("anthropic", anthropic.claims),
-             ("openai-responses", openai_responses.claims), ("openai-chat", openai_chat.claims))
 _AGENT_MARKERS = {name: re.compile(module.MARKERS) for name, module in (
     ("claude-code", claude_code), ("codex", codex), ("openhands", openhands), ("swe-agent", swe_agent),
     ("mini-swe-agent", mini_swe_agent), ("tau-bench", tau_bench), ("gemini", gemini))}
 _MARKERS = {
-    "eventlog": re.compile(r'"event"\s*:\s*"(?:%s)"' % "|".join(eventlog.EVENTS)),
+    "eventlog": re.compile(r'"event"\s*:\s*"(?:%s)"' % "|".join(EVENTS)),
     "anthropic": re.compile(r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"tool_use_id"\s*:'),
     "openai-responses": re.compile(
         r'"type"\s*:\s*"(?:function_call|function_call_output|reasoning|custom_tool_call|input_text|output_text)"'
         r'|"call_id"\s*:'),
     "openai-chat": re.compile(r'"tool_calls"\s*:|"tool_call_id"\s*:|"role"\s*:\s*"tool"'),
 }
-
-
-def claiming_format(obj: Any) -> str | None:
-    """The one generic format whose own markers this element carries, if any."""
-    for name, claims in _CLAIMERS:
-        if claims(obj):
-            return name
-    return None
 
 
 @dataclass

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
+from loopguard.replay.transcripts import claims
 from loopguard.replay.transcripts.conversation import Context, read_tool_calls
 from loopguard.replay.transcripts.events import (AssistantMessage, Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult,
                      UserMessage)
@@ -30,14 +31,6 @@ from loopguard.replay.transcripts.source import Source, input_error, json_lines,
 
 NAME = "eventlog"
 LABEL = "loopguard event log"
-EVENTS = ("system_message", "user_message", "assistant_message", "tool_result", "compaction", "session_end")
-
-
-def claims(obj: Any) -> bool:
-    """True for objects with an `event` member naming an event-log event."""
-    return isinstance(obj, dict) and obj.get("event") in EVENTS and "role" not in obj
-
-
 def read(source: Source) -> Iterator[Event | Finding]:
     """Events of every session in the log, in file order."""
     default_session = source.name
@@ -47,7 +40,7 @@ def read(source: Source) -> Iterator[Event | Finding]:
             yield item
             continue
         line, obj = item
-        if not claims(obj):
+        if not claims.eventlog(obj):
             yield from _not_an_event(obj, source.name, line)
             continue
         found = True
@@ -62,16 +55,14 @@ def read(source: Source) -> Iterator[Event | Finding]:
 
 
 def _not_an_event(obj: Any, file: str, line: int) -> Iterator[Finding]:
-    from loopguard.replay.transcripts.detect import claiming_format  # late import: detect imports this module
-
-    other = claiming_format(obj)
+    other = claims.claiming_format(obj)
     if other is not None:
         raise input_error(file, line, f"mixed formats: this line looks like {other} but the file was read "
                           "as a loopguard event log", code="mixed-formats",
                           hint="split the file, or pass --input-format if detection guessed wrong")
     kind = obj.get("event") if isinstance(obj, dict) else None
     what = f"unknown event {kind!r}" if kind is not None else "not a loopguard event (no `event` member)"
-    yield warning(file, line, f"{what}; skipped", "bad-event", hint="events: " + ", ".join(EVENTS))
+    yield warning(file, line, f"{what}; skipped", "bad-event", hint="events: " + ", ".join(claims.EVENTS))
 
 
 def _text(obj: dict[str, Any]) -> str:

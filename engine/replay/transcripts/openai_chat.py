@@ -23,14 +23,6 @@ LABEL = "OpenAI Chat"
 LIST_KEYS = ("messages",)
 
 
-def claims(obj: Any) -> bool:
-    """True for elements only the Chat format has (tool calls, tool messages)."""
-    if not isinstance(obj, dict) or "event" in obj:
-        return False
-    return "tool_calls" in obj or "tool_call_id" in obj or obj.get("role") in ("tool", "function") or (
-        obj.get("role") == "assistant" and isinstance(obj.get("function_call"), dict))
-
-
 class ChatTranslator:
     """Stateless apart from numbering calls that have no id."""
 

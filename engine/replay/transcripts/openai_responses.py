@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from loopguard.replay.transcripts.claims import kind as _kind
 from loopguard.replay.transcripts.conversation import Context, Stream, no_events, parse_arguments, system_context
 from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, transcript_text
 from loopguard.replay.transcripts.source import warning
@@ -22,26 +23,7 @@ from loopguard.replay.transcripts.source import warning
 NAME = "openai-responses"
 LABEL = "OpenAI Responses"
 LIST_KEYS = ("input", "output", "items")
-_OWN_TYPES = frozenset({"function_call", "function_call_output", "reasoning", "custom_tool_call",
-                        "custom_tool_call_output", "web_search_call", "file_search_call"})
-_OWN_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
 _SKIPPED = frozenset({"reasoning", "web_search_call", "file_search_call", "item_reference"})
-
-
-def _kind(value: Any) -> str | None:
-    """A `type` field as text; anything else (a list, a number) names no known type."""
-    return value if isinstance(value, str) else None
-
-
-def claims(obj: Any) -> bool:
-    """True for items only the Responses format has."""
-    if not isinstance(obj, dict) or "event" in obj:
-        return False
-    if _kind(obj.get("type")) in _OWN_TYPES:
-        return True
-    content = obj.get("content")
-    return isinstance(content, list) and any(
-        isinstance(part, dict) and _kind(part.get("type")) in _OWN_PARTS for part in content)
 
 
 class ResponsesTranslator:
