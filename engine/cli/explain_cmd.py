@@ -22,7 +22,7 @@ from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
 from loopguard.replay.intents import intent_rule
 from loopguard.cli.colour import paint_report, painted
 from loopguard.cli.explain_skipped import parse_id, render_skipped
-from loopguard.cli.replay_cmd import add_common, load_guard
+from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_output import short, where
 
 _UNSET_NOTE = "  (unset: a rolling detector runs only when its own enabled is true)"
@@ -98,6 +98,17 @@ def lookup(config: Any, dotted: str) -> Any:
     return value
 
 
+def value(config: Any, dotted: str) -> Any:
+    """`lookup`, or for a detector's own option the default of its options schema (a plugin's
+    defaults are not in the rules dict unless the rules file writes them)."""
+    found = lookup(config, dotted)
+    parts = dotted.split(".")
+    if found is None and len(parts) == 3 and parts[0] == "detectors":
+        entry = load_registry().get(parts[1])
+        found = None if entry is None else contract.defaults(entry.detector).get(parts[2])
+    return found
+
+
 def threshold_paths(decision: Any, config: Any) -> list[str]:
     """Dotted paths of the rules values that shaped a decision (its detectors' and the aggregator's)."""
     detectors = [v.detector for v in decision.votes] or ([decision.detector] if decision.detector else [])
@@ -117,7 +128,7 @@ def threshold_paths(decision: Any, config: Any) -> list[str]:
 
 def thresholds(decision: Any, config: Any) -> list[str]:
     """The text lines `path = value` of `threshold_paths` (unset values shown as null)."""
-    return [f"  {path} = {json.dumps(lookup(config, path), ensure_ascii=False)}"
+    return [f"  {path} = {json.dumps(value(config, path), ensure_ascii=False)}"
             + (_UNSET_NOTE if path == "loop_detection.enabled" and lookup(config, path) is None else "")
             for path in threshold_paths(decision, config)]
 
@@ -148,7 +159,7 @@ def to_json(record: DecisionRecord | SkippedTool, history: list[Any], config: An
         extra: dict[str, Any] = {"intent": {"id": record.intent, "when": rule.get("when"),
                                             "require": rule.get("require")}}
     else:
-        values = {path: lookup(config, path) for path in threshold_paths(record.decision, config)}
+        values = {path: value(config, path) for path in threshold_paths(record.decision, config)}
         extra = {}
     return {"decision": record.to_dict(), **extra, "history": history_rows(record, history, replayer),
             "thresholds": values}

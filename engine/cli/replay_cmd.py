@@ -14,30 +14,16 @@ import os
 import sys
 from typing import Any, TextIO
 
-from loopguard.errors import LoopguardError, RulesError
-from loopguard.findings import Finding
-from loopguard.replay.replayer import Replayer
-from loopguard.replay.transcripts import FORMATS
-from loopguard.cli.colour import add_color_option, paint_report, painted
+from loopguard.cli.colour import paint_report, painted
+from loopguard.cli.explain_cmd import explain
+from loopguard.cli.replay_html import HtmlReport
+from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_machine import GithubReport, JsonReport
 from loopguard.cli.replay_output import TextReport
+from loopguard.findings import Finding
+from loopguard.replay.replayer import Replayer
 
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller inputs replay in a blink: no progress bar
-
-
-def add_common(parser: argparse.ArgumentParser) -> None:
-    """Options shared by `replay` and `explain`."""
-    parser.add_argument("files", nargs="+", metavar="FILE",
-                        help="transcript files (JSON or JSONL, also gzipped); - reads standard input")
-    parser.add_argument("--rules", metavar="R", help="rules file or builtin:NAME (default: the bundled builtin:default rules)")
-    parser.add_argument("--agent", metavar="A", help="use the per-agent overrides of agent A from the rules")
-    parser.add_argument("--input-format", choices=FORMATS, help="skip format detection and read FILEs as this")
-    parser.add_argument("--join-sessions", action="store_true",
-                        help="a session id seen in several files is one session (default: sessions are per file)")
-    parser.add_argument("--allow-extends-outside", action="store_true",
-                        help="let extends: reach files outside the rules file's folder tree "
-                             "(default: refused; see docs/limits.md)")
-    add_color_option(parser)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -55,31 +41,6 @@ def add_parser(subparsers: Any) -> None:
                         help="exit 1 when any decision reaches this level, or any input warning dropped data")
     parser.add_argument("--explain", metavar="N", help="explain decision N (or FILE#N) instead of the report")
     parser.set_defaults(run=run)
-
-
-def load_guard(rules: str | None, agent: str | None = None, allow_extends_outside: bool = False
-               ) -> Any:
-    """The guard for the given rules file; prints the problems and returns None when it cannot load.
-
-    An `agent` without a block in the rules is a warning on stderr (the replay goes on
-    with the global rules), so a mistyped `--agent` is not silently ignored.
-    """
-    import loopguard
-
-    try:
-        guard = (loopguard.Guard.from_file(rules, allow_extends_outside=allow_extends_outside)
-                 if rules else loopguard.Guard.default())
-        if guard.unknown_agent(agent, log_it=False):
-            print(f"{rules or 'builtin:default'}: warning: agent {agent!r} has no block under "
-                  "agents; it runs with the global rules\n    hint: check the --agent name",
-                  file=sys.stderr)
-        return guard
-    except RulesError as exc:
-        for finding in exc.findings:
-            print(finding.format_text(), file=sys.stderr)
-    except (LoopguardError, OSError) as exc:
-        print(f"{rules}: error: {exc}", file=sys.stderr)
-    return None
 
 
 class Progress:
@@ -116,8 +77,6 @@ def make_progress(files: list[str]) -> Progress | None:
 
 def run(args: argparse.Namespace) -> int:
     if args.explain is not None:
-        from loopguard.cli.explain_cmd import explain
-
         return explain(args, str(args.explain))
     guard = load_guard(args.rules, args.agent, args.allow_extends_outside)
     if guard is None:
@@ -139,7 +98,7 @@ def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
     if args.format == "text":
         out = painted(out, args.color, paint_report)
     reporter: Any = {"text": lambda: TextReport(out, rules), "json": lambda: JsonReport(out),
-                     "github": lambda: GithubReport(out), "html": lambda: _html(out, rules)}[args.format]()
+                     "github": lambda: GithubReport(out), "html": lambda: HtmlReport(out, rules)}[args.format]()
     progress = make_progress(args.files)
     replayer = Replayer(guard, args.agent, progress, join_sessions=args.join_sessions)
     try:
@@ -155,9 +114,3 @@ def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
     if reporter.totals.errors:
         return 2
     return 1 if reporter.totals.failed(args.fail_on) else 0
-
-
-def _html(out: TextIO, rules: str) -> Any:
-    from loopguard.cli.replay_html import HtmlReport
-
-    return HtmlReport(out, rules)
