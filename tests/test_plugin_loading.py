@@ -247,3 +247,18 @@ def test_the_builtin_lint_checks_are_a_registered_plugin() -> None:
     impls = registry.implementations("loopguard_register_lint_checks")
     assert [plugin.source for plugin, _ in impls] == [f"{OWN_DISTRIBUTION}[lint_checks]"]
     assert impls[0][0].builtin
+
+
+def test_sys_exit_in_a_lint_check_hook_is_a_problem_not_the_end(site: FakeSite, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]
+                                                                ) -> None:
+    site.add_dist("lgfake-exit", {"exit": "lgfake_exit"}, {"lgfake_exit": (
+        "import loopguard, sys\n\n\n@loopguard.hookimpl\n"
+        "def loopguard_register_lint_checks():\n    sys.exit(4)\n")})
+    site.registry()
+    rules = tmp_path / "r.yaml"
+    rules.write_text("version: 1\n", encoding="utf-8")
+    assert main(["lint", str(rules)]) == 0
+    assert ("lgfake-exit[exit]: loopguard_register_lint_checks failed: SystemExit: 4"
+            in capsys.readouterr().err)
+    assert "unused-set" in checks()

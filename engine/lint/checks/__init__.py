@@ -126,7 +126,9 @@ def _build(plugins: Any) -> LintRegistry:
     for origin, function in _plugin_impls(plugins):
         try:
             offered = list(function() or [])
-        except Exception as exc:  # noqa: BLE001 - one plugin never takes lint down
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - one plugin (even sys.exit) never takes lint down
             problems.append(f"{origin}: loopguard_register_lint_checks failed: "
                             f"{type(exc).__name__}: {exc}")
             continue
