@@ -6,8 +6,8 @@ cannot affect what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` and
 Importing, registering with pluggy and checking is `loading.py`'s job.
 
 - Built-ins come from `BUILTIN_PLUGINS`, an explicit tuple (no directory
-  scanning, no dependence on installed metadata), in that order: the detectors,
-  then the built-in lint checks. The `loopguard.detectors` entry points this
+  scanning, no dependence on installed metadata), in that order: the detectors
+  `loopguard.detectors.BUILTINS` names, then the built-in lint checks. The `loopguard.detectors` entry points this
   distribution declares name the same detector modules (a test keeps them equal)
   and are skipped here.
 - Third-party plugins are the entry points of the group `loopguard.detectors`
@@ -22,18 +22,12 @@ from collections.abc import Iterable
 from importlib import metadata
 from typing import Any, NamedTuple
 
+from loopguard.detectors import BUILTINS
+
 GROUP = "loopguard.detectors"
 OWN_DISTRIBUTION = "loopguard-engine"
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
-    ("generic_repeat", "loopguard.detectors.generic_repeat"),
-    ("known_poll_no_progress", "loopguard.detectors.known_poll_no_progress"),
-    ("ping_pong", "loopguard.detectors.ping_pong"),
-    ("unknown_tool_repeat", "loopguard.detectors.unknown_tool_repeat"),
-    ("global_circuit_breaker", "loopguard.detectors.global_circuit_breaker"),
-    ("doom_loop_exact", "loopguard.detectors.doom_loop_exact"),
-    ("doom_loop_fuzzy", "loopguard.detectors.doom_loop_fuzzy"),
-    ("post_compaction_guard", "loopguard.detectors.post_compaction_guard"),
-    ("cycle", "loopguard.detectors.cycle"),
+    *((name, f"loopguard.detectors.{name}") for name in BUILTINS),
     ("lint_checks", "loopguard.lint.checks.builtin"),
 )
 
