@@ -1,0 +1,228 @@
+"""The detector contract: one source of defaults, the engine free of built-in ids, and
+`loopguard.plugin` as the one import path of every detector.
+
+A detector declares its options (with their defaults) in its options schema, the
+shared settings it reads, its lint checks, its bounded options, its OpenClaw
+name and how its scratch state is stored; these tests hold the built-ins and
+the engine to that.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from plugin_fakes import BUILTINS, FakeSite, fake_site
+
+import loopguard
+import loopguard.plugin
+from loopguard.detection import contract
+from loopguard.detection.plugincheck import detector_problem
+from loopguard.detection.registry import load_registry
+from loopguard.state.codec import decode, encode
+
+PACKAGE = Path(loopguard.__file__).resolve().parent  # the `engine/` folder
+ROOT = PACKAGE.parent
+DETECTORS = ROOT / "detectors"
+DEFAULT_RULES = yaml.safe_load((ROOT / "rules" / "default.yaml").read_text(encoding="utf-8"))
+# Allowed: the finding code `cycle` (a mapping given to Guard.from_dict that contains
+# itself; another namespace than the detector id), and the core rules block
+# `loop_detection.post_compaction_guard` (OpenClaw's `postCompactionGuard` settings: a
+# shared setting of the rules format, which the detector declares it reads).
+ALLOWED = {("config/values.py", "cycle"), ("lint/checks/stagecodes.py", "cycle"),
+           ("config/openclaw.py", "post_compaction_guard")}
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
+    with fake_site(tmp_path, monkeypatch) as fake:
+        yield fake
+
+
+def builtins() -> list[Any]:
+    return [e.detector for e in load_registry().entries if e.builtin]
+
+
+def _code_tokens(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, text) of the names and string literals that are code, not docstrings or comments."""
+    source = path.read_text(encoding="utf-8")
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                docstrings.add(body[0].lineno)
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.NAME:
+            yield tok.start[0], tok.string
+        elif tok.type == tokenize.STRING and tok.start[0] not in docstrings:
+            yield tok.start[0], tok.string
+
+
+def test_no_engine_module_names_a_builtin_detector() -> None:
+    assert {d.id for d in builtins()} == set(BUILTINS)
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        for line, text in _code_tokens(path):
+            words = text.strip("\"'rbf").replace(".", " ").replace(":", " ").split()
+            for ident in BUILTINS:
+                # `cycle` is also an English word: in prose strings ("extends cycle") only
+                # the whole string or a `detectors.cycle` path names the detector.
+                named = (ident in words if ident != "cycle"
+                         else text.strip("\"'") == ident or "detectors.cycle" in text)
+                if named and (where, ident) not in ALLOWED:
+                    found.append(f"{where}:{line}: {text}")
+    assert found == []
+
+
+def test_the_grep_sees_an_id_in_code() -> None:
+    """The check above is not blind: the built-in detectors' own modules name their ids."""
+    tokens = [text for _, text in _code_tokens(DETECTORS / "doom_loop_fuzzy.py")]
+    assert '"doom_loop_fuzzy"' in tokens
+
+
+def test_every_option_of_every_builtin_has_one_default_in_its_schema() -> None:
+    for detector in builtins():
+        properties = detector.options_schema.get("properties") or {}
+        missing = [name for name, prop in properties.items() if "default" not in prop]
+        assert missing == [], detector.id
+        assert detector.option_defaults() == {k: p["default"] for k, p in properties.items()}
+
+
+def test_the_bundled_default_rules_agree_with_the_schemas() -> None:
+    stated = DEFAULT_RULES["detectors"]
+    for detector in builtins():
+        block = dict(stated.get(detector.id) or {})
+        enabled = block.pop("enabled", None)
+        # `enabled` is the gating switch, not an option: rolling detectors leave it unset.
+        assert enabled is (None if detector.gating == "rolling" else True), detector.id
+        defaults = detector.option_defaults()
+        assert set(block) <= set(defaults), detector.id
+        assert {k: defaults[k] for k in block} == block, detector.id
+    assert set(stated) == set(BUILTINS)
+
+
+def test_configure_needs_no_literal_defaults() -> None:
+    """No `options.get(name, literal)` fallbacks: configure reads the merged defaults."""
+    for path in sorted(DETECTORS.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "get" and len(node.args) == 2 \
+                    and isinstance(node.args[1], ast.Constant) and node.args[1].value is not None:
+                raise AssertionError(f"{path.name}:{node.lineno}: a literal default")
+
+
+def test_builtins_compile_from_schema_defaults_alone() -> None:
+    """Without any rules (configure({}, {})), each built-in gets the bundled values."""
+    from loopguard.detectors.doom_loop_fuzzy import DoomLoopFuzzy
+
+    cfg = DoomLoopFuzzy().configure({}, {})
+    assert (cfg["window"], cfg["min_chars"], cfg["similarity"]) == (6, 1000, 0.95)
+    for detector in builtins():
+        detector.configure({}, {})
+
+
+def test_the_builtins_import_only_the_plugin_module() -> None:
+    for path in sorted(DETECTORS.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("loopguard"):
+                assert node.module == "loopguard.plugin" or node.module.startswith(
+                    "loopguard.detectors."), f"{path.name}: {node.module}"
+
+
+def test_plugin_module_exports_what_it_lists() -> None:
+    names = loopguard.plugin.__all__
+    assert len(names) == len(set(names))
+    for name in names:
+        assert hasattr(loopguard.plugin, name), name
+    for name in ("Detector", "Vote", "Call", "SessionState", "HistoryEntry", "hookimpl",
+                 "LintCheck", "LintContext", "Finding", "ROLLING", "LEVELS", "thresholds"):
+        assert name in names
+
+
+def test_explain_paths_come_from_the_declarations() -> None:
+    by_id = {d.id: d for d in builtins()}
+    assert contract.explain_paths(by_id["known_poll_no_progress"])[-1] == \
+        "detectors.known_poll_no_progress.poll_tools"
+    assert contract.explain_paths(by_id["doom_loop_exact"])[-1] == "outcomes.near_similarity"
+    assert contract.explain_paths(by_id["post_compaction_guard"]) == (
+        "loop_detection.post_compaction_guard.window_size",)
+
+
+class _Plain:
+    """A detector that does not subclass Detector: the contract's answers are the defaults."""
+
+    id = "plain"
+    levels = ("warn",)
+    options_schema = {"type": "object", "properties": {"n": {"type": "integer", "default": 2}}}
+
+    def configure(self, options: Any, config: Any) -> Any:
+        return None
+
+    def check(self, call: Any, state: Any, cfg: Any) -> Any:
+        return None
+
+
+def test_a_detector_without_the_base_class_gets_the_default_answers() -> None:
+    plain = _Plain()
+    assert detector_problem(plain, set()) is None
+    assert (contract.settings(plain), contract.scratch_codec(plain), contract.defaults(plain)) == (
+        (), "json", {"n": 2})
+    assert contract.explain_paths(plain) == ("detectors.plain.n",)
+
+
+@pytest.mark.parametrize(("name", "value", "words"), [
+    ("settings", ("warning_threshold",), "dotted paths"),
+    ("settings", ("detectors.x.y",), "outside `detectors.`"),
+    ("bounded_by", (("threshold",),), "bounded_by"),
+    ("openclaw_name", "Not Camel", "camelCase"),
+    ("scratch_codec", "pickle", "scratch_codec"),
+    ("lint_checks", "oops", "lint_checks"),
+])
+def test_a_bad_declaration_is_a_registration_problem(name: str, value: Any, words: str) -> None:
+    plain = _Plain()
+    setattr(plain, name, value)
+    problem = detector_problem(plain, set())
+    assert problem is not None and words in problem and "'plain'" in problem
+
+
+def test_custom_scratch_round_trips_through_the_state_codec() -> None:
+    guard = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:default"]})
+    session = guard.session("s")
+    session.compacted()
+    session.before_call("build", {})
+    session.after_call("build", {}, error="boom")
+    state = session._state  # the armed post-compaction window holds digests (bytes)
+    window = state.scratch["post_compaction_guard"]
+    again = decode(encode(state), 30, True)
+    assert again.scratch["post_compaction_guard"] == window and isinstance(window[0][1], bytes)
+
+
+def test_an_openclaw_name_maps_to_the_detector_that_declares_it(site: FakeSite) -> None:
+    site.add_dist("lgfake-oc", {"oc": "lgfake_oc"}, {"lgfake_oc": '''
+        from loopguard.plugin import Detector, hookimpl
+
+        class Odd(Detector):
+            id = "odd_detector"
+            levels = ("warn",)
+            openclaw_name = "strangeName"
+
+        @hookimpl
+        def loopguard_register_detectors():
+            return [Odd()]
+    '''})
+    site.registry()
+    from loopguard.config.load import load_rules_text
+
+    loaded = load_rules_text("tools:\n  loopDetection:\n    detectors: {strangeName: false}\n",
+                             "oc.yaml")
+    assert loaded.data["detectors"]["odd_detector"] == {"enabled": False}
