@@ -46,6 +46,7 @@ def test_json_lists_the_builtins_then_the_plugin(site: FakeSite, capsys: pytest.
     assert plugin == {
         "id": "error_cascade", "source": EXAMPLE_SOURCE, "distribution": "loopguard-error-cascade",
         "entry": "error_cascade", "builtin": False, "levels": ["warn", "critical"], "gating": "always",
+        "settings": ["loop_detection.history_size"], "lint_checks": ["error-cascade-unreachable"],
         "options": {
             "threshold": {"schema": plugin["options"]["threshold"]["schema"], "default": 4},
             "level": {"schema": plugin["options"]["level"]["schema"], "default": "warn"},
@@ -54,7 +55,7 @@ def test_json_lists_the_builtins_then_the_plugin(site: FakeSite, capsys: pytest.
     assert plugin["options"]["threshold"]["schema"]["minimum"] == 2
 
 
-def test_builtin_defaults_come_from_the_bundled_rules(site: FakeSite, capsys: pytest.CaptureFixture[str]) -> None:
+def test_builtin_defaults_come_from_their_options_schemas(site: FakeSite, capsys: pytest.CaptureFixture[str]) -> None:
     site.registry()
     by_id = {d["id"]: d for d in listed(capsys)["detectors"]}
     exact = by_id["doom_loop_exact"]
@@ -75,8 +76,10 @@ def test_text_output_shows_source_levels_gating_and_options(
     assert code == 0
     lines = out.splitlines()
     start = lines.index(f"error_cascade  (plugin: {EXAMPLE_SOURCE})")
-    assert lines[start + 1:start + 5] == [
+    assert lines[start + 1:start + 7] == [
         "  levels: warn, critical; gating: always",
+        "  reads: loop_detection.history_size",
+        "  lint checks: error-cascade-unreachable",
         "  options:",
         "    threshold  integer >= 2     default 4",
         "    level      warn | critical  default warn",

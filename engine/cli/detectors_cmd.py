@@ -2,9 +2,10 @@
 
 Detectors are listed in discovery order (built-ins first, then third-party
 plugins sorted by distribution and entry name) with their source
-`distribution[entry]`, default level(s), gating and options. An option's
-default comes from the bundled default rules (`detectors.<id>`) when they set
-it, else from the detector's own `defaults` (how plugins carry theirs).
+`distribution[entry]`, default level(s), gating, the shared settings it reads,
+its own lint checks and its options. An option's default is the `default` of
+its options schema, the one place detectors declare defaults (the bundled
+`rules/default.yaml` states the same values; a test keeps the two equal).
 
 Exit codes: 0 (plugin faults are reported, not fatal); 1 with `--strict`
 when there is at least one fault.
@@ -15,11 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib import resources
 from typing import Any
 
-import yaml
-
+from loopguard.detection import contract
 from loopguard.detection.registry import PluginFault, Registered, load_registry
 from loopguard.cli.colour import add_color_option, paint_detectors, painted
 from loopguard.cli.config_cmd import add_rules_arguments
@@ -43,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
     registry = load_registry()
     if args.rules is not None or args.agent is not None:
         return run_status(args, registry)
-    bundled = _bundled_detector_options()
-    listed = [describe(entry, bundled.get(entry.id) or {}) for entry in registry.entries]
+    listed = [describe(entry) for entry in registry.entries]
     faults = [_fault_dict(fault) for fault in registry.faults]
     if args.format == "json":
         print(json.dumps({"detectors": listed, "faults": faults}, indent=2, ensure_ascii=False))
@@ -55,19 +53,17 @@ def run(args: argparse.Namespace) -> int:
     return 1 if args.strict and faults else 0
 
 
-def describe(entry: Registered, bundled: dict[str, Any]) -> dict[str, Any]:
+def describe(entry: Registered) -> dict[str, Any]:
     """One detector as a plain dict (the JSON shape; the text output is made from it)."""
     detector = entry.detector
     distribution, _, name = entry.source.partition("[")
     properties = (entry.options_schema or {}).get("properties") or {}
-    own_defaults = getattr(detector, "defaults", None) or {}
+    defaults = contract.defaults(detector)
     options: dict[str, Any] = {}
     for option, schema in properties.items():
         described: dict[str, Any] = {"schema": schema}
-        if option in bundled:
-            described["default"] = bundled[option]
-        elif option in own_defaults:
-            described["default"] = own_defaults[option]
+        if option in defaults:
+            described["default"] = defaults[option]
         options[option] = described
     return {
         "id": entry.id,
@@ -77,6 +73,8 @@ def describe(entry: Registered, bundled: dict[str, Any]) -> dict[str, Any]:
         "builtin": entry.builtin,
         "levels": list(entry.levels),
         "gating": getattr(detector, "gating", "always"),
+        "settings": list(contract.settings(detector)),
+        "lint_checks": [getattr(c, "code", "?") for c in contract.lint_checks(detector)],
         "options": options,
     }
 
@@ -88,6 +86,10 @@ def format_text(listed: list[dict[str, Any]], faults: list[dict[str, str]]) -> s
         kind = "built-in" if item["builtin"] else "plugin"
         lines.append(f"{item['id']}  ({kind}: {item['source']})")
         lines.append(f"  levels: {', '.join(item['levels']) or '-'}; gating: {item['gating']}")
+        if item["settings"]:
+            lines.append(f"  reads: {', '.join(item['settings'])}")
+        if item["lint_checks"]:
+            lines.append(f"  lint checks: {', '.join(item['lint_checks'])}")
         if not item["options"]:
             lines.append("  options: none")
             continue
@@ -135,16 +137,3 @@ def _show(value: Any) -> str:
 
 def _fault_dict(fault: PluginFault) -> dict[str, str]:
     return {"source": fault.source, "stage": fault.stage, "message": fault.message}
-
-
-def _bundled_detector_options() -> dict[str, dict[str, Any]]:
-    """`detectors.<id>` of the bundled default rules (empty if they cannot be read)."""
-    try:
-        text = resources.files("loopguard.rules").joinpath("default.yaml").read_text("utf-8")
-        document = yaml.safe_load(text)
-    except (OSError, yaml.YAMLError, ModuleNotFoundError):
-        return {}
-    block = document.get("detectors") if isinstance(document, dict) else None
-    if not isinstance(block, dict):
-        return {}
-    return {key: value for key, value in block.items() if isinstance(value, dict)}

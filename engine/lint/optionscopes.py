@@ -27,6 +27,7 @@ class OptionScope:
     prefix: Path  # () for the global scope, ("agents", NAME) for an agent's
     detector: str
     options: dict[str, Any]
+    config: dict[str, Any]  # the scope's whole effective rules (for shared settings)
     who: str  # "" or " for agent 'NAME'", for messages
 
     def path(self, *keys: str | int) -> Path:
@@ -48,7 +49,7 @@ def option_scopes(ctx: LintContext, detector: str) -> Iterator[OptionScope]:
         name = prefix[1] if prefix else None
         config, _ = effective_config(ctx.data, str(name) if name is not None else None)
         options = (config.get("detectors") or {}).get(detector)
-        yield OptionScope(prefix, detector, options if isinstance(options, dict) else {},
+        yield OptionScope(prefix, detector, options if isinstance(options, dict) else {}, config,
                           f" for agent {name!r}" if name is not None else "")
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from loopguard.detection import contract
 from loopguard.findings import LEVELS, Finding
 from loopguard.lint.checks.context import LintContext
 
@@ -107,8 +108,17 @@ def _plugin_impls(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
         from loopguard.lint.checks import builtin
 
         return [("loopguard", builtin.loopguard_register_lint_checks)]
-    return [("loopguard" if plugin.builtin else plugin.source, function)
-            for plugin, function in plugins.implementations("loopguard_register_lint_checks")]
+    hooks = [("loopguard" if plugin.builtin else plugin.source, function)
+             for plugin, function in plugins.implementations("loopguard_register_lint_checks")]
+    return hooks + _detector_checks(plugins)
+
+
+def _detector_checks(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
+    """(origin, function) offering each registered detector's own `lint_checks`, after the
+    hooks: a detector's checks are listed, run and disabled like every other check."""
+    return [("loopguard" if entry.builtin else entry.source,
+             lambda detector=entry.detector: contract.lint_checks(detector))
+            for entry in plugins.entries if getattr(entry.detector, "lint_checks", ())]
 
 
 def registry() -> LintRegistry:
