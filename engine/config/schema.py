@@ -25,6 +25,7 @@ from importlib import resources
 from typing import Any
 
 from loopguard.detection.plugincheck import safe_repr, schema_problem
+from loopguard.detection.registry import load_registry
 from loopguard.config.schemadefaults import add_defaults
 
 CORE_SCHEMA = "rules.schema.json"
@@ -52,11 +53,7 @@ def core_schema() -> dict[str, Any]:
 
 
 def _registered() -> tuple[list[Any] | None, list[str]]:
-    """Detectors from the plugin registry, or None when there is no registry yet."""
-    try:
-        from loopguard.detection.registry import load_registry
-    except ImportError:
-        return None, []
+    """Detectors from the plugin registry, or None (with why) when it cannot load."""
     try:
         registry = load_registry()
     except Exception as exc:  # noqa: BLE001 - a broken plugin setup must not break lint
@@ -173,8 +170,6 @@ def _default_assembly(registry: Any) -> Assembly:
 def default_assembly() -> Assembly:
     """The registry's assembly, built once per registry object."""
     try:
-        from loopguard.detection.registry import load_registry
-
         registry: Any = load_registry()
     except Exception:  # noqa: BLE001 - same fallback as `assemble`
         registry = None

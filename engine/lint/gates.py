@@ -18,6 +18,7 @@ from typing import Any
 from loopguard.findings import Finding
 from loopguard.config.loadchecks import scopes
 from loopguard.config.positions import PositionIndex
+from loopguard.detection.registry import load_registry
 
 _GATED = ("rolling", "unless_disabled")  # detector.ROLLING, detector.UNLESS_DISABLED
 
@@ -25,8 +26,6 @@ _GATED = ("rolling", "unless_disabled")  # detector.ROLLING, detector.UNLESS_DIS
 def _gating() -> dict[str, str]:
     """Detector id -> gating, from the registry (empty when it cannot load)."""
     try:
-        from loopguard.detection.registry import load_registry
-
         return {e.id: str(getattr(e.detector, "gating", "always")) for e in load_registry().entries}
     except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
         return {}
