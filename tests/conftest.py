@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, settings
 
 import loopguard
 from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
+from plugin_fakes import site  # noqa: F401 — fake installed plugins, undone after each test
 
 # Hypothesis profiles, one mechanism for the whole suite: "ci" (the default) is short and
 # fixed-seed, so a run is reproducible; "long" is the documented longer search

@@ -5,7 +5,8 @@
 plugin needs to be discovered — no pip, no network. `fake_site` puts
 `tmp_path` (and the example plugin's `src/`) on `sys.path`, and on exit
 restores `sys.path`, the environment, `sys.modules` and loopguard's cached
-registry so other tests see only the built-ins.
+registry so other tests see only the built-ins. `site` is that as a fixture
+(conftest.py makes it available to every test).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import textwrap
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,6 +78,18 @@ def fake_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeS
             del sys.modules[name]
         importlib.invalidate_caches()
         load_registry(reload=True)
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
+    """A `FakeSite` for one test."""
+    with fake_site(tmp_path, monkeypatch) as fake:
+        yield fake
+
+
+def ids(registry: Any) -> tuple[str, ...]:
+    """The registered detector ids, in registry order."""
+    return tuple(entry.id for entry in registry.entries)
 
 
 def detector_module(class_body: str, detector_id: str) -> str:

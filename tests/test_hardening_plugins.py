@@ -8,12 +8,10 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_fakes import BUILTINS, FakeSite, detector_module, fake_site
+from plugin_fakes import BUILTINS, FakeSite, detector_module, ids
 
 import loopguard
 from loopguard.errors import RulesError
@@ -22,20 +20,10 @@ RULES: dict[str, Any] = {"version": 1}
 CLOSED = {"aggregator": {"fail_mode": "closed", "escalate_criticals": 0}}
 
 
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
-    with fake_site(tmp_path, monkeypatch) as fake:
-        yield fake
-
-
 def install(site: FakeSite, body: str, ident: str = "hostile") -> Any:
     site.add_dist("lgfake-hostile", {"hostile": "lgfake_hostile"},
                   {"lgfake_hostile": detector_module(body, ident)})
     return site.registry()
-
-
-def ids(registry: Any) -> tuple[str, ...]:
-    return tuple(entry.id for entry in registry.entries)
 
 
 # -- votes -----------------------------------------------------------------------------

@@ -8,29 +8,18 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_fakes import BUILTINS, FakeSite, detector_module, fake_site
+from plugin_fakes import BUILTINS, FakeSite, detector_module, ids
 
 import loopguard
 from loopguard.cli import main
 from loopguard.detection.discovery import BUILTIN_PLUGINS, OWN_DISTRIBUTION, Plugin, find_plugins
 from loopguard.detection.loading import load_plugins, new_plugin_manager
 from loopguard.lint.checks import checks
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
-    with fake_site(tmp_path, monkeypatch) as fake:
-        yield fake
-
-
-def ids(registry: Any) -> tuple[str, ...]:
-    return tuple(entry.id for entry in registry.entries)
 
 
 def faults(registry: Any) -> list[tuple[str, str]]:

@@ -7,26 +7,14 @@ Plugins are "installed" as fake `*.dist-info` folders in `tmp_path` (see
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_fakes import BUILTINS, EXAMPLE_SOURCE, FakeSite, detector_module, fake_site
+from plugin_fakes import BUILTINS, EXAMPLE_SOURCE, FakeSite, detector_module, ids
 
 import loopguard
 
 RULES: dict[str, Any] = {"version": 1, "extends": ["builtin:default"]}
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
-    with fake_site(tmp_path, monkeypatch) as fake:
-        yield fake
-
-
-def ids(registry: Any) -> tuple[str, ...]:
-    return tuple(entry.id for entry in registry.entries)
 
 
 def guard(site: FakeSite, **detectors: Any) -> loopguard.Guard:
