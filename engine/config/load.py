@@ -16,31 +16,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from loopguard.errors import RulesError
 from loopguard.findings import Finding
+from loopguard.config.document import RulesDocument
 from loopguard.config.layers import BUILTIN, Analysis, analyze_doc, builtin_names, builtin_source, check_root
-from loopguard.config.positions import Path, PositionIndex, SourceDoc
+from loopguard.config.positions import Path, SourceDoc
 from loopguard.config.read import decode, parse_text, read_path
 from loopguard.config.values import check_values, plain_copy
 from loopguard.config.schema import Assembly
 from loopguard.text.hints import is_int
-
-
-@dataclass(frozen=True)
-class RulesDocument:
-    """A merged, validated rules document (`data` uses native keys)."""
-
-    data: dict[str, Any]
-    findings: list[Finding]
-    source: str
-    layers: tuple[SourceDoc, ...] = field(default=(), compare=False, repr=False)
-
-    @property
-    def positions(self) -> PositionIndex:
-        return PositionIndex(self.layers)
 
 
 def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:

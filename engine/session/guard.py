@@ -1,9 +1,12 @@
 """The entry point: a loaded rules document, the detector registry and a session store.
 
 A `Guard` compiles one policy per agent (lazily, once) and hands out `Session`
-handles that share it. Loading goes through `rulesfile` (validation with
-positions) and `normalize` (per-agent merge and threshold repair), so a bad
-rules file fails here with a `RulesError` naming file, line and column.
+handles that share it. Its constructors load the rules through `loopguard.config.load`
+(every layer validated once, with positions), so a bad rules file fails here with a
+`RulesError` naming file, line and column; the `RulesDocument` that loading produces is
+used as is, and per-agent policies only merge and repair (`config.effective`), never
+validate again. The loader is imported on first use: it is about a third of the cost of
+`import loopguard`, and a host guarding calls pays it when it loads rules.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from loopguard.config.document import RulesDocument
 from loopguard.state.history import SessionState
 from loopguard.policy.compile import CompiledPolicy, compile_policy
 from loopguard.detection.registry import Registry, load_registry
 from loopguard.session.notifier import PluginNotifier
 from loopguard.session.session import Session
 from loopguard.session.stored import StoredSession
+from loopguard.stores import store_from_config
 from loopguard.stores.versioned import VersionedStore
 from loopguard.state.store import MemoryStore, SessionStore
 
@@ -30,16 +35,21 @@ MAX_REPORTED_AGENTS = 100  # unknown agent names logged (and remembered) per Gua
 class Guard:
     """Shared by every session of a host process; thread-safe."""
 
-    def __init__(self, document: Mapping[str, Any], *, registry: Registry | None = None,
-                 store: SessionStore | None = None, source: str = "<mapping>") -> None:
-        """`document` is a merged, validated rules dict (see `rulesfile`)."""
+    def __init__(self, document: RulesDocument | Mapping[str, Any], *,
+                 registry: Registry | None = None, store: SessionStore | None = None,
+                 source: str | None = None) -> None:
+        """`document`: what `loopguard.config.load` returns (validated, used as is), or a
+        rules dict taken as already valid: nothing checks it (the engine still refuses
+        dangerous values, see docs/limits.md). `source` names it in messages (default: the
+        document's source, else `<mapping>`)."""
+        if isinstance(document, RulesDocument):
+            source = document.source if source is None else source
+            document = document.data
         self.document = document
-        self.source = source
+        self.source = source if source is not None else "<mapping>"
         self.registry = registry if registry is not None else load_registry()
-        if store is None and isinstance(document.get("store"), Mapping):
-            from loopguard.stores import store_from_config  # the rules' `store:` block
-
-            store = store_from_config(document["store"], source)
+        if store is None and isinstance(document.get("store"), Mapping):  # the rules' `store:` block
+            store = store_from_config(document["store"], self.source)
         self.store: SessionStore = store if store is not None else MemoryStore()
         self._policies: dict[str | None, CompiledPolicy] = {}
         self._lock = threading.Lock()
@@ -53,7 +63,7 @@ class Guard:
         """The bundled default rules (`builtin:default`)."""
         from loopguard.config.load import load_rules_mapping
 
-        return cls(load_rules_mapping({"version": 1}, name="builtin:default").data,
+        return cls(load_rules_mapping({"version": 1}, name="builtin:default"),
                    source="builtin:default", **kwargs)
 
     @classmethod
@@ -77,7 +87,7 @@ class Guard:
                             finding.col, finding.message,
                             f" [{finding.path}]" if finding.path else "",
                             f" (hint: {finding.hint})" if finding.hint else "")
-        return cls(document.data, source=os.fspath(path), **kwargs)
+        return cls(document, source=os.fspath(path), **kwargs)
 
     @classmethod
     def from_yaml(cls, text: str, name: str = "<string>", *, allow_extends_outside: bool = False,
@@ -85,7 +95,7 @@ class Guard:
         """Rules from YAML text (`extends:` paths confined to the working directory's tree)."""
         from loopguard.config.load import load_rules_text
 
-        return cls(load_rules_text(text, name, allow_extends_outside).data, source=name, **kwargs)
+        return cls(load_rules_text(text, name, allow_extends_outside), source=name, **kwargs)
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, Any], *, allow_extends_outside: bool = False,
@@ -93,7 +103,8 @@ class Guard:
         """Rules from a mapping with the same keys as a rules file."""
         from loopguard.config.load import load_rules_mapping
 
-        return cls(load_rules_mapping(mapping, allow_extends_outside=allow_extends_outside).data,
+        kwargs.setdefault("source", "<mapping>")
+        return cls(load_rules_mapping(mapping, allow_extends_outside=allow_extends_outside),
                    **kwargs)
 
     # -- sessions ----------------------------------------------------------
