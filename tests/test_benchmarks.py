@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_runner_prints_and_writes_every_row(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     done = subprocess.run(

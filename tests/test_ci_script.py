@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test runs the CI shell scripts
+
 ROOT = Path(__file__).resolve().parents[1]
 EACH = ROOT / ".ci" / "each-python"
 FAKE = """#!/bin/sh

@@ -10,6 +10,8 @@ import pytest
 
 from loopguard.cli import main
 
+pytestmark = pytest.mark.slow  # every test starts `python -m loopguard`
+
 
 def module(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "loopguard", *argv], cwd=cwd,

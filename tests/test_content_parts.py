@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import loopguard
 from loopguard.replay.transcripts import transcript_text
 from loopguard.text.content import content_text as message_text
@@ -22,6 +24,7 @@ def test_both_read_the_parts_as_one_text() -> None:
     assert transcript_text(SPLIT) == message_text({"role": "user", "content": SPLIT}) == "帮我看看持仓"
 
 
+@pytest.mark.slow
 def test_a_split_user_message_requires_the_tool_live_and_in_replay(tmp_path: Path) -> None:
     messages = [{"role": "user", "content": SPLIT},
                 {"role": "assistant", "content": "你的持仓整体不错。"},

@@ -83,6 +83,7 @@ def test_tau_bench_results_read_like_their_jsonl_twin() -> None:
         assert runs == by_run[name], name
 
 
+@pytest.mark.slow
 def test_mini_swe_agent_files_give_the_calls_the_chat_reader_gives() -> None:
     """mini-swe-agent v2 files were readable as Chat (with warnings): the same calls and batches."""
     for path in sorted((CORPUS / "mini_swe_agent_v2").glob("*.json")):

@@ -149,6 +149,7 @@ def test_no_arguments_in_any_form_is_one_digest() -> None:
     assert digest("t", None) == digest("t", "") == digest("t", "  ") == digest("t", {})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seeds", [("1", "2")])
 def test_digests_are_identical_across_processes(seeds: tuple[str, str]) -> None:
     runs = []

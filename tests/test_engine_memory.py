@@ -11,7 +11,12 @@ import random
 import sys
 import tracemalloc
 
+import pytest
+
 import loopguard
+
+pytestmark = pytest.mark.slow  # thousands of calls under tracemalloc
+
 
 def text(size: int, seed: int) -> str:
     """Deterministic text of `size` characters, different for every seed."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,7 @@ alphabet = st.sampled_from(list("ab中c 🙂x"))
 near_boundary = st.integers(min_value=0, max_value=ARRAY_FROM + 40)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), length=near_boundary)
 def test_jaccard_is_exact_across_representations(data: st.DataObject, length: int) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_hardening_values import BadError, BadList, BadMap, Raises
@@ -30,6 +31,8 @@ from loopguard.cli import main as cli
 from loopguard.state.fingerprint import args_digest, canonical_text
 from loopguard.runtime.loop import run_turn
 from loopguard.replay.transcripts.detect import FORMATS
+
+pytestmark = pytest.mark.slow  # Hypothesis searches; fingerprints compared in subprocesses
 
 GUARD = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio-en"]})
 SURROGATES = st.sampled_from(["\ud83d", "\udc00", "a\ud800b", "\udfff"])

@@ -135,6 +135,7 @@ def _calls(n: int) -> str:
     return "\n".join(json.dumps(line) for line in lines) + "\n"
 
 
+@pytest.mark.slow
 def test_dev_stdin_on_a_pipe_is_refused_not_read_in_part(tmp_path: Path) -> None:
     data = _calls(400)
     assert len(data) > 64 * 1024
@@ -150,6 +151,7 @@ def test_dev_stdin_on_a_pipe_is_refused_not_read_in_part(tmp_path: Path) -> None
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_dash_reads_a_pipe_whole(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "loopguard", "replay", "-"], input=_calls(400),
                           capture_output=True, text=True, timeout=120)

@@ -110,6 +110,7 @@ _PROBE = ("import sys; from loopguard.state.fingerprint import args_digest, cano
           "sys.stdout.write(canonical_text(v) + args_digest('t', canonical_text(v)).hex())")
 
 
+@pytest.mark.slow
 def test_fingerprints_are_equal_across_processes_with_different_hash_seeds() -> None:
     outputs = set()
     for seed in ("0", "1", "2", "12345", "random"):

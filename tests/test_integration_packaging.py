@@ -19,6 +19,7 @@ def python(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_importing_loopguard_loads_no_framework() -> None:
     done = python("import sys, loopguard, loopguard.integrations, loopguard.session.answers\n"
                   f"print(sorted(m for m in {sorted(FRAMEWORKS.values())!r} if m in sys.modules))")
@@ -26,6 +27,7 @@ def test_importing_loopguard_loads_no_framework() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adapter", sorted(FRAMEWORKS))
 def test_a_missing_framework_names_the_extra(adapter: str) -> None:
     hidden = FRAMEWORKS[adapter]

@@ -110,6 +110,7 @@ ALPHABET = "持仓体检健康好的abAB |"
 words = st.text(alphabet=ALPHABET, min_size=1, max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(sets=st.dictionaries(st.sampled_from("pqrst"), st.lists(words, max_size=5), max_size=5),
        text=st.text(alphabet=ALPHABET, max_size=30))

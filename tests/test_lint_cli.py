@@ -162,6 +162,7 @@ def test_schema_command_prints_the_assembled_schema(capsys: pytest.CaptureFixtur
 CLI = [sys.executable, "-c", "import sys; from loopguard.cli import main; sys.exit(main())"]
 
 
+@pytest.mark.slow
 def test_a_separate_process_lints_bundled_packs_and_reports_bad_input(tmp_path: Path) -> None:
     folder = resources.files("loopguard.rules")
     packs = [str(p) for p in folder.iterdir() if p.name.endswith(".yaml")]
@@ -176,6 +177,7 @@ def test_a_separate_process_lints_bundled_packs_and_reports_bad_input(tmp_path: 
     assert (finding["line"], finding["col"], finding["level"]) == (2, 37, "error")
 
 
+@pytest.mark.slow
 def test_the_console_script_runs_when_installed(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "loopguard"
     if not script.exists():

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from loopguard.lint.checks import checks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +36,7 @@ def test_every_registered_code_is_documented() -> None:
             assert f"#### `{code}` ({check.level}" in doc
 
 
+@pytest.mark.slow
 def test_check_mode_fails_on_a_stale_table(tmp_path: Path) -> None:
     module = _script()
     stale = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8").replace(

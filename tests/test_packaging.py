@@ -39,6 +39,7 @@ def test_console_script_and_entry_points_are_declared() -> None:
     ])
 
 
+@pytest.mark.slow
 def test_the_installed_command_runs() -> None:
     done = subprocess.run([sys.executable, "-m", "loopguard.cli", "detectors"],
                           capture_output=True, text=True, timeout=120)

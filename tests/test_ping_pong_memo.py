@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,6 +54,7 @@ step = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(steps=st.lists(step, min_size=1, max_size=60), history_size=st.sampled_from([5, 8, 30]))
 def test_memo_matches_a_fresh_walk(steps: list[tuple[str, str, str | None]], history_size: int) -> None:

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "quality.py"
 BUNDLED = ROOT / "benchmarks" / "corpus"
@@ -37,6 +39,7 @@ def write_corpus(tmp_path: Path, labels: list[dict[str, Any]], files: dict[str, 
     return tmp_path
 
 
+@pytest.mark.slow
 def test_first_stops_are_scored_caught_early_late_missed_and_false(tmp_path: Path) -> None:
     # Six distinct reads, then `make` failing the same way: the default rules block call 8.
     calls = [(f"cat f{i}", f"body {i}") for i in range(6)] + [("make", "make: command not found")] * 3
@@ -74,6 +77,7 @@ def test_first_stops_are_scored_caught_early_late_missed_and_false(tmp_path: Pat
     assert "false_stop stopped.eventlog.jsonl stop=2 by doom_loop_exact (healthy)" in done.stdout
 
 
+@pytest.mark.slow
 def test_smoke_on_a_few_bundled_transcripts(tmp_path: Path) -> None:
     labels = [json.loads(line) for line in (BUNDLED / "labels.jsonl").read_text().splitlines()[1:]]
     picked = [lb for lb in labels if lb["file"].startswith("swe_agent/")][:3]
@@ -92,6 +96,7 @@ def test_smoke_on_a_few_bundled_transcripts(tmp_path: Path) -> None:
     assert "| healthy runs stopped | 0.0 % (0/3) |" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_folder_without_labels_is_a_clear_error(tmp_path: Path) -> None:
     done = run(tmp_path)
     assert done.returncode == 2 and "no labels.jsonl" in done.stderr and "Traceback" not in done.stderr

@@ -7,6 +7,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import loopguard
 from loopguard import Finding
 from loopguard.replay.replayer import DecisionRecord, Replayer, SessionSummary, SkippedTool
@@ -140,6 +142,7 @@ def long_log(path: Path, calls: int) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_replay_memory_does_not_grow_with_length(tmp_path: Path) -> None:
     small, large = long_log(tmp_path / "s.jsonl", 2_000), long_log(tmp_path / "l.jsonl", 20_000)
     peaks = []

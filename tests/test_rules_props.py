@@ -12,6 +12,7 @@ import json
 from importlib import resources
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,8 @@ from hypothesis import strategies as st
 from loopguard.errors import RulesError
 from loopguard.lint.linter import lint_bytes
 from loopguard.config.load import load_rules_text
+
+pytestmark = pytest.mark.slow  # Hypothesis searches over whole rules documents
 
 SEEDS = [resources.files("loopguard.rules").joinpath(name).read_text("utf-8")
          for name in ("default.yaml", "portfolio-en.yaml")]

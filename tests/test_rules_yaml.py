@@ -7,6 +7,8 @@ import sys
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from loopguard.config.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, load_yaml
 
 
@@ -120,6 +122,7 @@ def test_libyaml_and_pure_python_readers_agree() -> None:
     assert [f.code for f in fast.findings] == ["duplicate-key"]
 
 
+@pytest.mark.slow
 def test_an_escape_beyond_the_last_code_point_is_a_positioned_syntax_error(tmp_path: Path) -> None:
     """PyYAML's scanner raises OverflowError / ValueError for `\\UFFFFFFFF`-like escapes (found
     by the rules property test); lint reports it at its line and column and exits 1."""

@@ -111,6 +111,7 @@ def test_every_default_comes_from_default_yaml() -> None:
     assert "default" not in schema["$defs"]["count"]  # shared definitions stay untouched
 
 
+@pytest.mark.slow
 def test_check_jsonschema_accepts_every_pack_and_valid_case(schema_file: Path) -> None:
     files = [str(p) for p in (*_packs(), *_native_cases())]
     done = subprocess.run([sys.executable, "-m", "check_jsonschema", "--schemafile",
@@ -119,6 +120,7 @@ def test_check_jsonschema_accepts_every_pack_and_valid_case(schema_file: Path) -
     assert "ok -- validation done" in done.stdout
 
 
+@pytest.mark.slow
 def test_check_jsonschema_still_rejects_a_wrong_type(schema_file: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nloop_detection: {warning_threshold: ten}\n", encoding="utf-8")

@@ -70,6 +70,7 @@ def _play(guard: loopguard.Guard, steps: list[tuple], round_trip: bool) -> list[
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_round_trip_before_every_method_changes_nothing(seed: int) -> None:
     steps = _steps(seed, 400)
@@ -142,6 +143,7 @@ def _method(guard: loopguard.Guard, sid: str, op: str, data: tuple) -> Any:
     return session.after_call(data[0], data[1], call_id=data[2], **data[3]).to_dict()
 
 
+@pytest.mark.slow
 def test_interleaved_store_workers_on_decoded_states_decide_as_one_process() -> None:
     # The shared-store tests' workload without a store or timing: four workers' methods
     # interleaved on five sessions, every state decoded before every method (as a worker

@@ -25,6 +25,8 @@ import loopguard
 redis = pytest.importorskip("redis")
 from loopguard.stores import RedisStore  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a real Valkey server and worker processes
+
 WORKERS, SESSIONS, CALLS = 4, 50, 2000
 
 
@@ -33,7 +35,6 @@ def _store(url: str, **kwargs: object) -> RedisStore:
                                **kwargs)  # type: ignore[arg-type]
 
 
-@pytest.mark.slow
 def test_four_workers_match_one_process(redis_url: str, tmp_path: Path) -> None:
     prefix = f"fleet{time.monotonic_ns()}:"
     store = {"url": redis_url, "key_prefix": prefix, "timeout_s": 5}

@@ -36,6 +36,7 @@ def test_four_processes_match_one_process(tmp_path: Path) -> None:
     assert not problems, problems[:5]
 
 
+@pytest.mark.slow
 def test_restart_continues_every_session(tmp_path: Path) -> None:
     store = {"path": str(tmp_path / "state.db")}
     for part in range(2):

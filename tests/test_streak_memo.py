@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ action = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(actions=st.lists(action, max_size=60))
 def test_bucket_streak_matches_the_walk(actions: list[tuple[str, bytes | None]]) -> None:

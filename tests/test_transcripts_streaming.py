@@ -6,6 +6,8 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from loopguard.replay.transcripts import AssistantMessage, open_transcript
 
 
@@ -38,6 +40,7 @@ def peak_while_reading(path: Path) -> tuple[int, int]:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_eventlog_memory_does_not_grow_with_length(tmp_path: Path) -> None:
     small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
     write_eventlog(small, 10_000)
@@ -49,6 +52,7 @@ def test_eventlog_memory_does_not_grow_with_length(tmp_path: Path) -> None:
     assert peak_large < large.stat().st_size / 10
 
 
+@pytest.mark.slow
 def test_json_document_memory_does_not_grow_with_length(tmp_path: Path) -> None:
     small, large = tmp_path / "small.json", tmp_path / "large.json"
     write_chat_document(small, 5_000)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # mypy over the whole package in a subprocess
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +37,7 @@ step = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(steps=st.lists(step, min_size=1, max_size=50), history_size=st.sampled_from([4, 7, 30]),
        escalate=st.sampled_from([0, 2]))
