@@ -1,19 +1,15 @@
-"""Shared helpers for the detector and engine tests: small thresholds and call shortcuts.
+"""Suite-wide pytest setup: the Hypothesis profiles and the shared fixtures.
 
-Rolling-detector tests use warning 3 / critical 5 / breaker 8 / unknown-tool 3 and turn the
-doom-loop detectors off (they would trip at 3 identical calls in one turn and hide what is
-being tested).
+Only fixtures and hooks belong here; functions and constants that tests import live in
+helpers.py (and the fakes in fakes.py, plugin_fakes.py, store_checks.py, store_servers.py).
 """
 
 from __future__ import annotations
 
 import os
-from itertools import count
-from typing import Any
 
 from hypothesis import HealthCheck, settings
 
-import loopguard
 from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
 from plugin_fakes import site  # noqa: F401 — fake installed plugins, undone after each test
 
@@ -25,61 +21,3 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 settings.register_profile("long", max_examples=5_000, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-_CALL_IDS = count(1)
-
-UNSET = object()  # leave `loop_detection.enabled` out of the rules
-PENDING = object()  # make the call but never report its result
-SMALL = {
-    "warning_threshold": 3, "critical_threshold": 5, "global_circuit_breaker_threshold": 8,
-    "unknown_tool_threshold": 3, "history_size": 200,
-}
-NO_DOOM = {"doom_loop_exact": {"enabled": False}, "doom_loop_fuzzy": {"enabled": False},
-           "cycle": {"enabled": False}}
-# The doom-loop detectors as SPEC §3.6-3.7 write them (what builtin:portfolio uses): arguments
-# only, the window restarts each turn, a breaker.
-SPEC_DOOM = {"outcome": "any", "scope": "turn", "window": 6, "level": "breaker"}
-
-
-def guard_from(**blocks: Any) -> loopguard.Guard:
-    """A guard from rule blocks over builtin:default (`guard_from(detectors={...})`)."""
-    return loopguard.Guard.from_dict({"version": 1, **blocks})
-
-
-def rolling_guard(enabled: Any = True, loop: dict[str, Any] | None = None,
-                  detectors: dict[str, Any] | None = None, **blocks: Any) -> loopguard.Guard:
-    """Small thresholds, doom-loop detectors off; `enabled=UNSET` leaves the switch unset."""
-    block: dict[str, Any] = {**SMALL, **(loop or {})}
-    if enabled is not UNSET:
-        block["enabled"] = enabled
-    return guard_from(loop_detection=block, detectors={**NO_DOOM, **(detectors or {})}, **blocks)
-
-
-def call(session: loopguard.Session, tool: str, args: Any = None, result: Any = "same", *,
-         error: Any = None, run_id: Any = None, call_id: Any = None) -> loopguard.Decision:
-    """before_call, then (unless blocked or PENDING) after_call; returns the before decision.
-
-    Every call gets a fresh call id unless one is given, as providers do, so a PENDING call
-    stays unanswered instead of being matched to a later result of the same tool.
-    """
-    call_id = f"call-{next(_CALL_IDS)}" if call_id is None else call_id
-    decision = session.before_call(tool, args, call_id=call_id, run_id=run_id)
-    if not decision.blocked and result is not PENDING:
-        session.after_call(tool, args, result=None if error is not None else result,
-                           error=error, call_id=call_id, run_id=run_id)
-    return decision
-
-
-def repeat(session: loopguard.Session, times: int, tool: str, args: Any = None,
-           result: Any = "same", **kwargs: Any) -> list[loopguard.Decision]:
-    """The same call `times` times; the list of before decisions."""
-    return [call(session, tool, args, result, **kwargs) for _ in range(times)]
-
-
-def vote_of(decision: loopguard.Decision, detector: str) -> loopguard.Vote | None:
-    """The vote a detector cast on a decision, if any."""
-    return next((v for v in decision.votes if v.detector == detector), None)
-
-
-def actions(decisions: list[loopguard.Decision]) -> list[str]:
-    return [d.action for d in decisions]

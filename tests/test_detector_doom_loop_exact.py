@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import UNSET, actions, call, guard_from, repeat, vote_of
+from helpers import UNSET, actions, call, guard_from, repeat, vote_of
 
 ID = "doom_loop_exact"
 SEARCH = {"q": "x"}

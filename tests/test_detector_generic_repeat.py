@@ -1,13 +1,13 @@
 """generic_repeat (SPEC §3.1): warn on N earlier identical calls, critical on a no-progress streak.
 
-Thresholds (conftest): warning 3, critical 5, global breaker 8. A threshold of N means N
+Thresholds (helpers.py): warning 3, critical 5, global breaker 8. A threshold of N means N
 earlier matching entries, so call N+1 is the first one flagged.
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import PENDING, UNSET, actions, call, repeat, rolling_guard, vote_of
+from helpers import PENDING, UNSET, actions, call, repeat, rolling_guard, vote_of
 
 ID = "generic_repeat"
 READ = {"path": "a.txt"}

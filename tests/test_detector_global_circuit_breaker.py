@@ -1,6 +1,6 @@
 """global_circuit_breaker (SPEC §3.5): breaker on a no-progress streak of the threshold.
 
-Threshold (conftest): 8, so eight identical calls with identical outcomes make the ninth a
+Threshold (helpers.py): 8, so eight identical calls with identical outcomes make the ninth a
 breaker. generic_repeat and known_poll_no_progress are switched off here: their criticals
 would block the pattern long before (the aggregator tests cover the interplay).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import PENDING, UNSET, actions, call, repeat, rolling_guard, vote_of
+from helpers import PENDING, UNSET, actions, call, repeat, rolling_guard, vote_of
 
 ID = "global_circuit_breaker"
 FETCH = {"url": "https://example.com"}

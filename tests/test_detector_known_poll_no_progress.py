@@ -1,13 +1,13 @@
 """known_poll_no_progress (SPEC §3.2): polls whose output never changes.
 
-Thresholds (conftest): warning 3, critical 5. The streak counts earlier completed polls with
+Thresholds (helpers.py): warning 3, critical 5. The streak counts earlier completed polls with
 the same arguments and the same outcome, so call N+1 is the first flagged.
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import PENDING, UNSET, actions, call, repeat, rolling_guard, vote_of
+from helpers import PENDING, UNSET, actions, call, repeat, rolling_guard, vote_of
 
 ID = "known_poll_no_progress"
 POLL = {"id": 7}

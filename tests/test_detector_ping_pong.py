@@ -1,13 +1,13 @@
 """ping_pong (SPEC §3.3): alternating between two calls; the count includes the current call.
 
-Thresholds (conftest): warning 3, critical 5. With A, B in the history, the third call (A)
+Thresholds (helpers.py): warning 3, critical 5. With A, B in the history, the third call (A)
 has count 3 and is the first one flagged.
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import PENDING, UNSET, actions, call, rolling_guard, vote_of
+from helpers import PENDING, UNSET, actions, call, rolling_guard, vote_of
 
 ID = "ping_pong"
 A = ("read", {"path": "a"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import NO_DOOM, UNSET, guard_from, vote_of
+from helpers import NO_DOOM, UNSET, guard_from, vote_of
 
 import loopguard
 

@@ -1,13 +1,13 @@
 """unknown_tool_repeat (SPEC §3.4): a run of failures naming the same unknown tool.
 
-Threshold (conftest): unknown_tool_threshold 3, so three failures in a row make the fourth
+Threshold (helpers.py): unknown_tool_threshold 3, so three failures in a row make the fourth
 call critical. No warn tier; the arguments may differ.
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import PENDING, UNSET, actions, call, rolling_guard, vote_of
+from helpers import PENDING, UNSET, actions, call, rolling_guard, vote_of
 
 ID = "unknown_tool_repeat"
 UNKNOWN = "Unknown tool: serach"

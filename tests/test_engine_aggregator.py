@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import actions, call, guard_from, repeat, rolling_guard, vote_of
+from helpers import actions, call, guard_from, repeat, rolling_guard, vote_of
 
 import loopguard
 from loopguard.detection.registry import Registered, Registry, load_registry

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from conftest import rolling_guard
+from helpers import rolling_guard
 
 import loopguard
 

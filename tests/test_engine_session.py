@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import NO_DOOM, SMALL, SPEC_DOOM, actions, call, guard_from, repeat, rolling_guard, vote_of
+from helpers import NO_DOOM, SMALL, SPEC_DOOM, actions, call, guard_from, repeat, rolling_guard, vote_of
 
 import loopguard
 
