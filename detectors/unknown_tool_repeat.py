@@ -5,7 +5,9 @@ A rolling detector: runs only when `loop_detection.enabled` is true.
 A failed call is an unknown-tool failure when its error text matches one of
 `patterns` (case-insensitive regular expressions; a named group `name`
 captures the missing tool's name), or when `known_tools` is non-empty and the
-called tool is not in it. Walking back from the newest call of the run, it
+called tool is not in it. The engine classifies each failure so before the
+detectors see it (`loopguard.detection.unknowntools`, from these two options,
+which the schema marks); this detector reads `HistoryEntry.unknown`. Walking back from the newest call of the run, it
 counts consecutive unknown-tool failures of the current call's tool naming the
 same unknown tool (the arguments may differ), and stops at anything else.
 A call of that tool the guard blocked continues the streak (SPEC §1: blocking
@@ -26,15 +28,12 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import regex
-
 from loopguard.plugin import (
-    EVIDENCE_MAX, MAX_PATTERN_CHARS, ROLLING, VETO, Call, Deadline, Detector, HistoryEntry,
-    SessionState, Vote, hookimpl, safe_compile, search, thresholds,
+    EVIDENCE_MAX, KNOWN_TOOLS, MAX_PATTERN_CHARS, ROLLING, UNKNOWN_TOOL_PATTERNS, VETO, Call,
+    Detector, HistoryEntry, SessionState, Vote, hookimpl, thresholds,
 )
 
 MAX_PATTERN_LENGTH = MAX_PATTERN_CHARS
-_SCAN_LIMIT = 4000  # characters of an error text searched
 
 
 class UnknownToolRepeat(Detector):
@@ -46,51 +45,28 @@ class UnknownToolRepeat(Detector):
                 "loop_detection.unknown_tool_threshold")
     explain_options = ()  # its patterns are long; the threshold explains a vote
     scratch_codec = "derived"  # the streak memo: rebuilt by walking the history
+    reads_unknown_tools = True  # the engine classifies failures by the options marked below
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             "patterns": {"description": "Regular expressions (Python `regex` syntax, "
                                         "case-insensitive) that find an unknown-tool error in a "
                                         "result; the group `name` captures the tool.",
-                         "type": "array", "items": {"type": "string", "x-loopguard-regex": True,
-                                                   "minLength": 1, "maxLength": MAX_PATTERN_LENGTH},
+                         "type": "array", UNKNOWN_TOOL_PATTERNS: True,
+                         "items": {"type": "string", "x-loopguard-regex": True,
+                                   "minLength": 1, "maxLength": MAX_PATTERN_LENGTH},
                          "default": [r"unknown tool:?\s*(?P<name>[\w.\-]+)",
                                      r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+not found""",
                                      r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+is not available"""]},
             "known_tools": {"description": "Tools that exist even when a result says otherwise.",
-                            "type": "array", "items": {"type": "string", "minLength": 1},
+                            "type": "array", KNOWN_TOOLS: True, "items": {"type": "string", "minLength": 1},
                             "default": []},
         },
         "additionalProperties": False,
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        merged = {**self.option_defaults(), **options}
-        compiled = []
-        for pattern in merged["patterns"] or ():
-            try:
-                compiled.append(safe_compile(str(pattern), regex.IGNORECASE))
-            except (regex.error, ValueError, OverflowError):
-                continue  # lint reports it (too long, too complex, or no regex); the engine skips it
-        known = frozenset(merged["known_tools"] or ())
-        return int(thresholds(config)["unknown_tool_threshold"]), tuple(compiled), known
-
-    def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        """Mark an unknown-tool failure on the call (read by `check` later)."""
-        _, patterns, known = cfg
-        if call.error is None:
-            return None
-        text = call.error[:_SCAN_LIMIT]
-        deadline = Deadline() if patterns else None  # all patterns share CALL_BUDGET_S
-        for pattern in patterns:
-            match = search(pattern, text, deadline)
-            if match:
-                named = match.groupdict().get("name")
-                call.unknown = named or call.tool
-                return None
-        if known and call.tool not in known:
-            call.unknown = call.tool
-        return None
+        return (int(thresholds(config)["unknown_tool_threshold"]),)
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         threshold = cfg[0]

@@ -8,14 +8,16 @@ The built-in detectors import only from here (and from their siblings in
   `settings`, `lint_checks`, `bounded_by`, `openclaw_name`, `scratch_codec`,
   hooks), the gating values `ROLLING`, `UNLESS_DISABLED`, `ALWAYS`, and
   `hookimpl` for `loopguard_register_detectors` / `loopguard_register_lint_checks`.
-- What a check reads: `Call` (the call being judged), `SessionState`, `HistoryEntry` and the history
-  helpers (`same_signature`, `no_progress_streak`, `scoped_newest_first`,
+- What a check reads: `Call` (the call being judged), `SessionState`,
+  `HistoryEntry` and the history helpers (`same_signature`, `no_progress_streak`, `scoped_newest_first`,
   `entry_of`, `VETO`, `FAILED`, `STATUS`, `EVIDENCE_MAX`), `TurnWindow`.
 - What a check returns: `Vote` (build it with `Detector.vote`), `LEVELS`.
 - Options and shared settings: `thresholds(config)` (the `loop_detection`
   block) and `setting(config, "a.b.c")`, both over the bundled defaults;
   `option_defaults(schema)`; `short(digest)` for vote keys; `PollMatcher.from_config`
-  (the engine's poll classification, from the option marked `POLL_TOOLS`).
+  (the engine's poll classification, from the option marked `POLL_TOOLS`); the marks
+  `UNKNOWN_TOOL_PATTERNS` / `KNOWN_TOOLS` of the options the engine's unknown-tool
+  classification reads (`Call.unknown`, for detectors with `reads_unknown_tools`).
 - Lint: `LintCheck`, `LintContext`, `Finding`, `option_scopes` / `option_finding`
   (a detector's effective options in every scope, and a finding placed on them).
 - Text helpers: `grams` / `similar` (character 3-gram sets), `safe_compile` /
@@ -29,7 +31,8 @@ from loopguard.detection.detector import (
     ALWAYS, ROLLING, UNLESS_DISABLED, Detector, option_defaults, setting, short, thresholds,
 )
 from loopguard.detection.hookspecs import hookimpl
-from loopguard.detection.polls import POLL_TOOLS, PollMatcher
+from loopguard.detection.marks import KNOWN_TOOLS, POLL_TOOLS, UNKNOWN_TOOL_PATTERNS
+from loopguard.detection.polls import PollMatcher
 from loopguard.detectors.support.grams import grams, similar
 from loopguard.findings import Finding
 from loopguard.lint.checks import LintCheck
@@ -43,10 +46,11 @@ from loopguard.state.window import TurnWindow
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
 
 __all__ = [
-    "ALWAYS", "EVIDENCE_MAX", "FAILED", "LEVELS", "MAX_PATTERN_CHARS", "ROLLING", "STATUS",
-    "UNLESS_DISABLED", "VETO", "Call", "Deadline", "Detector", "Finding", "HistoryEntry",
-    "LintCheck", "LintContext", "OptionScope", "POLL_TOOLS", "PollMatcher", "SessionState",
-    "TurnWindow", "Vote", "entry_of", "grams", "hookimpl", "no_progress_streak",
-    "option_defaults", "option_finding", "option_scopes", "safe_compile", "same_signature",
-    "scoped_newest_first", "search", "setting", "short", "similar", "thresholds",
+    "ALWAYS", "EVIDENCE_MAX", "FAILED", "KNOWN_TOOLS", "LEVELS", "MAX_PATTERN_CHARS",
+    "POLL_TOOLS", "ROLLING", "STATUS", "UNKNOWN_TOOL_PATTERNS", "UNLESS_DISABLED", "VETO",
+    "Call", "Deadline", "Detector", "Finding", "HistoryEntry", "LintCheck", "LintContext",
+    "OptionScope", "PollMatcher", "SessionState", "TurnWindow", "Vote", "entry_of", "grams",
+    "hookimpl", "no_progress_streak", "option_defaults", "option_finding", "option_scopes",
+    "safe_compile", "same_signature", "scoped_newest_first", "search", "setting", "short",
+    "similar", "thresholds"
 ]

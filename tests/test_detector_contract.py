@@ -226,3 +226,45 @@ def test_an_openclaw_name_maps_to_the_detector_that_declares_it(site: FakeSite) 
     loaded = load_rules_text("tools:\n  loopDetection:\n    detectors: {strangeName: false}\n",
                              "oc.yaml")
     assert loaded.data["detectors"]["odd_detector"] == {"enabled": False}
+
+
+def _unknown_after_failure(rules: dict[str, Any]) -> Any:
+    session = loopguard.Guard.from_dict({"version": 1, **rules}).session("s")
+    session.before_call("serach", {"q": "x"})
+    session.after_call("serach", {"q": "x"}, error="Unknown tool: serach")
+    return session.history()[-1].unknown
+
+
+def test_unknown_tools_are_classified_by_the_engine_only_when_a_detector_reads_them() -> None:
+    assert _unknown_after_failure({}) is None  # unknown_tool_repeat is off: no work, no mark
+    assert _unknown_after_failure({"loop_detection": {"enabled": True}}) == "serach"
+    # The patterns come from the rules (the option the detector's schema marks).
+    mine = {"loop_detection": {"enabled": True},
+            "detectors": {"unknown_tool_repeat": {"patterns": ["no such tool (?P<name>\\w+)"]}}}
+    assert _unknown_after_failure(mine) is None
+
+
+def test_a_plugin_reading_unknown_tools_sees_the_engines_classification(site: FakeSite) -> None:
+    site.add_dist("lgfake-unk", {"unk": "lgfake_unk"}, {"lgfake_unk": '''
+        from loopguard.plugin import Detector, hookimpl
+
+        SEEN = []
+
+        class Missing(Detector):
+            id = "missing_tool_seen"
+            levels = ("warn",)
+            reads_unknown_tools = True
+
+            def after(self, call, state, cfg):
+                SEEN.append(call.unknown)
+                return None
+
+        @hookimpl
+        def loopguard_register_detectors():
+            return [Missing()]
+    '''})
+    site.registry()
+    import lgfake_unk  # type: ignore[import-not-found]
+
+    assert _unknown_after_failure({}) == "serach"  # the plugin alone turns the step on
+    assert lgfake_unk.SEEN == ["serach"]

@@ -36,6 +36,9 @@ class Detector:
     # then reads each completed call's outcome once (HistoryEntry.flags/shape, see
     # loopguard.policy.outcomes) for every detector of the policy.
     reads_outcomes: ClassVar[bool] = False
+    # True when the detector reads `Call.unknown` / `HistoryEntry.unknown`: the engine then
+    # classifies every failed call (loopguard.detection.unknowntools) before `after` runs.
+    reads_unknown_tools: ClassVar[bool] = False
     # True when `check` can only vote on a call whose tool and arguments are among the
     # session's recent calls (the history): the engine then skips it for other calls.
     repeats_only: ClassVar[bool] = False

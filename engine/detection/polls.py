@@ -3,9 +3,9 @@
 The poll tools are a shared setting. It is written where users have always
 written it, as an option of the detector that watches polls; that detector marks
 the option in its options schema with `POLL_TOOLS` (`"x-loopguard-poll-tools":
-true`), and `PollMatcher.from_config` finds it there, so the engine never names
-a detector. Detectors that leave polls alone (or wait longer for them) read the
-same matcher.
+true`), and `PollMatcher.from_config` finds it there (`marks`), so the engine
+never names a detector. Detectors that leave polls alone (or wait longer for
+them) read the same matcher.
 """
 
 from __future__ import annotations
@@ -13,20 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loopguard.detection.registry import load_registry
+from loopguard.detection.marks import POLL_TOOLS, marked_values
 
-POLL_TOOLS = "x-loopguard-poll-tools"  # marks the options schema property holding poll tools
-
-
-def declared_poll_options() -> list[tuple[str, str, Any]]:
-    """(detector id, option, schema default) of every registered option marked `POLL_TOOLS`."""
-    found = []
-    for entry in load_registry().entries:
-        properties = entry.options_schema.get("properties") or {}
-        for option, prop in properties.items():
-            if isinstance(prop, Mapping) and prop.get(POLL_TOOLS) is True:
-                found.append((entry.id, option, prop.get("default")))
-    return found
+__all__ = ["POLL_TOOLS", "PollMatcher"]
 
 
 class PollMatcher:
@@ -46,12 +35,7 @@ class PollMatcher:
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> PollMatcher:
         """The poll tools the effective rules declare (else that option's schema default)."""
-        found: list[Any] = []
-        for ident, option, default in declared_poll_options():
-            block = (config.get("detectors") or {}).get(ident)
-            value = block.get(option) if isinstance(block, Mapping) else None
-            found.extend((value if value is not None else default) or ())
-        return cls(found)
+        return cls(marked_values(config, POLL_TOOLS))
 
     def matches(self, tool: str, args: Any) -> bool:
         """True when a call of `tool` with `args` is a declared poll."""

@@ -15,6 +15,7 @@ from loopguard.detection.aggregator import Aggregator
 from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED, Detector
 from loopguard.policy.outcomes import OutcomeReader
 from loopguard.detection.registry import Registry
+from loopguard.detection.unknowntools import UnknownTools
 from loopguard.policy.turns import TurnPolicy
 
 
@@ -60,6 +61,7 @@ class CompiledPolicy:
     drop_fields: frozenset[str]
     per_tool: Mapping[str, tuple[frozenset[str], frozenset[str] | None]]
     outcome_reader: OutcomeReader | None  # when a detector reads outcomes (Detector.reads_outcomes)
+    unknown_tools: UnknownTools | None = None  # when a detector reads them (reads_unknown_tools)
 
     def outcome_rules(self, tool: str) -> tuple[frozenset[str], frozenset[str] | None]:
         """(fields to drop, fields to keep or None) for a tool's results."""
@@ -155,4 +157,7 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         per_tool=per_tool,
         outcome_reader=(OutcomeReader(config)
                         if any(getattr(s.detector, "reads_outcomes", False) for s in stages) else None),
+        unknown_tools=(UnknownTools.from_config(config)
+                       if any(getattr(s.detector, "reads_unknown_tools", False) for s in stages)
+                       else None),
     )

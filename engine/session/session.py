@@ -203,6 +203,8 @@ class Session:
                 call.flags = entry.flags
             if error is not None:
                 call.error = text
+                if policy.unknown_tools is not None:  # the engine's classification, rules-driven
+                    call.unknown = policy.unknown_tools.classify(name, text)
             faults: list[str] = []
             votes = self._votes(policy.afters, call, faults)
             entry.unknown = call.unknown
