@@ -143,16 +143,25 @@ DUCKS = {
 }
 
 
+def install_duck(site: FakeSite, case: str) -> None:
+    site.add_dist("lgfake-duck", {"duck": "lgfake_duck"}, {"lgfake_duck": (
+        "import loopguard\n\n" + DUCKS[case][0] + "\n\n@loopguard.hookimpl\n"
+        "def loopguard_register_detectors():\n    return [Duck()]\n")})
+
+
 @pytest.mark.parametrize("case", sorted(DUCKS))
 def test_a_detector_breaking_the_contract_is_refused_at_registration(site: FakeSite, case: str) -> None:
-    source, message = DUCKS[case]
-    site.add_dist("lgfake-duck", {"duck": "lgfake_duck"}, {"lgfake_duck": (
-        "import loopguard\n\n" + source + "\n\n@loopguard.hookimpl\n"
-        "def loopguard_register_detectors():\n    return [Duck()]\n")})
+    install_duck(site, case)
     registry = site.registry()
     assert ids(registry) == BUILTINS
-    assert len(registry.faults) == 1 and message in registry.faults[0].message, registry.faults
+    assert len(registry.faults) == 1 and DUCKS[case][1] in registry.faults[0].message, registry.faults
     loopguard.Guard.from_dict(RULES).session("s").before_call("read", {})  # the host still works
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(DUCKS))
+def test_the_detectors_command_survives_a_detector_breaking_the_contract(site: FakeSite, case: str) -> None:
+    install_duck(site, case)
     result = subprocess.run([sys.executable, "-m", "loopguard", "detectors"], capture_output=True,
                             text=True, env=_env(site), timeout=120)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
@@ -176,6 +185,7 @@ def test_a_local_ref_in_an_options_schema_is_supported(site: FakeSite) -> None:
     assert "must be >= 1" in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_slow_schema_pattern_is_bounded(site: FakeSite) -> None:
     install(site, "options_schema = {'type': 'object', 'properties': {'names': {'type': 'array', "
                   "'items': {'type': 'string', 'pattern': '^(a|a)*$'}}}}")
