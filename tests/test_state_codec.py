@@ -173,3 +173,29 @@ def test_interleaved_store_workers_on_decoded_states_decide_as_one_process() -> 
         assert ([e.to_dict() for e in coded.session(sid).history()]
                 == [e.to_dict() for e in memory.session(sid).history()])
     assert blocked > 50
+
+
+# Written by loopguard before TurnState lost `tools_closed` and `rounds` (issue 12): a turn
+# requiring `portfolio(mode="view")`, one call of `read`, one retry, and the old turn state's
+# tools_closed=True, rounds=1 in slots 3 and 4 of the turn record.
+OLD_TURN_STATE_BLOB = (
+    "TEdTAQBbMSwxLDEsZmFsc2UsZmFsc2UsInpoIixbWzEsInJlYWQiLCJjNjc5ZGZhNGU3Y2NmMjQyMGU2YzBhNGVhYmIzZWE0"
+    "YiIsIjZmNmIzYTQ0MmE0NDQ1NzEzNzY3MmIzMjE4YzEwMDdkYzhmNzZhIixudWxsLDEsImMxIiwxLG51bGwsbnVsbCw0XV0s"
+    "WzEsIngiXSxbXSxbXSxbWyJ2aWV3IiwicG9ydGZvbGlvIix7Im1vZGUiOiJ2aWV3In0sInIiXSwxLGZhbHNlLHRydWUsMSwi"
+    "5biu5oiR55yL55yL5oyB5LuTIl0seyJkb29tX2xvb3BfZnV6enkiOlswLDUsW1sicmVhZCIsWyJ0Iiwie1wicGF0aFwiOiBc"
+    "ImFcIn0iXSwxLDFdXV0sIl9vcGVuIjpbXX1d")
+
+
+def test_a_state_stored_with_the_old_turn_fields_still_loads() -> None:
+    import base64
+    import json
+
+    state = decode(base64.b64decode(OLD_TURN_STATE_BLOB), 30, False)
+    turn = state.turn_state
+    assert turn is not None and turn.expectation is not None
+    assert (turn.expectation.tool, turn.expectation.args, turn.retries) == ("portfolio", {"mode": "view"}, 1)
+    assert (turn.satisfied, turn.user_text, turn.other_args) == (False, "帮我看看持仓", False)
+    assert [(e.seq, e.tool) for e in state.history] == [(1, "read")]
+    # written back, the retired slots hold false and 0, so older versions read it too
+    record = json.loads(encode(state)[5:])[10]
+    assert record[1:6] == [1, False, False, 0, "帮我看看持仓"]

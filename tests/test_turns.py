@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from loopguard.errors import RulesError
+from loopguard.session.guard import Guard
 from loopguard.config.load import load_rules_mapping
 from loopguard.policy.turns import TurnPolicy, offered_names
 from loopguard.text.content import content_text, strip_recall
@@ -149,11 +150,17 @@ def test_english_user_gets_english_retry_text() -> None:
 
 
 def test_a_breaker_closes_tools_and_a_retry_reopens_them() -> None:
-    state = _turn("帮我看看持仓")
-    POLICY.note_breaker(state)
-    assert state.tools_closed
-    assert POLICY.finish_round(state, "").action == "retry"
-    assert not state.tools_closed
+    session = Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]}).session("b")
+    session.begin_turn([user("帮我看看持仓")])
+    actions = []
+    for i in range(6):
+        actions.append(session.before_call("search", {"q": "持仓"}, call_id=str(i)).action)
+        if actions[-1] == "breaker":
+            break
+        session.after_call("search", {"q": "持仓"}, result="none", call_id=str(i))
+    assert actions[-1] == "breaker" and session.tools_closed
+    assert session.finish_round("").action == "retry"
+    assert not session.tools_closed  # the retry asks for a call, so tools are offered again
 
 
 def test_zero_retries_finishes_with_the_warning_at_once() -> None:

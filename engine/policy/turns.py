@@ -136,8 +136,8 @@ class TurnPolicy:
         if expectation is not None and names is not None and expectation.tool not in names:
             expectation = None
         state.expectation = expectation
-        state.retries, state.rounds = 0, 0
-        state.satisfied = state.tools_closed = state.other_args = False
+        state.retries = 0
+        state.satisfied = state.other_args = False
         return state.expectation
 
     def observe_call(self, state: TurnState, tool: str, args: Any, ran: bool) -> bool:
@@ -154,10 +154,6 @@ class TurnPolicy:
                 state.other_args = True
         return state.satisfied
 
-    def note_breaker(self, state: TurnState) -> None:
-        """A breaker cut the round short: tools are closed until a retry re-opens them."""
-        state.tools_closed = True
-
     def problem(self, text: str | None, other_args: bool = False) -> str:
         """What went wrong in a round that skipped the required call."""
         if other_args:
@@ -170,7 +166,6 @@ class TurnPolicy:
 
     def finish_round(self, state: TurnState, text: str | None) -> RoundOutcome:
         """After a round without tool calls (or cut short by a breaker): retry or finish."""
-        state.rounds += 1
         exp = state.expectation
         if exp is None or state.satisfied:
             return RoundOutcome("finish", None, text, None, state.retries, expectation=exp)
@@ -178,7 +173,6 @@ class TurnPolicy:
         lang_text = state.user_text or text or ""
         if state.retries < self.max_retries:
             state.retries += 1
-            state.tools_closed = False  # the retry asks for a call, so tools are offered again
             message = render(self.texts, "retry", lang_text,
                              problem=render(self.texts, f"retry_{problem}", lang_text,
                                             tool=exp.tool, call=exp.call),

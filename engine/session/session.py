@@ -283,8 +283,6 @@ class Session:
         state = self._state
         state.tools_closed = True
         state.scratch["_closed_round"] = state.round
-        if state.turn_state is not None:
-            self._policy.turn_policy.note_breaker(state.turn_state)
 
     def _open(self, entry: HistoryEntry) -> None:
         """Remember a call until its after_call (by call id, else by tool name).

@@ -137,8 +137,10 @@ def encode(state: SessionState) -> bytes:
     turn = None
     if isinstance(ts, TurnState):
         exp = ts.expectation
+        # slots 3 and 4 held fields the turn state no longer has (tools_closed, rounds):
+        # written as false and 0 so that blobs read the same in older and newer versions
         turn = [None if exp is None else [exp.rule, exp.tool, exp.args, exp.reason],
-                ts.retries, ts.satisfied, ts.tools_closed, ts.rounds, _user_text(ts.user_text)]
+                ts.retries, ts.satisfied, False, 0, _user_text(ts.user_text)]
         if ts.other_args:  # appended only when set, so older blobs and readers still agree
             turn.append(True)
     doc = [
@@ -197,11 +199,10 @@ def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
     state.criticals = {k: int(v) for k, v in criticals}
     state.warned = {str(k): int(v) for k, v in warned}
     if turn_state is not None:
-        exp, retries, satisfied, closed, rounds, user_text, *other_args = turn_state
+        exp, retries, satisfied, _closed, _rounds, user_text, *other_args = turn_state
         state.turn_state = TurnState(
             None if exp is None else TurnExpectation(str(exp[0]), str(exp[1]), dict(exp[2]), str(exp[3])),
-            int(retries), bool(satisfied), bool(closed), int(rounds), str(user_text),
-            bool(other_args and other_args[0]))
+            int(retries), bool(satisfied), str(user_text), bool(other_args and other_args[0]))
     detectors = _detectors()
     for key, value in scratch.items():
         if key == _OPEN:

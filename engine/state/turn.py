@@ -80,7 +80,5 @@ class TurnState:
     expectation: TurnExpectation | None = None
     retries: int = 0
     satisfied: bool = False
-    tools_closed: bool = False
-    rounds: int = 0  # rounds ended through finish_round
     user_text: str = ""
     other_args: bool = False  # the required tool ran this turn, only with other arguments
