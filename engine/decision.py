@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-ACTIONS = ("allow", "warn", "critical", "breaker")
 LEVELS = ("warn", "critical", "breaker")
 RANK = {"allow": 0, "warn": 1, "critical": 2, "breaker": 3}
 
