@@ -80,15 +80,9 @@ class Detector:
         """Vote on `call` before it runs; history holds only earlier calls."""
         return None
 
-    def record(self, call: Call, state: SessionState, cfg: Any) -> None:
-        """Remember what this detector needs of `call` (after every detector checked it)."""
-
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         """Vote once the call's outcome is known (`call.outcome` is set)."""
         return None
-
-    def new_turn(self, state: SessionState, cfg: Any) -> None:
-        """A new user turn began."""
 
     def compacted(self, state: SessionState, cfg: Any) -> None:
         """The host compacted the context and is retrying."""

@@ -4,8 +4,8 @@ A plugin is third-party code: anything it hands over is checked here so that
 nothing it does later can take the host down (docs/limits.md, "Plugins"):
 
 - `id` a Python identifier, `check` and `configure` callable, `levels` a
-  tuple or list of known levels, optional hooks (`record`, `after`,
-  `new_turn`, `compacted`) callable when present, `gating` a known value;
+  tuple or list of known levels, optional hooks (`after`, `compacted`)
+  callable when present, `gating` a known value;
 - `options_schema` a valid Draft 2020-12 schema whose `$ref`s are local
   (`#...`) and resolve, and whose `pattern`s and `patternProperties` keys pass
   the regular-expression limits (`regexcheck`; keys also free of ReDoS, as
@@ -31,7 +31,7 @@ from loopguard.text.regexcheck import complexity_problem, redos_problem
 
 log = logging.getLogger("loopguard")
 GATINGS = ("rolling", "unless_disabled", "always")
-OPTIONAL_HOOKS = ("record", "after", "new_turn", "compacted")
+OPTIONAL_HOOKS = ("after", "compacted")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
 

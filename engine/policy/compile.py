@@ -50,9 +50,7 @@ class CompiledPolicy:
     checks: tuple[Hook, ...]
     repeat_checks: tuple[Hook, ...]  # checks of `repeats_only` detectors: only for recent calls
     seen_checks: tuple[Hook, ...]  # checks + repeat_checks: the pipeline for a call seen lately
-    records: tuple[Hook, ...]
     afters: tuple[Hook, ...]
-    turn_hooks: tuple[Hook, ...]
     compaction_hooks: tuple[Hook, ...]
     history_size: int
     indexed: bool  # a rolling detector reads the per-signature index
@@ -145,9 +143,7 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         checks=checks,
         repeat_checks=repeat_checks,
         seen_checks=checks + repeat_checks,
-        records=_hooks(stages, "record"),
         afters=_hooks(stages, "after"),
-        turn_hooks=_hooks(stages, "new_turn"),
         compaction_hooks=_hooks(stages, "compacted"),
         history_size=max(1, int(loop.get("history_size", 30))),
         indexed=any(getattr(s.detector, "gating", ALWAYS) == ROLLING for s in stages),

@@ -67,13 +67,6 @@ class Session:
                 state.turn_state = policy.turn_policy.new_state()
             expectation = policy.turn_policy.begin_turn(state.turn_state, messages, tools)
             state.lang = texts.language(policy.config, state.turn_state.user_text)
-            for hook, cfg, stage in policy.turn_hooks:
-                try:
-                    hook(state, cfg)
-                except KeyboardInterrupt:
-                    raise
-                except BaseException as exc:  # noqa: BLE001 - plugin code (even sys.exit)
-                    self._fault(stage, exc, None)
             return expectation
 
     def finish_round(self, text: str | None) -> RoundOutcome:
@@ -140,13 +133,6 @@ class Session:
                 seen = policy.repeat_checks and digest in state.digests
                 hooks = policy.seen_checks if seen else policy.checks
                 votes = self._votes(hooks, call, faults)
-                for record, cfg, stage in policy.records:
-                    try:
-                        record(call, state, cfg)
-                    except KeyboardInterrupt:
-                        raise
-                    except BaseException as exc:  # noqa: BLE001 - plugin code (even sys.exit)
-                        self._fault(stage, exc, faults)
                 decision = policy.aggregator.decide(call, votes, faults, state, "before")
                 entry = HistoryEntry(call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round)
                 if decision.action != "allow" and decision.action != "warn":
