@@ -206,9 +206,3 @@ def explain_active(gating: str, options: Mapping[str, Any], enabled: Any) -> tup
     if gating == UNLESS_DISABLED:
         return True, master
     return True, "on by default"
-
-
-def status_text(gating: str, options: Mapping[str, Any], enabled: Any) -> str:
-    """`on (own switch; always)`, `off (loop_detection.enabled is unset; rolling)`."""
-    active, why = explain_active(gating, options, enabled)
-    return f"{'on' if active else 'off'} ({why}; {gating})"

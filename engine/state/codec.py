@@ -45,10 +45,6 @@ class StateCodecError(LoopguardError):
     """A stored session state that cannot be read (other format version, truncated, damaged)."""
 
 
-def _b(value: bytes | None) -> str | None:
-    return None if value is None else value.hex()
-
-
 def _u(value: Any) -> bytes | None:
     return None if value is None else bytes.fromhex(value)
 

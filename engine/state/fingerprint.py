@@ -156,11 +156,6 @@ def error_outcome(error: Any) -> bytes:
     return b"error:" + digest_text(_safe_str(error))
 
 
-def result_outcome(result: Any, drop: frozenset[str], keep: frozenset[str] | None) -> bytes:
-    """Digest of a result after dropping volatile fields (or keeping only some)."""
-    return outcome_of_text(result_text(result, drop, keep))
-
-
 def outcome_of_text(text: str) -> bytes:
     """The outcome digest of a normalised result text (see `result_text`)."""
     return b"ok:" + digest_text(text)
