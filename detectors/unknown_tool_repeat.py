@@ -33,8 +33,6 @@ from loopguard.plugin import (
     Detector, HistoryEntry, SessionState, Vote, hookimpl, thresholds,
 )
 
-MAX_PATTERN_LENGTH = MAX_PATTERN_CHARS
-
 
 class UnknownToolRepeat(Detector):
     id = "unknown_tool_repeat"
@@ -54,7 +52,7 @@ class UnknownToolRepeat(Detector):
                                         "result; the group `name` captures the tool.",
                          "type": "array", UNKNOWN_TOOL_PATTERNS: True,
                          "items": {"type": "string", "x-loopguard-regex": True,
-                                   "minLength": 1, "maxLength": MAX_PATTERN_LENGTH},
+                                   "minLength": 1, "maxLength": MAX_PATTERN_CHARS},
                          "default": [r"unknown tool:?\s*(?P<name>[\w.\-]+)",
                                      r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+not found""",
                                      r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+is not available"""]},

@@ -1,7 +1,7 @@
 """Required argument matchers (`require.args`): exact values, `equals`, `prefix`, `regex`, `any`.
 
 A `regex` matcher is a user pattern (the `regex` package), at most `MAX_PATTERN_CHARS`
-long and searched with a `REGEX_TIMEOUT_S` timeout; the matchers of one call share one
+long and searched with a `MATCH_TIMEOUT_S` timeout (per search); the matchers of one call share one
 deadline, and a timed-out search counts as no match.
 """
 
@@ -15,9 +15,8 @@ import regex
 
 from loopguard.errors import rules_error
 from loopguard.state.turn import matcher
-from loopguard.text.regexcheck import MATCH_TIMEOUT_S, MAX_PATTERN_CHARS, Deadline, safe_compile, search
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
 
-REGEX_TIMEOUT_S = MATCH_TIMEOUT_S  # per search; the matchers of one call share CALL_BUDGET_S
 
 
 @functools.lru_cache(maxsize=256)

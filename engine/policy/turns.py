@@ -18,7 +18,7 @@ Required arguments (`require.args`): each value is matched exactly, unless it is
 with exactly one of these keys (see `arg_matches`): `{equals: V}` (exactly V, also for a
 mapping V that would read as a matcher), `{prefix: "pytest"}` (a string starting with it),
 `{regex: "^pytest\\b"}` (a string the `regex` pattern is found in, case-sensitive, at most
-`MAX_PATTERN_CHARS` long, matched with a `REGEX_TIMEOUT_S` timeout) or `{any: true}` (present,
+`MAX_PATTERN_CHARS` long, matched with a `MATCH_TIMEOUT_S` timeout) or `{any: true}` (present,
 any value). A call of the required tool whose arguments do not match leaves the requirement
 unmet, and the retry then says so (`retry_other_args`, `exhausted_other_args`).
 """
