@@ -18,7 +18,6 @@ from loopguard.state.turn import matcher
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
 
 
-
 @functools.lru_cache(maxsize=256)
 def compiled_pattern(source: str) -> Any:
     """The compiled pattern, or None when it is too long or does not compile (lint says so)."""
