@@ -1,0 +1,25 @@
+"""The bundled rules packs (package data), loaded as `builtin:NAME`.
+
+`default.yaml` is the base layer of every rules file and the one place the rules' default
+values live: `bundled_defaults()` reads it for the schema's `default`s and the shared
+settings' fallbacks. Any stage may import this module: it imports nothing of loopguard.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+
+@lru_cache(maxsize=1)
+def _defaults_text() -> str:
+    return resources.files(__name__).joinpath("default.yaml").read_text(encoding="utf-8")
+
+
+def bundled_defaults() -> dict[str, Any]:
+    """`default.yaml` as plain data (a fresh copy)."""
+    data = yaml.safe_load(_defaults_text())
+    return data if isinstance(data, dict) else {}

@@ -10,25 +10,12 @@ default goes on the referring property, never on a shared definition.
 from __future__ import annotations
 
 import copy
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import yaml
+from loopguard.rules import bundled_defaults
 
 _SHARED = ("#/$defs/count", "#/$defs/names", "#/$defs/pattern", "#/$defs/set_ref",
            "#/$defs/condition")  # used in many places: the default goes on the referrer
-
-
-@lru_cache(maxsize=1)
-def _defaults_text() -> str:
-    return resources.files("loopguard.rules").joinpath("default.yaml").read_text(encoding="utf-8")
-
-
-def bundled_defaults() -> dict[str, Any]:
-    """`rules/default.yaml` as plain data (a fresh copy)."""
-    data = yaml.safe_load(_defaults_text())
-    return data if isinstance(data, dict) else {}
 
 
 def _resolve(schema: dict[str, Any], node: Any) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from loopguard.config.schemadefaults import bundled_defaults
+from loopguard.rules import bundled_defaults
 from loopguard.decision import Vote
 from loopguard.state.history import Call, SessionState
 
