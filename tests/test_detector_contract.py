@@ -25,7 +25,7 @@ import loopguard.plugin
 from loopguard.detection import contract
 from loopguard.detection.plugincheck import detector_problem
 from loopguard.detection.registry import load_registry
-from loopguard.state.codec import decode, encode
+from loopguard.stores.codec import decode, encode
 
 PACKAGE = Path(loopguard.__file__).resolve().parent  # the `engine/` folder
 ROOT = PACKAGE.parent

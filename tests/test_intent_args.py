@@ -14,7 +14,7 @@ import loopguard
 from loopguard.errors import RulesError
 from loopguard.text.messages import render
 from loopguard.runtime.loop import TurnResult, arun_turn, run_turn
-from loopguard.state.codec import decode, encode
+from loopguard.stores.codec import decode, encode
 from loopguard.policy.argmatch import arg_matches
 from loopguard.text.regexcheck import MATCH_TIMEOUT_S
 from loopguard.state.turn import format_call

@@ -11,7 +11,7 @@ from store_checks import RULES
 from store_worker import workload
 
 import loopguard
-from loopguard.state.codec import StateCodecError, decode, encode
+from loopguard.stores.codec import StateCodecError, decode, encode
 
 ALL_ON = {"version": 1,
           "loop_detection": {"enabled": True, "warning_threshold": 3, "critical_threshold": 5,

@@ -54,7 +54,7 @@ class Detector:
     bounded_by: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Its name under OpenClaw's `tools.loopDetection.detectors` (camelCase), if any.
     openclaw_name: ClassVar[str] = ""
-    # How `SessionState.scratch[id]` is stored by a session store (loopguard.state.codec):
+    # How `SessionState.scratch[id]` is stored by a session store (loopguard.stores.codec):
     # "json" keeps it when it is plain JSON data, "derived" never stores it (the detector
     # rebuilds it from the history), "custom" calls `encode_scratch`/`decode_scratch`.
     scratch_codec: ClassVar[str] = "json"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from loopguard.decision import Decision, Vote
 from loopguard.state.history import HistoryEntry, SessionState
 from loopguard.session.session import Session, _text
-from loopguard.state.codec import StateCodecError
+from loopguard.stores.codec import StateCodecError
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 from loopguard.stores.versioned import StoreUnavailable, VersionedStore
 

@@ -1,6 +1,6 @@
 """Session stores that outlive one process: `SqliteStore` (one machine) and `RedisStore` (a fleet).
 
-Both keep each session as one versioned blob (`loopguard.state.codec`) and write it back with
+Both keep each session as one versioned blob (`loopguard.stores.codec`) and write it back with
 an optimistic compare-and-set, see `loopguard.stores.versioned`. `store_from_config` builds
 one from a rules file's `store:` block. The in-memory default lives in `loopguard.state.store`.
 """

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from loopguard.state.history import SessionState
-from loopguard.state.codec import StateCodecError, decode, encode
+from loopguard.stores.codec import StateCodecError, decode, encode
 
 log = logging.getLogger("loopguard")
 _STRIPES = 64  # local locks: threads of one process take turns per session

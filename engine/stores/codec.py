@@ -14,8 +14,9 @@ those two refer to history entries by `seq`.
 Layout: `LGS` + format version byte + flags byte (1: zlib) + JSON. A blob of another format
 version, or one that is truncated or damaged, raises `StateCodecError` saying which.
 A "json" scratch value that is not plain JSON data is dropped (the detector must rebuild it).
-The registered detectors are asked at encode/decode time (an upward import: the state
-format depends on what the detectors declare).
+The registered detectors are asked at encode/decode time: the stored format depends on
+what the detectors declare, which is why the codec belongs to the stores stage (above
+detection) rather than beside the state records it encodes.
 """
 
 from __future__ import annotations
