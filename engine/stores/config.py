@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 from loopguard.errors import RulesError
 from loopguard.findings import Finding
+from loopguard.stores.redis_store import RedisStore
+from loopguard.stores.sqlite import SqliteStore
 from loopguard.stores.versioned import VersionedStore
 
 
@@ -37,14 +39,10 @@ def store_from_config(block: Mapping[str, Any], source: str = "<rules>") -> Vers
             raise _error("store.url contains a password; rules files must not hold secrets",
                          "url", "remove it from the URL and name an environment variable that "
                          "holds it in store.password_env", source)
-        from loopguard.stores.redis_store import RedisStore
-
         return RedisStore.from_url(url, password_env=block.get("password_env"),
                                    timeout_s=float(block.get("timeout_s", 0.5)),
                                    key_prefix=str(block.get("key_prefix", "loopguard:")), **common)
     if "path" in block:
-        from loopguard.stores.sqlite import SqliteStore
-
         path = os.path.expanduser(str(block["path"]))
         if not os.path.isabs(path) and os.path.isfile(source):
             path = os.path.join(os.path.dirname(os.path.abspath(source)), path)
