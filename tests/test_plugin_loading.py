@@ -251,3 +251,19 @@ def test_sys_exit_in_a_lint_check_hook_is_a_problem_not_the_end(site: FakeSite, 
     assert ("lgfake-exit[exit]: loopguard_register_lint_checks failed: SystemExit: 4"
             in capsys.readouterr().err)
     assert "unused-set" in checks()
+
+
+def test_a_plugin_refused_halfway_through_leaves_no_hook_behind(site: FakeSite) -> None:
+    """pluggy before 1.6 registers the hooks it met before the refused one: they are removed."""
+    source = ("import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decision(session_id, "
+              "decision):\n    pass\n\n\n@loopguard.hookimpl\n"
+              "def loopguard_register_lint_checks(config):\n    return []\n")
+    site.add_dist("lgfake-half", {"half": "lgfake_half"}, {"lgfake_half": source})
+    site.add_example()
+    registry = site.registry()
+    assert faults(registry) == [("lgfake-half[half]", "register")]
+    assert "Argument(s) {'config'}" in registry.faults[0].message
+    names = {impl.plugin_name for caller in vars(registry.plugin_manager.hook).values()
+             if hasattr(caller, "get_hookimpls") for impl in caller.get_hookimpls()}
+    assert "lgfake-half[half]" not in names
+    assert "error_cascade" in ids(registry)

@@ -127,10 +127,11 @@ def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any) -> None:
         pm.register(obj, name=plugin.source)
     except KeyboardInterrupt:
         raise
-    except pluggy.PluginValidationError as exc:
-        raise _Refused("register", str(exc)) from None
-    except BaseException as exc:  # noqa: BLE001 - already registered, a hostile `dir()`, ...
-        raise _Refused("register", error_text(exc)) from None
+    except BaseException as exc:  # noqa: BLE001 - pluggy's refusal, a hostile `dir()`, ...
+        if pm.get_plugin(plugin.source) is not None:  # pluggy < 1.6 registers part of it first
+            pm.unregister(name=plugin.source)
+        text = str(exc) if isinstance(exc, pluggy.PluginValidationError) else error_text(exc)
+        raise _Refused("register", text) from None
     try:
         pm.check_pending()
         _check_impls(pm, obj)
