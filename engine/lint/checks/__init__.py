@@ -12,58 +12,29 @@ Two kinds of entries share one registry (`checks()`):
   report (`stagecodes.py`). Their errors stop a file from loading, so they
   cannot be disabled; their warnings can.
 
-`select()` turns `--disable`/`--enable` into the set of active codes.
+`select()` turns `--disable`/`--enable` into the set of active codes. The `LintCheck`
+record lives in `record.py` and the built-ins' list in `builtin.py`, so the modules this
+registry collects never import it back.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from loopguard.detection import contract
-from loopguard.findings import LEVELS, Finding
+from loopguard.detection.registry import load_registry
+from loopguard.findings import LEVELS
+from loopguard.lint.checks import builtin
+from loopguard.lint.checks.builtin import BUILTIN_CHECKS
 from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.record import LintCheck, from_module
+from loopguard.lint.checks.stagecodes import LINT_CODES, STAGE_CODES
 
 CODE_SHAPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-BUILTIN_CHECKS = (
-    "unused_set", "empty_set", "empty_keyword", "duplicate_keyword", "duplicate_exempt_tool",
-    "duplicate_detector", "duplicate_id", "threshold_order",
-    "threshold_repaired", "never_fires", "gated_off", "unknown_agent", "unused_agent",
-    "redundant_value", "redos",
-)
-
-
-@dataclass(frozen=True)
-class LintCheck:
-    """One code: its default level, whether it runs by default, its documentation."""
-
-    code: str
-    level: str
-    doc: str
-    check: Callable[[LintContext], Iterable[Finding]] | None = None  # None: a stage code
-    default: bool = True
-    stage: str = "meaning"  # read, syntax, root, schema, extends, references, meaning
-    origin: str = "loopguard"  # the plugin (package[entry]) that registered it
-
-    @property
-    def summary(self) -> str:
-        return self.doc.strip().splitlines()[0].strip() if self.doc.strip() else ""
-
-    @property
-    def can_disable(self) -> bool:
-        """Errors of the loading stages make a file unusable: lint cannot hide them."""
-        return self.check is not None or self.level != "error"
-
-
-def from_module(module: Any, origin: str = "loopguard") -> LintCheck:
-    """The `LintCheck` a check module declares (CODE, LEVEL, DEFAULT, check, docstring)."""
-    return LintCheck(module.CODE, module.LEVEL, module.__doc__ or "", module.check,
-                     getattr(module, "DEFAULT", True), "meaning", origin)
-
-
 def _problem(check: Any, origin: str, taken: dict[str, LintCheck]) -> str | None:
     if not isinstance(check, LintCheck):
         return f"{origin}: lint check {check!r} is not a loopguard.lint.checks.LintCheck"
@@ -90,8 +61,6 @@ class LintRegistry:
 
 def _plugin_registry() -> Any:
     try:
-        from loopguard.detection.registry import load_registry
-
         return load_registry()
     except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
         return None
@@ -105,8 +74,6 @@ def _plugin_impls(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
     registry, the built-ins alone.
     """
     if plugins is None:
-        from loopguard.lint.checks import builtin
-
         return [("loopguard", builtin.loopguard_register_lint_checks)]
     hooks = [("loopguard" if plugin.builtin else plugin.source, function)
              for plugin, function in plugins.implementations("loopguard_register_lint_checks")]
@@ -129,8 +96,6 @@ def registry() -> LintRegistry:
 @lru_cache(maxsize=4)
 def _build(plugins: Any) -> LintRegistry:
     """Keyed by the plugin registry object, so a reloaded registry gets its own checks."""
-    from loopguard.lint.checks.stagecodes import LINT_CODES, STAGE_CODES
-
     found: dict[str, LintCheck] = {c.code: c for c in (*STAGE_CODES, *LINT_CODES)}
     problems: list[str] = []
     for origin, function in _plugin_impls(plugins):

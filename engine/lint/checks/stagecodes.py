@@ -8,7 +8,7 @@ so it cannot be disabled; the warnings (`openclaw-ignored`) can.
 
 from __future__ import annotations
 
-from loopguard.lint.checks import LintCheck
+from loopguard.lint.checks.record import LintCheck
 
 
 def _code(code: str, level: str, stage: str, doc: str) -> LintCheck:
