@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from loopguard.config.document import RulesDocument
+from loopguard.config.effective import effective_config
 from loopguard.state.history import SessionState
 from loopguard.policy.compile import CompiledPolicy, compile_policy
 from loopguard.detection.registry import Registry, load_registry
@@ -118,8 +119,6 @@ class Guard:
             agent = None
         policy = self._policies.get(agent)
         if policy is None:
-            from loopguard.config.effective import effective_config
-
             with self._lock:
                 policy = self._policies.get(agent)
                 if policy is None:
