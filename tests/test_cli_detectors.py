@@ -5,20 +5,13 @@ validating a plugin's options, with plugins installed as fake `*.dist-info` fold
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_fakes import BUILTINS, EXAMPLE_SOURCE, FakeSite, fake_site
+from plugin_fakes import BUILTINS, EXAMPLE_SOURCE, FakeSite
 
 from loopguard.cli import main
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSite]:
-    with fake_site(tmp_path, monkeypatch) as fake:
-        yield fake
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
