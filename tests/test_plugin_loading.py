@@ -267,3 +267,19 @@ def test_a_plugin_refused_halfway_through_leaves_no_hook_behind(site: FakeSite) 
              if hasattr(caller, "get_hookimpls") for impl in caller.get_hookimpls()}
     assert "lgfake-half[half]" not in names
     assert "error_cascade" in ids(registry)
+
+
+def test_unhashable_plugin_objects_and_detectors_do_not_break_lint(site: FakeSite, tmp_path: Path
+                                                                    ) -> None:
+    source = ("import dataclasses\nimport loopguard\n\n\n@dataclasses.dataclass\n"
+              "class Detector(loopguard.Detector):\n    id: str = 'eqd'\n    levels: tuple = ('warn',)\n"
+              "\n\n@dataclasses.dataclass\nclass Plugin:\n    name: str = 'p'\n\n"
+              "    @loopguard.hookimpl\n    def loopguard_register_detectors(self):\n"
+              "        return [Detector()]\n\n\nplugin = Plugin()\n")
+    site.add_dist("lgfake-eq", {"eq": "lgfake_eq:plugin"}, {"lgfake_eq": source})
+    assert "eqd" in ids(site.registry())
+    rules = tmp_path / "r.yaml"
+    rules.write_text("version: 1\ndetectors: {eqd: {enabled: false}}\n", encoding="utf-8")
+    assert main(["lint", str(rules)]) == 0
+    session = loopguard.Guard.from_dict({"version": 1}).session("s")
+    assert session.before_call("read", {"path": "x"}).action == "allow"

@@ -53,9 +53,13 @@ class Registered:
         return self.detector.levels
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Registry:
-    """Every usable detector (in discovery order) and every fault met on the way."""
+    """Every usable detector (in discovery order) and every fault met on the way.
+
+    Compared and hashed by identity: caches are keyed by the registry they were built
+    from, and a plugin's objects need not be hashable.
+    """
 
     entries: tuple[Registered, ...]
     faults: tuple[PluginFault, ...]
