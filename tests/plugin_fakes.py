@@ -5,8 +5,8 @@
 plugin needs to be discovered — no pip, no network. `fake_site` puts
 `tmp_path` (and the example plugin's `src/`) on `sys.path`, and on exit
 restores `sys.path`, the environment, `sys.modules` and loopguard's cached
-registry so other tests see only the built-ins. `site` is that as a fixture
-(conftest.py makes it available to every test).
+registry (the one from before the test) so other tests see only the built-ins.
+`site` is that as a fixture (conftest.py makes it available to every test).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import loopguard.detection.registry as registry_module
 from loopguard.detection.registry import Registry, load_registry
 
 EXAMPLE_SRC = Path(__file__).resolve().parents[1] / "examples" / "error-cascade-plugin" / "src"
@@ -70,14 +71,16 @@ def fake_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeS
     root = tmp_path / "site"
     root.mkdir()
     monkeypatch.syspath_prepend(str(root))
+    # Undo puts the registry built before the test back (built-ins only) instead of building
+    # a new one per test: the same registry, for about a tenth of a second less per test.
+    monkeypatch.setattr(registry_module, "_cached", registry_module._cached)
     try:
         yield FakeSite(root, monkeypatch)
     finally:
-        monkeypatch.undo()  # sys.path and any environment variable the test set
+        monkeypatch.undo()  # sys.path, the registry and any environment variable the test set
         for name in [m for m in sys.modules if m.startswith(_OUR_MODULES)]:
             del sys.modules[name]
         importlib.invalidate_caches()
-        load_registry(reload=True)
 
 
 @pytest.fixture
