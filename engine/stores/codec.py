@@ -102,7 +102,7 @@ def _scratch(state: SessionState, by_id: dict[int, int]) -> dict[str, Any]:
         how = contract.scratch_codec(detector) if detector is not None else "json"
         if how == "derived":
             continue
-        if how == "custom":
+        if detector is not None and how == "custom":
             data = detector.encode_scratch(value)
             if data is not None:
                 out[key] = data

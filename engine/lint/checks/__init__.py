@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from loopguard.detection import contract
@@ -84,7 +84,7 @@ def _detector_checks(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
     """(origin, function) offering each registered detector's own `lint_checks`, after the
     hooks: a detector's checks are listed, run and disabled like every other check."""
     return [("loopguard" if entry.builtin else entry.source,
-             lambda detector=entry.detector: contract.lint_checks(detector))
+             partial(contract.lint_checks, entry.detector))
             for entry in plugins.entries if getattr(entry.detector, "lint_checks", ())]
 
 
