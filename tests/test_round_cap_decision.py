@@ -1,5 +1,6 @@
 """The runtime's round cap is a decision like every other: `loopguard_on_decision` listeners
 get it, it is logged on `loopguard.decisions`, and a shared store's session reports it once.
+Also the session's notifier in a shared store: decisions are held back until the write lands.
 
 The listener is a real hook implementation in a fake installed plugin (see `plugin_fakes`).
 """
@@ -86,3 +87,29 @@ def test_report_hands_over_non_allow_decisions_only(seen: list[Any]) -> None:
     warn = loopguard.Decision("warn", (), "note", detector="host_check")
     assert session.report(allow) is allow and session.report(warn) is warn
     assert seen == [("host", warn)]
+
+
+@pytest.mark.parametrize("race", ["end_round", "other_call"])
+def test_a_method_re_run_after_a_lost_write_notifies_only_its_last_run(
+        seen: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race: str) -> None:
+    rules = {"version": 1, "detectors": {"doom_loop_exact": {"window": 2, "threshold": 2}}}
+    store = SqliteStore(tmp_path / "state.db")
+    session = loopguard.Guard.from_dict(rules, store=store).session("raced")
+    other = loopguard.Guard.from_dict(rules, store=SqliteStore(tmp_path / "state.db")).session("raced")
+    session.before_call("read", {"path": "x"}, call_id="1")
+    session.after_call("read", {"path": "x"}, result="same", call_id="1")
+    real_commit, raced = store.commit, []
+
+    def commit(*args: Any) -> Any:
+        if not raced:  # another worker writes this session first: the method runs again
+            raced.append(other.end_round() if race == "end_round"
+                         else other.before_call("list", {}, call_id="o"))
+        return real_commit(*args)
+
+    monkeypatch.setattr(store, "commit", commit)
+    decision = session.before_call("read", {"path": "x"}, call_id="2")
+    assert raced
+    if race == "end_round":  # the re-run decides the same: the listener hears it once
+        assert decision.action == "critical" and seen == [("raced", decision)]
+    else:  # another call came between: the first run's critical was never written, nor heard
+        assert decision.action == "allow" and seen == []
