@@ -15,7 +15,7 @@ from typing import Any
 
 from loopguard.config.effective import effective_config
 from loopguard.config.loadchecks import scopes
-from loopguard.config.positions import Path
+from loopguard.config.positions import Path, PositionIndex
 from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 
@@ -53,14 +53,15 @@ def option_scopes(ctx: LintContext, detector: str) -> Iterator[OptionScope]:
                           f" for agent {name!r}" if name is not None else "")
 
 
-def place(ctx: LintContext, candidates: Sequence[Path]) -> Path:
-    """The first candidate the linted file wrote, else the first any layer wrote, else the first."""
+def place(index: PositionIndex, top_name: str, candidates: Sequence[Path]) -> Path:
+    """The first candidate the linted file (`top_name`) wrote, else the first any layer wrote,
+    else the first."""
     for path in candidates:
-        layer = ctx.index.owner(path)
-        if layer is not None and layer.name == ctx.top_name:
+        layer = index.owner(path)
+        if layer is not None and layer.name == top_name:
             return path
     for path in candidates:
-        if ctx.index.owner(path) is not None:
+        if index.owner(path) is not None:
             return path
     return candidates[0]
 
@@ -69,4 +70,4 @@ def option_finding(ctx: LintContext, scope: OptionScope, options: Sequence[str],
                    message: str, hint: str, code: str) -> Finding:
     """A finding about `options` of a scope, placed at the first of them that was written."""
     candidates = [scope.path(o) for o in options] + [("detectors", scope.detector, o) for o in options]
-    return ctx.finding(place(ctx, candidates), level, message, hint, code)
+    return ctx.finding(place(ctx.index, ctx.top_name, candidates), level, message, hint, code)

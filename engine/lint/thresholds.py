@@ -25,6 +25,7 @@ from loopguard.config.effective import BREAKER, CRITICAL, WARNING, effective_con
 from loopguard.config.positions import Path, PositionIndex
 from loopguard.detection import contract
 from loopguard.detection.registry import load_registry
+from loopguard.lint.optionscopes import checked_scopes, place
 
 PAIRS = ((WARNING, CRITICAL), (CRITICAL, BREAKER))
 HISTORY_BOUND = ((WARNING, "error"), (CRITICAL, "warning"), (BREAKER, "warning"),
@@ -67,27 +68,6 @@ def order_errors(data: dict[str, Any], top: dict[str, Any], index: PositionIndex
     return found, erred
 
 
-def _place(index: PositionIndex, data: dict[str, Any], top_name: str, candidates: list[Path]
-           ) -> Path:
-    """The first candidate path written in the linted file, else the first one written at all."""
-    for path in candidates:
-        layer = index.owner(path)
-        if layer is not None and layer.name == top_name:
-            return path
-    for path in candidates:
-        if index.owner(path) is not None:
-            return path
-    return candidates[0]
-
-
-def checked_scopes(data: dict[str, Any], agents: tuple[str, ...] | None) -> list[Path]:
-    """The scopes whose effective thresholds lint judges: all, or the global one and `agents`'."""
-    every = [p for p, _ in scopes(data)]
-    if agents is None:
-        return every
-    return [()] + [("agents", a) for a in agents if ("agents", a) in every]
-
-
 def repaired_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
                     erred: set[tuple[Path, str]], agents: tuple[str, ...] | None = None
                     ) -> list[Finding]:
@@ -109,7 +89,7 @@ def repaired_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
                 continue  # that very block already has an ordering error
             base = prefix + ("loop_detection",)
             fields = (high, low, WARNING)  # the repaired value, then what pushed it up
-            path = _place(index, data, top_name, [base + (f,) for f in fields]
+            path = place(index, top_name, [base + (f,) for f in fields]
                           + [("loop_detection", f) for f in fields])
             found.append(index.finding(
                 data, path, "warning", f"after merging{who}, {high} {repair.old} is not above "
@@ -147,7 +127,7 @@ def _never(data: dict[str, Any], config: dict[str, Any], prefix: Path, top_name:
             continue
         seen.add((field, value, size))
         base = prefix + ("loop_detection",)
-        path = _place(index, data, top_name, [base + (field,), base + ("history_size",),
+        path = place(index, top_name, [base + (field,), base + ("history_size",),
                                               ("loop_detection", field),
                                               ("loop_detection", "history_size")])
         found.append(index.finding(
@@ -163,7 +143,7 @@ def _never(data: dict[str, Any], config: dict[str, Any], prefix: Path, top_name:
             continue
         seen.add((ident, high, window, threshold))
         base = prefix + ("detectors", ident)
-        path = _place(index, data, top_name, [base + (high,), base + (low,),
+        path = place(index, top_name, [base + (high,), base + (low,),
                                               ("detectors", ident, high),
                                               ("detectors", ident, low)])
         found.append(index.finding(
