@@ -29,7 +29,8 @@ def loopguard_register_detectors() -> list[Detector]:  # type: ignore[empty-body
 
 @hookspec
 def loopguard_on_decision(session_id: str, decision: Decision) -> None:
-    """Called with every non-allow decision (for logging or metrics)."""
+    """Called with every non-allow decision (for logging or metrics), the detectors' and
+    those a host reports through `Session.report` (the runtime's round cap)."""
 
 
 @hookspec
