@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, settings
 from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
 from plugin_fakes import site  # noqa: F401 — fake installed plugins, undone after each test
 
-# process_watch fails a test that starts a process without @pytest.mark.slow; pytester runs
-# a small inner session in test_process_watch.
-pytest_plugins = ("process_watch", "pytester")
+# process_watch fails a test that starts a process without @pytest.mark.slow; slow_modules
+# leaves whole-slow modules unimported under -m "not slow"; pytester runs the small inner
+# sessions that test both.
+pytest_plugins = ("process_watch", "slow_modules", "pytester")
 
 # Hypothesis profiles, one mechanism for the whole suite: "ci" (the default) is short and
 # fixed-seed, so a run is reproducible; "long" is the documented longer search

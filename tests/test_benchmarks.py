@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs the benchmark runner and writes every trace
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
 def test_runner_prints_and_writes_every_row(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     done = subprocess.run(

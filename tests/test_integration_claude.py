@@ -22,6 +22,8 @@ from fake_messages_api import FakeMessagesApi  # noqa: E402 — the example fold
 import loopguard  # noqa: E402
 from loopguard.integrations.claude_agent_sdk import ClaudeLoopGuard, loopguard_hooks  # noqa: E402
 
+pytestmark = pytest.mark.slow  # drives the Claude Agent SDK (and its CLI in a subprocess)
+
 SID = "claude-session-1"
 
 
@@ -159,7 +161,6 @@ async def _run(lg: ClaudeLoopGuard, api: FakeMessagesApi, home: Path) -> list[An
     return [message async for message in query(prompt="ping the server", options=_options(lg, api, home))]
 
 
-@pytest.mark.slow
 def test_the_claude_code_cli_is_stopped_by_the_hooks(tmp_path: Path) -> None:
     log = tmp_path / "runs.log"
     command = f"echo ran >> {log}; echo pong"
@@ -184,7 +185,6 @@ def test_the_claude_code_cli_is_stopped_by_the_hooks(tmp_path: Path) -> None:
     assert os.environ.get("ANTHROPIC_BASE_URL") is None  # the fake was only ever given to the CLI
 
 
-@pytest.mark.slow
 def test_the_cli_gets_one_blocked_call_and_the_rest_aborted(tmp_path: Path) -> None:
     log = tmp_path / "runs.log"
     loop = ("Bash", {"command": f"echo ran >> {log}; echo pong", "description": "ping"})
@@ -206,7 +206,6 @@ def test_the_cli_gets_one_blocked_call_and_the_rest_aborted(tmp_path: Path) -> N
             '"status": "aborted"' in last_round[2]] == [True, True, True]
 
 
-@pytest.mark.slow
 def test_the_cli_is_sent_back_for_the_required_tool(tmp_path: Path) -> None:
     rules = {"version": 1, "keyword_sets": {"build": ["is the build green"]},
              "intents": [{"id": "build_status", "when": {"text_contains": "build"},

@@ -31,6 +31,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 import loopguard
 from loopguard.integrations.langchain import LoopGuardMiddleware
 
+pytestmark = pytest.mark.slow  # drives the real agent framework (its import alone costs about a second)
+
 WARN_AT_2 = {"enabled": True, "warning_threshold": 2, "critical_threshold": 5,
              "global_circuit_breaker_threshold": 8}
 NO_DOOM = {"doom_loop_exact": {"enabled": False}, "doom_loop_fuzzy": {"enabled": False},

@@ -6,7 +6,11 @@ import importlib.util
 import random
 from pathlib import Path
 
+import pytest
+
 from loopguard.policy.turns import TurnPolicy
+
+pytestmark = pytest.mark.slow  # the intent benchmark itself, on small inputs
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "intent_bench.py"
 

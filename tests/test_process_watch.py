@@ -63,7 +63,8 @@ def test_a_watch_collects_process_starts_only_while_open(own_watches: None) -> N
 
 
 def test_an_unmarked_test_that_starts_a_process_fails_with_the_fix(
-        own_watches: None, pytester: pytest.Pytester) -> None:
+        own_watches: None, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # no third-party plugins: faster
     pytester.makeini("[pytest]\nmarkers =\n    slow: starts a process\n")
     pytester.makepyfile(test_inner=INNER)
     result = pytester.runpytest_inprocess("-p", "process_watch", "-p", "no:cacheprovider", "-rE")
