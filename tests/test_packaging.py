@@ -69,8 +69,15 @@ def test_wheel_maps_folders_into_loopguard_only(tmp_path: Path) -> None:
     for needed in ("loopguard/rules/default.yaml", "loopguard/rules/portfolio.yaml",
                    "loopguard/rules/portfolio-en.yaml", "loopguard/schemas/rules.schema.json",
                    "loopguard/py.typed", "loopguard/detectors/ping_pong.py",
-                   "loopguard/cli/__init__.py", "loopguard/transcripts/__init__.py"):
+                   "loopguard/cli/__init__.py", "loopguard/replay/transcripts/__init__.py"):
         assert needed in names
+    # Every module of the source tree ships (a subpackage missing from pyproject's
+    # `packages` list would leave its modules out of the wheel).
+    for folder, package in (("engine", "loopguard"), ("detectors", "loopguard/detectors")):
+        for source in (ROOT / folder).rglob("*.py"):
+            if "__pycache__" not in source.parts:
+                relative = source.relative_to(ROOT / folder).as_posix()
+                assert f"{package}/{relative}" in names, relative
 
 
 def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
