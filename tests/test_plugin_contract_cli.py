@@ -137,3 +137,13 @@ def test_an_openclaw_config_reaches_it_by_its_declared_name(
     code, out, _ = run(capsys, "config", "--rules", str(path), "--format", "json")
     assert code == 0, out
     assert json.loads(out)["config"]["detectors"]["error_cascade"]["enabled"] is False
+
+
+def test_detectors_with_rules_shows_the_effective_shared_settings(
+        site: FakeSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = rules(tmp_path, "loop_detection: {history_size: 12}\n")
+    code, out, _ = run(capsys, "detectors", "--rules", path, "--format", "json")
+    by_id = {d["id"]: d for d in json.loads(out)["detectors"]}
+    assert code == 0
+    assert by_id["error_cascade"]["settings"] == {"loop_detection.history_size": 12}
+    assert by_id["global_circuit_breaker"]["settings"]["loop_detection.history_size"] == 12

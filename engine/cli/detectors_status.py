@@ -3,7 +3,8 @@
 For each registered detector: on or off, and the reason `policy.is_active`
 has — its own `detectors.<id>.enabled`, the master switch
 `loop_detection.enabled` (unset, true or false), and its gating (rolling,
-unless_disabled, always). Exit 2 on rules that cannot be loaded.
+unless_disabled, always); in JSON also the effective value of every shared
+setting it declares it reads. Exit 2 on rules that cannot be loaded.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import json
 import sys
 from typing import Any
 
-from loopguard.detection.detector import ALWAYS
+from loopguard.detection import contract
+from loopguard.detection.detector import ALWAYS, setting
 from loopguard.config.layers import BASE
 from loopguard.config.provenance import REPAIRED, Effective, dotted, explain_active
 from loopguard.detection.registry import Registry
@@ -36,6 +38,7 @@ def statuses(effective: Effective, registry: Registry) -> list[dict[str, Any]]:
             "status": f"{'on' if active else 'off'} ({why}; {gating})",
             "switch": options.get("enabled"),
             "switch_from": _source(effective, ("detectors", entry.id, "enabled")),
+            "settings": {path: setting(config, path) for path in contract.settings(entry.detector)},
         })
     return listed
 
