@@ -32,6 +32,7 @@ from loopguard.detection import hookspecs
 from loopguard.detection.detector import Detector
 from loopguard.detection.discovery import GROUP, Plugin
 from loopguard.detection.plugincheck import detector_problem
+from loopguard.text.hints import error_text
 
 HOOK_NAMES = tuple(name for name in vars(hookspecs) if name.startswith(f"{hookspecs.PROJECT}_"))
 
@@ -179,11 +180,3 @@ def hook_functions(pm: pluggy.PluginManager, hook: str, obj: Any) -> list[Callab
     if caller is None:
         return []
     return [impl.function for impl in caller.get_hookimpls() if impl.plugin is obj]
-
-
-def error_text(exc: BaseException) -> str:
-    """`Type: message`, even when the exception's own `str` raises."""
-    try:
-        return f"{type(exc).__name__}: {exc}"
-    except Exception:  # noqa: BLE001
-        return type(exc).__name__

@@ -17,6 +17,7 @@ from loopguard.policy.outcomes import OutcomeReader
 from loopguard.detection.registry import Registry
 from loopguard.detection.unknowntools import UnknownTools
 from loopguard.policy.turns import TurnPolicy
+from loopguard.text.hints import error_text
 
 
 @dataclass(frozen=True)
@@ -78,17 +79,11 @@ class Unconfigured(Detector):
 
     def __init__(self, ident: str, exc: BaseException) -> None:
         self.id = ident  # type: ignore[misc]
-        self.error = f"configure failed: {type(exc).__name__}: {_text(exc)}"
+        self.error = f"configure failed: {error_text(exc)}"
 
     def check(self, call: Any, state: Any, cfg: Any) -> Any:
         raise RuntimeError(self.error)
 
-
-def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:  # noqa: BLE001
-        return ""
 
 
 def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 from loopguard.text import messages as texts
 from loopguard.decision import Decision, Vote
 from loopguard.state.fingerprint import canonical_text
+from loopguard.text.hints import error_text as error_text  # part of the answers API (docs/integrations.md)
 
 ABORTED = "tools_closed"  # the detector id (and vote code) of an aborted call's decision
 
@@ -89,11 +90,3 @@ def stop_text(model_text: str | None, decision: Decision) -> str:
     """The final answer when a breaker ends a turn: the model's text, else the guard's message."""
     parts = ((model_text or "").strip(), decision.message or "")
     return "\n\n".join(t for t in parts if t)
-
-
-def error_text(exc: BaseException) -> str:
-    """How an exception raised by a tool is written in its error result and the history."""
-    try:
-        return f"{type(exc).__name__}: {exc}"
-    except Exception:  # noqa: BLE001 — an exception whose __str__ raises
-        return type(exc).__name__

@@ -16,3 +16,15 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 def is_int(value: Any) -> TypeGuard[int]:
     """An integer that is not a bool (YAML and JSON `true` are bools, Python says they are ints)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def error_text(exc: BaseException) -> str:
+    """`Type: message` for an exception, `Type` alone when its own `__str__` raises.
+
+    Used wherever a plugin's or a tool's exception is written down (faults, error results,
+    the history): a hostile `__str__` must not break the guard.
+    """
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001
+        return type(exc).__name__
