@@ -187,6 +187,7 @@ def test_a_detector_without_the_base_class_gets_the_default_answers() -> None:
     ("openclaw_name", "Not Camel", "camelCase"),
     ("scratch_codec", "pickle", "scratch_codec"),
     ("lint_checks", "oops", "lint_checks"),
+    ("defaults", {"n": 3}, "put each option's default in its options_schema"),
 ])
 def test_a_bad_declaration_is_a_registration_problem(name: str, value: Any, words: str) -> None:
     plain = _Plain()

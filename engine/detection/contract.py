@@ -10,7 +10,8 @@ accessors can trust what a registered detector declares:
 - `bounded_by`: (threshold option, window option) pairs for `never-fires`;
 - `openclaw_name`: its camelCase name in OpenClaw configs;
 - `scratch_codec`: "json", "derived" or "custom" (with `encode_scratch`/`decode_scratch`);
-- defaults: the `default` of each option in `options_schema`;
+- defaults: the `default` of each option in `options_schema` (a `defaults`
+  attribute, the earlier way, is refused with the fix rather than silently ignored);
 - `explain_options`: which own options `explain` shows (`explain_paths`).
 """
 
@@ -88,6 +89,9 @@ def contract_problem(ident: str, detector: Any) -> str | None:
                                   and callable(getattr(detector, "decode_scratch", None))):
         return (f"detector {ident!r}: `scratch_codec = \"custom\"` needs `encode_scratch` and "
                 "`decode_scratch`")
+    if getattr(detector, "defaults", None):
+        return (f"detector {ident!r}: `defaults` is no longer read; put each option's default "
+                "in its options_schema property (`\"default\": ...`)")
     checks = getattr(detector, "lint_checks", ())
     if not isinstance(checks, (tuple, list)):
         return f"detector {ident!r}: `lint_checks` must be a tuple of LintCheck records"
