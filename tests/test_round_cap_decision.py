@@ -87,6 +87,8 @@ def test_report_hands_over_non_allow_decisions_only(seen: list[Any]) -> None:
     warn = loopguard.Decision("warn", (), "note", detector="host_check")
     assert session.report(allow) is allow and session.report(warn) is warn
     assert seen == [("host", warn)]
+    with pytest.raises(TypeError, match="takes a loopguard.Decision, not dict"):
+        session.report({"action": "breaker"})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("race", ["end_round", "other_call"])

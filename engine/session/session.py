@@ -205,6 +205,8 @@ class Session:
         """A decision the host made outside the detectors (the runtime's round cap), reported
         like every other: logged on `loopguard.decisions` and handed to `loopguard_on_decision`
         listeners. Nothing is recorded in the history. Returns `decision`."""
+        if not isinstance(decision, Decision):
+            raise TypeError(f"Session.report takes a loopguard.Decision, not {type(decision).__name__}")
         if decision.action != "allow":
             top = decision.top
             log_decision(decision.action, decision.tool, decision.seq, decision.turn,
