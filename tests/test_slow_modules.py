@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from slow_modules import declares_slow
+from slow_modules import INNER_LOOP, declares_slow
 
 SLOW_MODULE = '''
 import pytest
@@ -67,3 +67,8 @@ def test_only_a_top_level_pytestmark_line_declares_a_module_slow(tmp_path: Path)
         path.write_text(text, encoding="utf-8")
         assert declares_slow(path) is slow, text
     assert declares_slow(tmp_path / "missing.py") is False
+
+
+def test_the_readme_documents_this_exact_inner_loop() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f'python -m pytest -m "{INNER_LOOP}"' in readme
