@@ -12,7 +12,7 @@ import logging
 from typing import Any, Protocol
 
 from loopguard.decision import Decision
-from loopguard.detection.registry import error_text
+from loopguard.text.hints import error_text
 
 log = logging.getLogger("loopguard")
 
