@@ -2,29 +2,47 @@
 
 Deselection by marker happens after collection, so a module's imports are paid even when
 none of its tests run; for the agent-framework modules that is seconds. A module declares
-itself slow with a top-level `pytestmark = pytest.mark.slow` line, read here from its text
-(no import). Only the exact inner-loop expression `not slow` skips modules this way; any
-other `-m` expression collects everything and lets pytest deselect. Skipped modules are
-not counted as "deselected" in pytest's summary.
+itself slow with a top-level `pytestmark = pytest.mark.slow` (or a list holding it), read
+here from its syntax tree (no import; only files whose text mentions it are parsed). Only
+the exact inner-loop expression `not slow` skips modules this way; any other `-m`
+expression collects everything and lets pytest deselect. Skipped modules are not counted
+as "deselected" in pytest's summary.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 
 INNER_LOOP = "not slow"
-_DECLARES_SLOW = re.compile(rb"^pytestmark = pytest\.mark\.slow\b", re.MULTILINE)
+_MENTIONS = re.compile(rb"^pytestmark\s*=.*\bslow\b", re.MULTILINE)
 
 
 def declares_slow(path: Path) -> bool:
-    """Whether the module's text marks every test in it slow."""
+    """Whether the module's top level marks every test in it slow."""
     try:
-        return _DECLARES_SLOW.search(path.read_bytes()) is not None
-    except OSError:
-        return False
+        text = path.read_bytes()
+        if not _MENTIONS.search(text):
+            return False
+        tree = ast.parse(text, str(path))
+    except (OSError, SyntaxError, ValueError):
+        return False  # pytest collects it and reports what is wrong
+    return any(isinstance(node, ast.Assign) and _names(node.targets) == ["pytestmark"]
+               and _is_slow_mark(node.value) for node in tree.body)
+
+
+def _names(targets: list[ast.expr]) -> list[str]:
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def _is_slow_mark(value: ast.expr) -> bool:
+    """`pytest.mark.slow`, or a list or tuple holding it."""
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return any(_is_slow_mark(item) for item in value.elts)
+    return ast.unparse(value) == "pytest.mark.slow"
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

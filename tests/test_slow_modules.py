@@ -58,9 +58,12 @@ def test_only_a_top_level_pytestmark_line_declares_a_module_slow(tmp_path: Path)
     cases = {
         "pytestmark = pytest.mark.slow\n": True,
         "import pytest\npytestmark = pytest.mark.slow  # why\n": True,
-        "    pytestmark = pytest.mark.slow\n": False,  # indented: not the module's mark
+        "pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings('ignore')]\n": True,
+        "if True:\n    pytestmark = pytest.mark.slow\n": False,  # not at the top level
         "pytestmark = pytest.mark.slowish\n": False,
         "@pytest.mark.slow\ndef test_x(): pass\n": False,
+        "TEXT = '''\npytestmark = pytest.mark.slow\n'''\n": False,  # inside a string
+        "pytestmark = pytest.mark.slow\n(": False,  # not Python: pytest reports it
     }
     for i, (text, slow) in enumerate(cases.items()):
         path = tmp_path / f"test_{i}.py"
