@@ -7,6 +7,7 @@ settings' fallbacks. Any stage may import this module: it imports nothing of loo
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -23,3 +24,21 @@ def bundled_defaults() -> dict[str, Any]:
     """`default.yaml` as plain data (a fresh copy)."""
     data = yaml.safe_load(_defaults_text())
     return data if isinstance(data, dict) else {}
+
+
+@lru_cache(maxsize=256)
+def _default(dotted: str) -> Any:
+    value: Any = bundled_defaults()
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def default(dotted: str) -> Any:
+    """The bundled default of one setting (`turn.max_tool_rounds`), None when it has none.
+
+    Code that reads a setting a rules dict may lack (a mapping handed to `Guard` as is)
+    falls back to this, never to a literal of its own.
+    """
+    value = _default(dotted)
+    return copy.deepcopy(value) if isinstance(value, (dict, list)) else value

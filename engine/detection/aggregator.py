@@ -18,6 +18,7 @@ from typing import Any
 from loopguard.text import messages
 from loopguard.decision import RANK, Decision, Vote
 from loopguard.state.history import Call, SessionState
+from loopguard.rules import default
 
 _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
 _MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is per run)
@@ -53,10 +54,10 @@ class Aggregator:
     def __init__(self, config: Mapping[str, Any]) -> None:
         block = config.get("aggregator") or {}
         self.order = {name: i for i, name in enumerate(block.get("order") or ())}
-        self.escalate = int(block.get("escalate_criticals", 2) or 0)
-        self.warn_every = max(1, int(block.get("warn_every", 10) or 1))
-        self.fail_closed = block.get("fail_mode", "open") == "closed"
-        self.warn_notes = block.get("warn_notes", True) is not False
+        self.escalate = int(block.get("escalate_criticals", default("aggregator.escalate_criticals")) or 0)
+        self.warn_every = max(1, int(block.get("warn_every", default("aggregator.warn_every")) or 1))
+        self.fail_closed = block.get("fail_mode", default("aggregator.fail_mode")) == "closed"
+        self.warn_notes = block.get("warn_notes", default("aggregator.warn_notes")) is not False
         self.config = config
         self._templates: dict[tuple[str, str], str] = {}  # (key, language) -> template
 

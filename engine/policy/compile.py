@@ -18,6 +18,7 @@ from loopguard.detection.registry import Registry
 from loopguard.detection.unknowntools import UnknownTools
 from loopguard.policy.turns import TurnPolicy
 from loopguard.text.hints import error_text
+from loopguard.rules import default
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         seen_checks=checks + repeat_checks,
         afters=_hooks(stages, "after"),
         compaction_hooks=_hooks(stages, "compacted"),
-        history_size=max(1, int(loop.get("history_size", 30))),
+        history_size=max(1, int(loop.get("history_size", default("loop_detection.history_size")))),
         indexed=any(getattr(s.detector, "gating", ALWAYS) == ROLLING for s in stages),
         aggregator=Aggregator(config),
         turn_policy=TurnPolicy.from_config(config),

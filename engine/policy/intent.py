@@ -26,6 +26,7 @@ import ahocorasick_rs
 
 from loopguard.errors import rules_error
 from loopguard.text.normalize import Normalizer
+from loopguard.rules import default
 
 LEAVES = ("text_contains", "text_equals", "context_contains")
 
@@ -75,7 +76,7 @@ class KeywordIndex:
     def from_config(cls, config: Mapping[str, Any]) -> KeywordIndex:
         """Compile `keyword_sets` with the `turn.normalize` steps of a rules dict."""
         turn = config.get("turn") or {}
-        steps = turn.get("normalize", ["strip", "lower"])
+        steps = turn.get("normalize", default("turn.normalize"))
         return cls(config.get("keyword_sets") or {}, steps if steps is not None else [])
 
     def __len__(self) -> int:

@@ -41,6 +41,7 @@ import regex
 from loopguard.state.fingerprint import digest_text
 from loopguard.state.history import FAILED, STATUS, UNREAD
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS, safe_compile, search
+from loopguard.rules import default
 
 SCAN_CHARS = 512  # characters searched at each end of a result text
 NEAR_MAX_CHARS = 16384  # longer texts are never compared line by line (nor kept for it)
@@ -118,7 +119,7 @@ class OutcomeReader:
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         block = config.get("outcomes") or {}
-        self.near = float(block.get("near_similarity", 0.8) or 0)
+        self.near = float(block.get("near_similarity", default("outcomes.near_similarity")) or 0)
         self.markers = Markers(block.get("failure_markers"), block.get("status_markers"))
         self.prefixes = tuple(sorted({p.lower() for p in block.get("failure_prefixes") or ()
                                       if isinstance(p, str) and p}))

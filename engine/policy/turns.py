@@ -37,6 +37,7 @@ from loopguard.state.turn import RoundOutcome, TurnExpectation, TurnState
 from loopguard.text.content import content_text, strip_recall
 from loopguard.policy.intent import Condition, KeywordIndex
 from loopguard.text.messages import render
+from loopguard.rules import default
 
 
 
@@ -77,11 +78,11 @@ class TurnPolicy:
             index=index,
             intents=tuple(intents),
             plan_condition=index.compile(plan, "turn.plan_condition") if plan else None,
-            max_tool_rounds=_count(turn, "max_tool_rounds", 15),
-            max_retries=_count(turn, "max_incomplete_tool_retries", 2),
-            context_messages=_count(turn, "context_messages", 4),
-            keep_tag=str(recall.get("keep_tag", "current-user-message")),
-            drop_tag=str(recall.get("drop_tag", "relevant-memories")),
+            max_tool_rounds=_count(turn, "max_tool_rounds"),
+            max_retries=_count(turn, "max_incomplete_tool_retries"),
+            context_messages=_count(turn, "context_messages"),
+            keep_tag=str(recall.get("keep_tag", default("turn.recall.keep_tag"))),
+            drop_tag=str(recall.get("drop_tag", default("turn.recall.drop_tag"))),
             texts={"messages": copy.deepcopy(config.get("messages") or {})},
         )
 
@@ -203,8 +204,8 @@ def offered_names(tools: Any) -> frozenset[str] | None:
         return None
 
 
-def _count(block: Mapping[str, Any], key: str, default: int) -> int:
-    value = block.get(key, default)
+def _count(block: Mapping[str, Any], key: str) -> int:
+    value = block.get(key, default(f"turn.{key}"))
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise rules_error(f"{key} must be a whole number >= 0, got {value!r}", f"turn.{key}")
     return value

@@ -35,6 +35,7 @@ from loopguard.replay.intents import matched_keyword
 from loopguard.replay.records import DROPS_DATA, DecisionRecord, Record, SessionSummary, SkippedTool
 from loopguard.replay.transcripts import events as ev
 from loopguard.replay.transcripts.detect import Transcript, open_transcript
+from loopguard.rules import default
 
 __all__ = ["DROPS_DATA", "DecisionRecord", "Record", "Replayer", "SessionSummary", "SkippedTool"]
 
@@ -143,8 +144,10 @@ class Replayer:
         if live is None:
             session = self.guard.session(key, agent=self.agent)
             turn = (session.config.get("turn") or {}) if isinstance(session.config, dict) else {}
-            context = turn.get("context_messages", 4)
-            live = _Live(session, name, (context if isinstance(context, int) else 4) + 2, key, file)
+            context = turn.get("context_messages")
+            if not isinstance(context, int):
+                context = default("turn.context_messages")
+            live = _Live(session, name, context + 2, key, file)
             self._live[key] = live
         if file and file not in live.summary.files:
             live.summary.files.append(file)

@@ -39,6 +39,7 @@ from loopguard.session import answers
 from loopguard.decision import Decision, Vote
 from loopguard.text.messages import render
 from loopguard.text.content import content_text, strip_recall
+from loopguard.rules import default
 
 Message = dict[str, Any]
 Model = Callable[..., Union[Any, Awaitable[Any]]]
@@ -85,8 +86,8 @@ def _language_text(messages: Sequence[Any], config: Mapping[str, Any]) -> str:
     recall = (config.get("turn") or {}).get("recall") or {}
     for message in reversed(messages):
         if isinstance(message, Mapping) and message.get("role") == "user":
-            text = strip_recall(content_text(message), recall.get("keep_tag", "current-user-message"),
-                                recall.get("drop_tag", "relevant-memories"))
+            text = strip_recall(content_text(message), recall.get("keep_tag", default("turn.recall.keep_tag")),
+                                recall.get("drop_tag", default("turn.recall.drop_tag")))
             if text.strip():
                 return text
     return ""
@@ -152,7 +153,7 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
            run_id: str | None, on_round: OnRound | None) -> Generator[Any, Any, TurnResult]:
     """The turn as a generator: yields _AskModel/_RunTool requests, returns the TurnResult."""
     config = session.config
-    cap = int((config.get("turn") or {}).get("max_tool_rounds", 15))
+    cap = int((config.get("turn") or {}).get("max_tool_rounds", default("turn.max_tool_rounds")))
     lang_text = _language_text(messages, config)
     session.begin_turn(list(messages), tools=list(tools) if isinstance(tools, Mapping) else None)
     context: list[Message] = list(messages)

@@ -2,8 +2,8 @@
 
 `messages.language` is `auto`, `zh` or `en`. `auto` picks `zh` when the text the message
 is about (usually the user's request) contains a Han character, `en` otherwise. A key
-missing from the chosen language falls back to the other language, then to a plain
-English default, so a partial rules file never makes the runtime crash. Templates are filled
+missing from the chosen language falls back to the other language, then to the bundled
+English text of `rules/default.yaml`, so a partial rules file never makes the runtime crash. Templates are filled
 by plain `{name}` substitution (`templates`: no format specs or attribute access); rules loading
 refuses unknown fields, and at run time anything else stays as written.
 """
@@ -15,24 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from loopguard.text import templates
+from loopguard.rules import default
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
 
-FALLBACK = {
-    "warn_note": "[loopguard] Warning: {message}",
-    "blocked": "[loopguard] Blocked: {message}",
-    "breaker": "[loopguard] Stopped: {message}",
-    "aborted": "[loopguard] Aborted: another call in this round tripped the loop breaker.",
-    "retry_no_output": "You gave no answer and called no tool.",
-    "retry_plan_only": "You only described a plan and did not call any tool.",
-    "retry_text_only": "You answered without calling the required tool.",
-    "retry_other_args": "You called {tool}, but not with the arguments this turn needs.",
-    "retry": "{problem} {reason} Call the tool now: {call}",
-    "exhausted": "Warning: the required tool {tool} was not called after {retries} retries.",
-    "exhausted_other_args": "Warning: the required tool {tool} was called, but never as "
-                            "{call}, after {retries} retries.",
-    "round_cap": "[loopguard] Stopped after {rounds} rounds without a final answer.",
-}
 
 
 def has_han(text: str) -> bool:
@@ -43,7 +29,8 @@ def has_han(text: str) -> bool:
 def language(config: Mapping[str, Any], text_for_language: str | None) -> str:
     """`zh` or `en` (or another configured code) for this text under `messages.language`."""
     messages = config.get("messages") or {}
-    chosen = messages.get("language", "auto") if isinstance(messages, Mapping) else "auto"
+    chosen = messages.get("language") if isinstance(messages, Mapping) else None
+    chosen = default("messages.language") if chosen is None else chosen
     if chosen in (None, "auto"):
         return "zh" if has_han(text_for_language or "") else "en"
     return str(chosen)
@@ -58,7 +45,8 @@ def template(config: Mapping[str, Any], key: str, lang: str) -> str:
         pack = messages.get(code)
         if isinstance(pack, Mapping) and isinstance(pack.get(key), str):
             return pack[key]
-    return FALLBACK.get(key, key)
+    bundled = default(f"messages.en.{key}")
+    return bundled if isinstance(bundled, str) else key
 
 
 def fill(text: str, **fields: Any) -> str:
