@@ -50,8 +50,9 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="loopguard-types-") as tmp:
         link_tree(Path(tmp))
         env = {**os.environ, "MYPYPATH": tmp}
+        extra = [str(Path(arg).resolve()) for arg in argv]  # mypy runs in the link tree
         command = [sys.executable, "-m", "mypy", "--no-incremental",
-                   "--config-file", str(ROOT / "pyproject.toml"), "-p", "loopguard", *argv]
+                   "--config-file", str(ROOT / "pyproject.toml"), "loopguard", *extra]
         return subprocess.run(command, env=env, cwd=tmp, check=False).returncode
 
 
