@@ -7,16 +7,18 @@ keeps the best time of each, so drift on a shared machine hits both alike.
 from __future__ import annotations
 
 import gc
+import json
 import time
 from collections.abc import Callable
 from hashlib import blake2b
-import json
 from typing import Any
 
 _dumps = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
 
 
-def best_pair(baseline: Callable[[], Any], subject: Callable[[], Any], repeats: int) -> tuple[float, float]:
+def best_pair(
+    baseline: Callable[[], Any], subject: Callable[[], Any], repeats: int
+) -> tuple[float, float]:
     """Best wall time of each, measured interleaved."""
     best_base = best_subject = float("inf")
     for _ in range(repeats):

@@ -20,13 +20,20 @@ import random
 import time
 from typing import Any
 
-from loopguard.policy.intent import KeywordIndex
 from loopguard.config.load import load_rules_path
+from loopguard.policy.intent import KeywordIndex
 from loopguard.policy.turns import TurnPolicy
 
 SIZES = (30, 1_000, 10_000)
-SETS = ("portfolio_view", "portfolio_diagnose", "followup", "analysis_hint", "referential",
-        "affirmative", "portfolio_marker")
+SETS = (
+    "portfolio_view",
+    "portfolio_diagnose",
+    "followup",
+    "analysis_hint",
+    "referential",
+    "affirmative",
+    "portfolio_marker",
+)
 FOLLOWUP = "体检一下吧"
 HAN = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
 LATIN = "abcdefghijklmnopqrstuvwxyz"
@@ -55,8 +62,10 @@ def _config(count: int, rng: random.Random) -> dict[str, Any]:
 
 
 def _messages(rng: random.Random) -> list[dict[str, str]]:
-    context = [{"role": role, "content": _text(rng, 200)}
-               for role in ("user", "assistant", "user", "assistant")]
+    context = [
+        {"role": role, "content": _text(rng, 200)}
+        for role in ("user", "assistant", "user", "assistant")
+    ]
     text = _text(rng, 100) + FOLLOWUP + _text(rng, 200 - 100 - len(FOLLOWUP))
     return [*context, {"role": "user", "content": text}]
 
@@ -101,49 +110,96 @@ def run(small: bool = False) -> list[dict[str, Any]]:
         policy = TurnPolicy.from_config(config)
         compile_ms = (time.perf_counter() - started) * 1000
         norm = policy.index.normalize
-        sets = [(policy.index.bits(name, "bench"), [norm(k) for k in kws if norm(k)])
-                for name, kws in config["keyword_sets"].items()]
+        sets = [
+            (policy.index.bits(name, "bench"), [norm(k) for k in kws if norm(k)])
+            for name, kws in config["keyword_sets"].items()
+        ]
         messages = _messages(rng)
         assert policy.expectation_for(messages) is None and _naive(policy, sets, messages) is None
-        cases.append({"size": size, "policy": policy, "sets": sets, "messages": messages,
-                      "compile_ms": compile_ms, "aho": float("inf"), "naive": float("inf")})
+        cases.append(
+            {
+                "size": size,
+                "policy": policy,
+                "sets": sets,
+                "messages": messages,
+                "compile_ms": compile_ms,
+                "aho": float("inf"),
+                "naive": float("inf"),
+            }
+        )
     for _ in range(repeats):  # interleaved: every repeat times every case with both matchers
         for case in cases:
             policy, sets, messages = case["policy"], case["sets"], case["messages"]
             case["aho"] = min(case["aho"], _best(lambda: policy.expectation_for(messages), number))
             naive_number = max(1, number // (10 if case["size"] >= 10_000 else 1))
-            case["naive"] = min(case["naive"], _best(lambda: _naive(policy, sets, messages), naive_number))
+            case["naive"] = min(
+                case["naive"], _best(lambda: _naive(policy, sets, messages), naive_number)
+            )
     base = cases[0]["aho"]
-    sizes = [{"keywords": c["size"], "aho_us": c["aho"] * 1e6, "naive_us": c["naive"] * 1e6,
-              "speedup": c["naive"] / c["aho"], "vs_30": c["aho"] / base,
-              "compile_ms": c["compile_ms"]} for c in cases]
+    sizes = [
+        {
+            "keywords": c["size"],
+            "aho_us": c["aho"] * 1e6,
+            "naive_us": c["naive"] * 1e6,
+            "speedup": c["naive"] / c["aho"],
+            "vs_30": c["aho"] / base,
+            "compile_ms": c["compile_ms"],
+        }
+        for c in cases
+    ]
     return _rows(sizes)
 
 
 def _rows(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows in the shape of benchmarks/run.py (measure, ratio, budget, ok, note) plus details."""
-    rows = [dict(s, measure=f"intent match, {s['keywords']:,} keywords (us per turn)",
-                 ratio=round(s["aho_us"], 1), budget=None, ok=None,
-                 note=f"naive loop {s['naive_us']:.1f} us ({s['speedup']:.1f}x slower), "
-                      f"compile {s['compile_ms']:.1f} ms") for s in sizes]
+    rows = [
+        dict(
+            s,
+            measure=f"intent match, {s['keywords']:,} keywords (us per turn)",
+            ratio=round(s["aho_us"], 1),
+            budget=None,
+            ok=None,
+            note=f"naive loop {s['naive_us']:.1f} us ({s['speedup']:.1f}x slower), "
+            f"compile {s['compile_ms']:.1f} ms",
+        )
+        for s in sizes
+    ]
     last = sizes[-1]
-    rows.append({"measure": f"intent match cost, {last['keywords']:,} vs {sizes[0]['keywords']} keywords",
-                 "ratio": round(last["vs_30"], 2), "budget": 2, "ok": last["vs_30"] < 2,
-                 "note": "must stay under the budget"})
-    rows.append({"measure": f"intent match speedup over a naive loop, {last['keywords']:,} keywords",
-                 "ratio": round(last["speedup"], 1), "budget": 20, "ok": last["speedup"] >= 20,
-                 "note": "must reach at least the budget"})
+    rows.append(
+        {
+            "measure": f"intent match cost, {last['keywords']:,} vs {sizes[0]['keywords']} keywords",
+            "ratio": round(last["vs_30"], 2),
+            "budget": 2,
+            "ok": last["vs_30"] < 2,
+            "note": "must stay under the budget",
+        }
+    )
+    rows.append(
+        {
+            "measure": f"intent match speedup over a naive loop, {last['keywords']:,} keywords",
+            "ratio": round(last["speedup"], 1),
+            "budget": 20,
+            "ok": last["speedup"] >= 20,
+            "note": "must reach at least the budget",
+        }
+    )
     return rows
 
 
 def main() -> None:
     rows = run()
-    print(f"{'keywords':>9} {'aho-corasick':>13} {'naive loop':>12} {'speedup':>8} {'vs 30':>6} {'compile':>9}")
+    print(
+        f"{'keywords':>9} {'aho-corasick':>13} {'naive loop':>12} {'speedup':>8} {'vs 30':>6} {'compile':>9}"
+    )
     for r in rows[:-2]:
-        print(f"{r['keywords']:>9,} {r['aho_us']:>10.1f} us {r['naive_us']:>9.1f} us "
-              f"{r['speedup']:>7.1f}x {r['vs_30']:>5.2f}x {r['compile_ms']:>6.1f} ms")
+        print(
+            f"{r['keywords']:>9,} {r['aho_us']:>10.1f} us {r['naive_us']:>9.1f} us "
+            f"{r['speedup']:>7.1f}x {r['vs_30']:>5.2f}x {r['compile_ms']:>6.1f} ms"
+        )
     for r in rows[-2:]:
-        print(f"{r['measure']}: {r['ratio']}x (budget {r['budget']}x) -> {'ok' if r['ok'] else 'MISSED'}")
+        print(
+            f"{r['measure']}: {r['ratio']}x (budget {r['budget']}x) -> {'ok' if r['ok'] else 'MISSED'}"
+        )
 
 
 if __name__ == "__main__":

@@ -113,9 +113,17 @@ def score(label: dict[str, Any], replayed: dict[str, Replayed]) -> Score:
     else:
         live = next(iter(replayed.values()), Replayed())
     is_loop = label["label"] == "loop"
-    result = Score(label["file"], session, label.get("source", "").removeprefix("realdata/"),
-                   label["label"], label.get("loop_type"), bool(label.get("borderline")),
-                   live.calls, "clean", warned=live.warned)
+    result = Score(
+        label["file"],
+        session,
+        label.get("source", "").removeprefix("realdata/"),
+        label["label"],
+        label.get("loop_type"),
+        bool(label.get("borderline")),
+        live.calls,
+        "clean",
+        warned=live.warned,
+    )
     if live.stop is not None:
         result.stop_index, result.detector = live.stop
     result.breaker_index = live.breaker
@@ -146,8 +154,9 @@ def measures(scores: Iterable[Score]) -> dict[str, Any]:
     caught = [s for s in loops if s.verdict == "caught"]
     delays = [s.delay for s in loops if s.delay is not None]
     verdicts = Counter(s.verdict for s in loops)
-    escalated = [s for s in caught if s.breaker_index is not None
-                 and s.breaker_index - s.stop_index <= SLACK]  # type: ignore[operator]
+    escalated = [
+        s for s in caught if s.breaker_index is not None and s.breaker_index - s.stop_index <= SLACK
+    ]  # type: ignore[operator]
     return {
         "transcripts": len(scores),
         "loops": len(loops),
@@ -159,7 +168,9 @@ def measures(scores: Iterable[Score]) -> dict[str, Any]:
         "healthy_ended": _share(sum(s.breaker_index is not None for s in healthy), len(healthy)),
         "median_delay": statistics.median(delays) if delays else None,
         "breaker_follows": _share(len(escalated), len(caught)),
-        "early": verdicts["early"], "late": verdicts["late"], "missed": verdicts["missed"],
+        "early": verdicts["early"],
+        "late": verdicts["late"],
+        "missed": verdicts["missed"],
         "false_stops": sum(s.verdict == "false_stop" for s in healthy),
     }
 
@@ -194,41 +205,59 @@ def report(scores: list[Score]) -> dict[str, Any]:
         "without_borderline": measures(s for s in scores if not s.borderline),
         "by_source": {k: measures(v) for k, v in sorted(by_source.items())},
         "by_loop_type": {k: measures(v) for k, v in sorted(by_type.items())},
-        "by_detector": {d: {"caught": by_detector[d], "false_stops": by_detector_false[d]}
-                        for d in sorted(set(by_detector) | set(by_detector_false))},
+        "by_detector": {
+            d: {"caught": by_detector[d], "false_stops": by_detector_false[d]}
+            for d in sorted(set(by_detector) | set(by_detector_false))
+        },
         "transcripts": [asdict(s) for s in scores],
     }
 
 
 def print_report(data: dict[str, Any], listing: bool) -> None:
     overall = data["all"]
-    print(f"transcripts: {overall['transcripts']} ({overall['loops']} loops, {overall['healthy']} healthy)")
+    print(
+        f"transcripts: {overall['transcripts']} ({overall['loops']} loops, {overall['healthy']} healthy)"
+    )
     print()
     print("| measure | all | without borderline |")
     print("|---|---:|---:|")
-    rows = (("healthy runs stopped", "healthy_stopped"), ("loops caught", "loops_caught"),
-            ("precision", "precision"), ("healthy runs warned", "healthy_warned"),
-            ("healthy runs ended by a breaker", "healthy_ended"))
+    rows = (
+        ("healthy runs stopped", "healthy_stopped"),
+        ("loops caught", "loops_caught"),
+        ("precision", "precision"),
+        ("healthy runs warned", "healthy_warned"),
+        ("healthy runs ended by a breaker", "healthy_ended"),
+    )
     for title, key in rows:
         print(f"| {title} | {_pct(overall[key])} | {_pct(data['without_borderline'][key])} |")
-    print(f"| median delay after intervene_index (calls) | {overall['median_delay']} | "
-          f"{data['without_borderline']['median_delay']} |")
-    print(f"| caught loops where a breaker follows the first stop within {SLACK} calls | "
-          f"{_pct(overall['breaker_follows'])} | {_pct(data['without_borderline']['breaker_follows'])} |")
-    print(f"| loops early / late / missed | {overall['early']} / {overall['late']} / {overall['missed']} | "
-          f"{data['without_borderline']['early']} / {data['without_borderline']['late']} / "
-          f"{data['without_borderline']['missed']} |")
+    print(
+        f"| median delay after intervene_index (calls) | {overall['median_delay']} | "
+        f"{data['without_borderline']['median_delay']} |"
+    )
+    print(
+        f"| caught loops where a breaker follows the first stop within {SLACK} calls | "
+        f"{_pct(overall['breaker_follows'])} | {_pct(data['without_borderline']['breaker_follows'])} |"
+    )
+    print(
+        f"| loops early / late / missed | {overall['early']} / {overall['late']} / {overall['missed']} | "
+        f"{data['without_borderline']['early']} / {data['without_borderline']['late']} / "
+        f"{data['without_borderline']['missed']} |"
+    )
     print()
     print("| source | transcripts | healthy stopped | loops caught | precision |")
     print("|---|---:|---:|---:|---:|")
     for name, m in data["by_source"].items():
-        print(f"| {name} | {m['transcripts']} | {_pct(m['healthy_stopped'])} | {_pct(m['loops_caught'])} | "
-              f"{_pct(m['precision'])} |")
+        print(
+            f"| {name} | {m['transcripts']} | {_pct(m['healthy_stopped'])} | {_pct(m['loops_caught'])} | "
+            f"{_pct(m['precision'])} |"
+        )
     print()
     print("| loop type | loops | caught | early | late | missed |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, m in data["by_loop_type"].items():
-        print(f"| {name} | {m['loops']} | {_pct(m['loops_caught'])} | {m['early']} | {m['late']} | {m['missed']} |")
+        print(
+            f"| {name} | {m['loops']} | {_pct(m['loops_caught'])} | {m['early']} | {m['late']} | {m['missed']} |"
+        )
     print()
     print("| deciding detector | loops caught | false stops |")
     print("|---|---:|---:|")
@@ -240,9 +269,15 @@ def print_report(data: dict[str, Any], listing: bool) -> None:
             if s["verdict"] in ("caught", "clean"):
                 continue
             where = f"{s['file']}" + (f" [{s['session']}]" if s["session"] else "")
-            span = "" if s["first_index"] is None else f" loop {s['first_index']}..{s['intervene_index']}"
-            print(f"{s['verdict']:<10} {where} stop={s['stop_index']} by {s['detector']}{span} "
-                  f"({s['loop_type'] or s['label']})")
+            span = (
+                ""
+                if s["first_index"] is None
+                else f" loop {s['first_index']}..{s['intervene_index']}"
+            )
+            print(
+                f"{s['verdict']:<10} {where} stop={s['stop_index']} by {s['detector']}{span} "
+                f"({s['loop_type'] or s['label']})"
+            )
 
 
 def run(corpus: Path, rules: str | None) -> list[Score]:
@@ -264,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpus", type=Path, help="folder with labels.jsonl and the transcripts")
     parser.add_argument("--rules", help="rules file (default: the bundled default rules)")
     parser.add_argument("--json", dest="json_out", help="also write the full report as JSON here")
-    parser.add_argument("--list", action="store_true", help="list every transcript not scored right")
+    parser.add_argument(
+        "--list", action="store_true", help="list every transcript not scored right"
+    )
     args = parser.parse_args(argv)
     if not (args.corpus / "labels.jsonl").is_file():
         print(f"quality.py: {args.corpus}: no labels.jsonl in this folder", file=sys.stderr)
@@ -277,7 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     data = report(scores)
     print_report(data, args.list)
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        Path(args.json_out).write_text(
+            json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     return 0
 
 

@@ -36,18 +36,35 @@ def write_log(path: Path, calls: int, seed: int = 7) -> None:
         for i in range(calls):
             run = f"run-{i // 1000}"
             if i % 10 == 0:
-                fh.write(json.dumps({"event": "user_message", "run_id": run, "text": f"next step {i}"}) + "\n")
+                fh.write(
+                    json.dumps({"event": "user_message", "run_id": run, "text": f"next step {i}"})
+                    + "\n"
+                )
             tool = rng.choice(TOOLS)
             args: dict[str, Any] = {"path": f"src/module_{rng.randint(0, 400)}.py"}
             if tool == "edit_file":
-                args["new"] = f"value_{i} = compute(value_{i - 1}, strict=True)  # refactor step {i}"
+                args["new"] = (
+                    f"value_{i} = compute(value_{i - 1}, strict=True)  # refactor step {i}"
+                )
             elif tool == "command_status":
                 args = {"command_id": f"cmd_{i // 50}"}
             result = f"{tool} output {rng.randint(0, 3) if tool == 'command_status' else i}"
-            fh.write(json.dumps({"event": "assistant_message", "run_id": run,
-                                 "tool_calls": [{"id": f"c{i}", "name": tool, "arguments": args}]}) + "\n")
-            fh.write(json.dumps({"event": "tool_result", "run_id": run, "call_id": f"c{i}",
-                                 "content": result}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "event": "assistant_message",
+                        "run_id": run,
+                        "tool_calls": [{"id": f"c{i}", "name": tool, "arguments": args}],
+                    }
+                )
+                + "\n"
+            )
+            fh.write(
+                json.dumps(
+                    {"event": "tool_result", "run_id": run, "call_id": f"c{i}", "content": result}
+                )
+                + "\n"
+            )
 
 
 def replay(path: Path) -> int:
@@ -80,18 +97,37 @@ def run(small: bool = False) -> list[dict[str, Any]]:
         peak_short, peak_long = peak_memory(short), peak_memory(long)
     growth = peak_long / peak_short
     return [
-        {"measure": f"replay throughput, {long_calls:,} calls (calls/s)", "ratio": round(fed / elapsed),
-         "budget": None, "ok": None, "note": f"{size_mb:.1f} MB event log in {elapsed:.2f} s"},
-        {"measure": f"replay peak memory, {long_calls:,} calls (KiB)", "ratio": round(peak_long / 1024),
-         "budget": None, "ok": None, "note": f"{short_calls:,} calls: {peak_short / 1024:.0f} KiB (tracemalloc)"},
-        {"measure": f"replay peak memory growth, {long_calls:,} vs {short_calls:,} calls", "ratio": round(growth, 2),
-         "budget": 1.5, "ok": growth < 1.5, "note": "must stay flat: the reader streams line by line"},
+        {
+            "measure": f"replay throughput, {long_calls:,} calls (calls/s)",
+            "ratio": round(fed / elapsed),
+            "budget": None,
+            "ok": None,
+            "note": f"{size_mb:.1f} MB event log in {elapsed:.2f} s",
+        },
+        {
+            "measure": f"replay peak memory, {long_calls:,} calls (KiB)",
+            "ratio": round(peak_long / 1024),
+            "budget": None,
+            "ok": None,
+            "note": f"{short_calls:,} calls: {peak_short / 1024:.0f} KiB (tracemalloc)",
+        },
+        {
+            "measure": f"replay peak memory growth, {long_calls:,} vs {short_calls:,} calls",
+            "ratio": round(growth, 2),
+            "budget": 1.5,
+            "ok": growth < 1.5,
+            "note": "must stay flat: the reader streams line by line",
+        },
     ]
 
 
 def main() -> None:
     for row in run():
-        budget = "" if row["budget"] is None else f"  (budget {row['budget']}: {'ok' if row['ok'] else 'MISSED'})"
+        budget = (
+            ""
+            if row["budget"] is None
+            else f"  (budget {row['budget']}: {'ok' if row['ok'] else 'MISSED'})"
+        )
         print(f"{row['measure']}: {row['ratio']:,}{budget}  — {row['note']}")
 
 

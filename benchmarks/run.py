@@ -18,9 +18,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import loopguard  # noqa: E402
 from harness import best_pair, floor  # noqa: E402
 from traces import NAMES, load  # noqa: E402
+
+import loopguard  # noqa: E402
 
 ALL_ON = {"version": 1, "loop_detection": {"enabled": True}}
 TURN_EVERY = 10  # calls per user turn in the traces (a turn is a handful of rounds)
@@ -44,8 +45,10 @@ def row(measure: str, ratio: float, budget: float | None, note: str = "") -> dic
 
 def per_call_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
     rows = []
-    for rules_name, rules, budget in (("default rules", {"version": 1}, 2.0),
-                                      ("all detectors on", ALL_ON, 2.5)):
+    for rules_name, rules, budget in (
+        ("default rules", {"version": 1}, 2.0),
+        ("all detectors on", ALL_ON, 2.5),
+    ):
         guard = loopguard.Guard.from_dict(rules)
         for name in NAMES:
             trace = load(name, scale)
@@ -56,9 +59,15 @@ def per_call_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
 
             base, subj = best_pair(lambda: floor(trace), subject, repeats)
             limit = 8.0 if name == "big_args" else budget
-            rows.append(row(f"{name} — {rules_name} (× floor)", subj / base, limit,
-                            f"{subj / len(trace) * 1e6:.1f} µs/call vs floor "
-                            f"{base / len(trace) * 1e6:.1f} µs/call"))
+            rows.append(
+                row(
+                    f"{name} — {rules_name} (× floor)",
+                    subj / base,
+                    limit,
+                    f"{subj / len(trace) * 1e6:.1f} µs/call vs floor "
+                    f"{base / len(trace) * 1e6:.1f} µs/call",
+                )
+            )
     return rows
 
 
@@ -70,7 +79,8 @@ def history_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
 
         def with_history(size: int) -> Any:
             guard = loopguard.Guard.from_dict(
-                {"version": 1, "loop_detection": {"enabled": True, "history_size": size}})
+                {"version": 1, "loop_detection": {"enabled": True, "history_size": size}}
+            )
             return lambda: drive(guard, trace, f"h{next(counter)}")
 
         small, large = best_pair(with_history(30), with_history(3000), repeats)
@@ -99,6 +109,7 @@ def sessions_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
                 s = guard.session(f"u{(i * 7919) % count}")
                 s.before_call(call["tool"], call["args"], call_id=str(i))
                 s.after_call(call["tool"], call["args"], result=call["result"], call_id=str(i))
+
         return run
 
     few, lots = best_pair(spread(10), spread(many), repeats)
@@ -125,8 +136,15 @@ def memory_rows(scale: float) -> list[dict[str, Any]]:
     tracemalloc.stop()
     per = used / count
     ok = per <= 12 * 1024
-    return [{"measure": f"memory per idle session, history 30, {count:,} sessions (bytes)",
-             "ratio": round(per), "budget": 12 * 1024, "ok": ok, "note": "absolute bytes"}]
+    return [
+        {
+            "measure": f"memory per idle session, history 30, {count:,} sessions (bytes)",
+            "ratio": round(per),
+            "budget": 12 * 1024,
+            "ok": ok,
+            "note": "absolute bytes",
+        }
+    ]
 
 
 def external_rows(small: bool) -> list[dict[str, Any]]:
@@ -136,8 +154,15 @@ def external_rows(small: bool) -> list[dict[str, Any]]:
         try:
             mod = __import__(module)
         except ImportError as exc:
-            rows.append({"measure": module, "ratio": None, "budget": None, "ok": None,
-                         "note": f"not available: {exc}"})
+            rows.append(
+                {
+                    "measure": module,
+                    "ratio": None,
+                    "budget": None,
+                    "ok": None,
+                    "note": f"not available: {exc}",
+                }
+            )
             continue
         rows.extend(mod.run(small=small))
     return rows
@@ -147,8 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="OUT", help="also write the table as JSON")
     parser.add_argument("--small", action="store_true", help="tiny inputs (smoke test)")
-    parser.add_argument("--only", choices=("calls", "history", "sessions", "memory", "stores", "other"),
-                        action="append", help="run only these groups")
+    parser.add_argument(
+        "--only",
+        choices=("calls", "history", "sessions", "memory", "stores", "other"),
+        action="append",
+        help="run only these groups",
+    )
     args = parser.parse_args(argv)
     scale, repeats = (0.02, 2) if args.small else (1.0, 5)
     groups = {
@@ -177,7 +206,9 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         value = "-" if r["ratio"] is None else f"{r['ratio']:,}"
         budget = "-" if r["budget"] is None else f"{r['budget']:,}"
         mark = {True: "yes", False: "NO", None: "-"}[r["ok"]]
-        print(f"{r['measure'].ljust(width)}  {value:>9}  {budget:>8}  {mark:<4} {r.get('note', '')}")
+        print(
+            f"{r['measure'].ljust(width)}  {value:>9}  {budget:>8}  {mark:<4} {r.get('note', '')}"
+        )
 
 
 if __name__ == "__main__":

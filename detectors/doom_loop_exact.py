@@ -49,27 +49,59 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    FAILED, STATUS, VETO, Call, Detector, PollMatcher, SessionState, Vote, hookimpl, short,
+    FAILED,
+    STATUS,
+    VETO,
+    Call,
+    Detector,
+    PollMatcher,
+    SessionState,
+    Vote,
+    hookimpl,
+    short,
 )
+
 
 def window_options(window: int) -> dict[str, Any]:
     """The options shared by the doom-loop detectors, with their defaults (`window` differs)."""
     return {
-        "window": {"description": "How many recent calls are looked at (the current one included).",
-                   "type": "integer", "minimum": 1, "maximum": 64,  # history.RECENT: "seen lately"
-                   "default": window},
-        "threshold": {"description": "Occurrences in the window (the current call included) that "
-                                     "make a doom loop.", "type": "integer", "minimum": 1, "default": 3},
-        "exempt": {"description": "Tools this detector never judges (and skips in its window).",
-                   "type": "array", "items": {"type": "string", "minLength": 1},
-                   "default": ["check_background_tasks"]},
-        "outcome": {"description": "same: repeats count only with the same outcome; any: the same "
-                                   "arguments are enough.", "enum": ["same", "any"], "default": "same"},
-        "scope": {"description": "session: the window spans user turns; turn: it restarts each turn.",
-                  "enum": ["session", "turn"], "default": "session"},
-        "level": {"description": "The vote when it trips: critical blocks the call with a message "
-                                 "(repeated criticals escalate); breaker ends the run.",
-                  "enum": ["critical", "breaker"], "default": "critical"},
+        "window": {
+            "description": "How many recent calls are looked at (the current one included).",
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 64,  # history.RECENT: "seen lately"
+            "default": window,
+        },
+        "threshold": {
+            "description": "Occurrences in the window (the current call included) that "
+            "make a doom loop.",
+            "type": "integer",
+            "minimum": 1,
+            "default": 3,
+        },
+        "exempt": {
+            "description": "Tools this detector never judges (and skips in its window).",
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": ["check_background_tasks"],
+        },
+        "outcome": {
+            "description": "same: repeats count only with the same outcome; any: the same "
+            "arguments are enough.",
+            "enum": ["same", "any"],
+            "default": "same",
+        },
+        "scope": {
+            "description": "session: the window spans user turns; turn: it restarts each turn.",
+            "enum": ["session", "turn"],
+            "default": "session",
+        },
+        "level": {
+            "description": "The vote when it trips: critical blocks the call with a message "
+            "(repeated criticals escalate); breaker ends the run.",
+            "enum": ["critical", "breaker"],
+            "default": "critical",
+        },
     }
 
 
@@ -92,22 +124,37 @@ class DoomLoopExact(Detector):
     repeats_only = True  # (with outcome: any too: a first occurrence never votes)
     settings = ("outcomes.near_similarity",)
     bounded_by = (("threshold", "window"),)
-    explain_options = ("outcome", "scope", "window", "threshold", "poll_threshold", "level", "exempt")
+    explain_options = (
+        "outcome",
+        "scope",
+        "window",
+        "threshold",
+        "poll_threshold",
+        "level",
+        "exempt",
+    )
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             **window_options(8),
-            "poll_threshold": {"description": "The threshold for polls (results that report "
-                                              "progress), which may wait longer.",
-                               "type": "integer", "minimum": 1, "default": 6},
+            "poll_threshold": {
+                "description": "The threshold for polls (results that report "
+                "progress), which may wait longer.",
+                "type": "integer",
+                "minimum": 1,
+                "default": 6,
+            },
         },
         "additionalProperties": False,
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         merged = {**self.option_defaults(), **options}
-        return {**window_config(merged), "poll_threshold": int(merged["poll_threshold"]),
-                "polls": PollMatcher.from_config(config)}
+        return {
+            **window_config(merged),
+            "poll_threshold": int(merged["poll_threshold"]),
+            "polls": PollMatcher.from_config(config),
+        }
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         exempt = cfg["exempt"]
@@ -123,7 +170,9 @@ class DoomLoopExact(Detector):
         ref: bytes | None = None
         gap = 0  # calls since the newest counted occurrence (or the current call)
         failed = False
-        poll: bool | None = False  # None: known only as "not a status", a declared poll is asked when it matters
+        poll: bool | None = (
+            False  # None: known only as "not a status", a declared poll is asked when it matters
+        )
         counted_round = -1
         for entry in reversed(state.history):
             if left <= 0 or (turn_scope and entry.turn != turn):
@@ -165,26 +214,47 @@ class DoomLoopExact(Detector):
                     break  # enough: a vote needs no more evidence than its threshold
         count = len(seqs)
         if poll is None:  # below both thresholds it cannot matter (the usual "other work between")
-            poll = count >= min(cfg["threshold"], cfg["poll_threshold"]) and cfg["polls"].matches(call.tool, call.args)
+            poll = count >= min(cfg["threshold"], cfg["poll_threshold"]) and cfg["polls"].matches(
+                call.tool, call.args
+            )
         needed = cfg["poll_threshold"] if poll else cfg["threshold"]
         if count < needed or (same and ref is None):
             return self._batch_warning(call, batch) if batch else None
         if not same:
             what = f"in the last {cfg['window']} calls"
         else:
-            what = "and " + ("failed the same way" if failed else "was polled with no change in its result"
-                             if poll else "returned the same result") + " each time"
-        return self.vote(cfg["level"], count, short(digest),
-                         f"{call.tool} was called {count} times with the same arguments {what}.",
-                         tuple(reversed(seqs)))
+            what = (
+                "and "
+                + (
+                    "failed the same way"
+                    if failed
+                    else "was polled with no change in its result"
+                    if poll
+                    else "returned the same result"
+                )
+                + " each time"
+            )
+        return self.vote(
+            cfg["level"],
+            count,
+            short(digest),
+            f"{call.tool} was called {count} times with the same arguments {what}.",
+            tuple(reversed(seqs)),
+        )
 
     def _batch_warning(self, call: Call, batch: list[int]) -> Vote | None:
         """Identical calls inside one response: a warning at most."""
         if not batch:
             return None
-        return self.vote("warn", len(batch) + 1, "batch:" + short(call.digest),
-                         f"{call.tool} was asked for {len(batch) + 1} times with the same arguments "
-                         "in one response.", (*reversed(batch), call.seq))
+        return self.vote(
+            "warn",
+            len(batch) + 1,
+            "batch:" + short(call.digest),
+            f"{call.tool} was asked for {len(batch) + 1} times with the same arguments "
+            "in one response.",
+            (*reversed(batch), call.seq),
+        )
+
 
 @hookimpl
 def loopguard_register_detectors() -> list[Detector]:

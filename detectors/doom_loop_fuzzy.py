@@ -33,13 +33,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.plugin import (
-    VETO, Call, Detector, SessionState, TurnWindow, Vote, entry_of, grams, hookimpl, similar,
-    short,
-)
-from loopguard.detectors.support.grams import pack, unpack
-
 from loopguard.detectors.doom_loop_exact import window_config, window_options
+from loopguard.detectors.support.grams import pack, unpack
+from loopguard.plugin import (
+    VETO,
+    Call,
+    Detector,
+    SessionState,
+    TurnWindow,
+    Vote,
+    entry_of,
+    grams,
+    hookimpl,
+    short,
+    similar,
+)
 
 _TOOL, _GRAMS, _SEQ, _ROUND = range(4)  # fields of a window item (a small tuple)
 
@@ -49,27 +57,47 @@ class DoomLoopFuzzy(Detector):
     levels = ("critical", "breaker")
     reads_outcomes = True
     bounded_by = (("threshold", "window"),)
-    explain_options = ("outcome", "scope", "window", "threshold", "min_chars", "similarity", "level",
-                       "exempt")
+    explain_options = (
+        "outcome",
+        "scope",
+        "window",
+        "threshold",
+        "min_chars",
+        "similarity",
+        "level",
+        "exempt",
+    )
     scratch_codec = "custom"  # its window keeps gram sets (NumPy arrays), packed
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             **window_options(6),
-            "min_chars": {"description": "Calls whose arguments are shorter (in characters) "
-                                         "are never judged.", "type": "integer", "minimum": 0,
-                          "default": 1000},
-            "similarity": {"description": "Jaccard similarity of the arguments' character "
-                                          "3-grams at which two calls count as the same.",
-                           "type": "number", "minimum": 0, "maximum": 1, "default": 0.95},
+            "min_chars": {
+                "description": "Calls whose arguments are shorter (in characters) "
+                "are never judged.",
+                "type": "integer",
+                "minimum": 0,
+                "default": 1000,
+            },
+            "similarity": {
+                "description": "Jaccard similarity of the arguments' character "
+                "3-grams at which two calls count as the same.",
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "default": 0.95,
+            },
         },
         "additionalProperties": False,
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         merged = {**self.option_defaults(), **options}
-        return {**window_config(merged), "min_chars": int(merged["min_chars"]),
-                "similarity": float(merged["similarity"])}
+        return {
+            **window_config(merged),
+            "min_chars": int(merged["min_chars"]),
+            "similarity": float(merged["similarity"]),
+        }
 
     def encode_scratch(self, value: Any) -> Any:
         """The window: [turn, size, [[tool, packed grams, seq, round], ...]]."""
@@ -85,7 +113,9 @@ class DoomLoopFuzzy(Detector):
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         if call.tool in cfg["exempt"]:
             return None
-        kept = TurnWindow.of(state, self.id, call.turn if cfg["turn_scope"] else 0, cfg["window"] - 1)
+        kept = TurnWindow.of(
+            state, self.id, call.turn if cfg["turn_scope"] else 0, cfg["window"] - 1
+        )
         if len(call.canonical) < cfg["min_chars"]:
             # Never checked itself but still compared against: kept as text (short, so
             # cheap), its grams built on demand.
@@ -97,13 +127,20 @@ class DoomLoopFuzzy(Detector):
         if len(matched) < cfg["threshold"]:
             return None
         what = " and the same outcome" if cfg["same"] else ""
-        return self.vote(cfg["level"], len(matched), short(call.digest),
-                         f"{call.tool} was called {len(matched)} times with nearly the same "
-                         f"arguments (similarity >= {cfg['similarity']:g}){what} in the last "
-                         f"{cfg['window']} calls.", tuple(sorted(matched)))
+        return self.vote(
+            cfg["level"],
+            len(matched),
+            short(call.digest),
+            f"{call.tool} was called {len(matched)} times with nearly the same "
+            f"arguments (similarity >= {cfg['similarity']:g}){what} in the last "
+            f"{cfg['window']} calls.",
+            tuple(sorted(matched)),
+        )
 
     @staticmethod
-    def _matches(call: Call, state: SessionState, mine: Any, items: list[Any], cfg: Any) -> list[int]:
+    def _matches(
+        call: Call, state: SessionState, mine: Any, items: list[Any], cfg: Any
+    ) -> list[int]:
         """The current call and the similar earlier calls (with one outcome, when `same`)."""
         matched = [call.seq] if len(mine) else []  # a call is as similar as it gets to itself
         ref: bytes | None = None

@@ -21,8 +21,18 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    EVIDENCE_MAX, ROLLING, Call, Detector, PollMatcher, SessionState, Vote, hookimpl,
-    no_progress_streak, same_signature, short, thresholds,
+    EVIDENCE_MAX,
+    ROLLING,
+    Call,
+    Detector,
+    PollMatcher,
+    SessionState,
+    Vote,
+    hookimpl,
+    no_progress_streak,
+    same_signature,
+    short,
+    thresholds,
 )
 
 
@@ -31,14 +41,25 @@ class GenericRepeat(Detector):
     levels = ("warn", "critical")
     gating = ROLLING
     openclaw_name = "genericRepeat"
-    settings = ("loop_detection.enabled", "loop_detection.history_size",
-                "loop_detection.warning_threshold", "loop_detection.critical_threshold")
-    options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
+    settings = (
+        "loop_detection.enabled",
+        "loop_detection.history_size",
+        "loop_detection.warning_threshold",
+        "loop_detection.critical_threshold",
+    )
+    options_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         limits = thresholds(config)
-        return (int(limits["warning_threshold"]), int(limits["critical_threshold"]),
-                PollMatcher.from_config(config))
+        return (
+            int(limits["warning_threshold"]),
+            int(limits["critical_threshold"]),
+            PollMatcher.from_config(config),
+        )
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical, polls = cfg
@@ -49,13 +70,22 @@ class GenericRepeat(Detector):
             return None
         streak, evidence = no_progress_streak(state, call)
         if streak >= critical:
-            return self.vote("critical", streak, short(call.digest),
-                             f"{call.tool} was called {streak} times in a row with the same "
-                             "arguments and the same result.", evidence)
+            return self.vote(
+                "critical",
+                streak,
+                short(call.digest),
+                f"{call.tool} was called {streak} times in a row with the same "
+                "arguments and the same result.",
+                evidence,
+            )
         if len(entries) >= warning:
-            return self.vote("warn", len(entries), short(call.digest),
-                             f"{call.tool} was already called {len(entries)} times with these "
-                             "arguments.", tuple(e.seq for e in entries[-EVIDENCE_MAX:]))
+            return self.vote(
+                "warn",
+                len(entries),
+                short(call.digest),
+                f"{call.tool} was already called {len(entries)} times with these arguments.",
+                tuple(e.seq for e in entries[-EVIDENCE_MAX:]),
+            )
         return None
 
 

@@ -19,8 +19,16 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    ROLLING, Call, Detector, SessionState, Vote, hookimpl, no_progress_streak, same_signature,
-    short, thresholds,
+    ROLLING,
+    Call,
+    Detector,
+    SessionState,
+    Vote,
+    hookimpl,
+    no_progress_streak,
+    same_signature,
+    short,
+    thresholds,
 )
 
 
@@ -29,9 +37,16 @@ class GlobalCircuitBreaker(Detector):
     levels = ("breaker",)
     gating = ROLLING
     openclaw_name = "globalCircuitBreaker"
-    settings = ("loop_detection.enabled", "loop_detection.history_size",
-                "loop_detection.global_circuit_breaker_threshold")
-    options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
+    settings = (
+        "loop_detection.enabled",
+        "loop_detection.history_size",
+        "loop_detection.global_circuit_breaker_threshold",
+    )
+    options_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         return int(thresholds(config)["global_circuit_breaker_threshold"])
@@ -43,9 +58,13 @@ class GlobalCircuitBreaker(Detector):
         streak, evidence = no_progress_streak(state, call)
         if streak < cfg:
             return None
-        return self.vote("breaker", streak, short(call.digest),
-                         f"{call.tool} made no progress in {streak} identical calls; "
-                         "circuit breaker tripped.", evidence)
+        return self.vote(
+            "breaker",
+            streak,
+            short(call.digest),
+            f"{call.tool} made no progress in {streak} identical calls; circuit breaker tripped.",
+            evidence,
+        )
 
 
 @hookimpl

@@ -23,8 +23,18 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    POLL_TOOLS, ROLLING, Call, Detector, PollMatcher, SessionState, Vote, hookimpl,
-    no_progress_streak, same_signature, short, thresholds,
+    POLL_TOOLS,
+    ROLLING,
+    Call,
+    Detector,
+    PollMatcher,
+    SessionState,
+    Vote,
+    hookimpl,
+    no_progress_streak,
+    same_signature,
+    short,
+    thresholds,
 )
 
 _ARG_VALUES = {"type": "array", "items": {"type": ["string", "number", "boolean"]}, "minItems": 1}
@@ -35,26 +45,37 @@ class KnownPollNoProgress(Detector):
     levels = ("warn", "critical")
     gating = ROLLING
     openclaw_name = "knownPollNoProgress"
-    settings = ("loop_detection.enabled", "loop_detection.history_size",
-                "loop_detection.warning_threshold", "loop_detection.critical_threshold")
+    settings = (
+        "loop_detection.enabled",
+        "loop_detection.history_size",
+        "loop_detection.warning_threshold",
+        "loop_detection.critical_threshold",
+    )
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
             "poll_tools": {
                 "description": "Tools (optionally only with these argument values) whose calls "
-                               "are polls: repeated, they wait for a change instead of looping.",
+                "are polls: repeated, they wait for a change instead of looping.",
                 "type": "array",
                 POLL_TOOLS: True,
-                "default": [{"tool": "command_status"},
-                            {"tool": "process", "when_args": {"action": ["poll", "log"]}}],
+                "default": [
+                    {"tool": "command_status"},
+                    {"tool": "process", "when_args": {"action": ["poll", "log"]}},
+                ],
                 "items": {
                     "type": "object",
                     "properties": {
-                        "tool": {"description": "The tool's name.",
-                                 "type": "string", "minLength": 1},
-                        "when_args": {"description": "Argument name -> the values that make "
-                                                     "the call a poll.",
-                                      "type": "object", "additionalProperties": _ARG_VALUES},
+                        "tool": {
+                            "description": "The tool's name.",
+                            "type": "string",
+                            "minLength": 1,
+                        },
+                        "when_args": {
+                            "description": "Argument name -> the values that make the call a poll.",
+                            "type": "object",
+                            "additionalProperties": _ARG_VALUES,
+                        },
                     },
                     "required": ["tool"],
                     "additionalProperties": False,
@@ -66,7 +87,11 @@ class KnownPollNoProgress(Detector):
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         limits, polls = thresholds(config), {**self.option_defaults(), **options}["poll_tools"]
-        return int(limits["warning_threshold"]), int(limits["critical_threshold"]), PollMatcher(polls)
+        return (
+            int(limits["warning_threshold"]),
+            int(limits["critical_threshold"]),
+            PollMatcher(polls),
+        )
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical, polls = cfg
@@ -82,9 +107,13 @@ class KnownPollNoProgress(Detector):
             level = "warn"
         else:
             return None
-        return self.vote(level, streak, short(call.digest),
-                         f"{call.tool} was polled {streak} times with no change in its output.",
-                         evidence)
+        return self.vote(
+            level,
+            streak,
+            short(call.digest),
+            f"{call.tool} was polled {streak} times with no change in its output.",
+            evidence,
+        )
 
 
 @hookimpl

@@ -29,10 +29,19 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    EVIDENCE_MAX, ROLLING, VETO, Call, Detector, HistoryEntry, SessionState, Vote, hookimpl,
-    scoped_newest_first, short, thresholds,
+    EVIDENCE_MAX,
+    ROLLING,
+    VETO,
+    Call,
+    Detector,
+    HistoryEntry,
+    SessionState,
+    Vote,
+    hookimpl,
+    scoped_newest_first,
+    short,
+    thresholds,
 )
-
 
 
 class TailMemo:
@@ -45,8 +54,17 @@ class TailMemo:
     walk the tail again, which is always exact.
     """
 
-    __slots__ = ("run_id", "newest", "oldest", "sides", "refs", "last", "breaks", "exact",
-                 "evidence")
+    __slots__ = (
+        "run_id",
+        "newest",
+        "oldest",
+        "sides",
+        "refs",
+        "last",
+        "breaks",
+        "exact",
+        "evidence",
+    )
 
     def __init__(self, run_id: str | None, tail: list[HistoryEntry]) -> None:
         self.run_id = run_id
@@ -91,9 +109,17 @@ class PingPong(Detector):
     gating = ROLLING
     openclaw_name = "pingPong"
     scratch_codec = "derived"  # the tail memo: rebuilt by walking the history
-    settings = ("loop_detection.enabled", "loop_detection.history_size",
-                "loop_detection.warning_threshold", "loop_detection.critical_threshold")
-    options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
+    settings = (
+        "loop_detection.enabled",
+        "loop_detection.history_size",
+        "loop_detection.warning_threshold",
+        "loop_detection.critical_threshold",
+    )
+    options_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         limits = thresholds(config)
@@ -114,13 +140,22 @@ class PingPong(Detector):
         evidence = self._evidence(state, memo, count - 1)
         other_tool = state.history[-1].tool
         if count >= critical and memo.stalled(first):
-            return self.vote("critical", count, key,
-                             f"{call.tool} and {other_tool} alternated for {count} calls with "
-                             "no change in their results.", evidence)
+            return self.vote(
+                "critical",
+                count,
+                key,
+                f"{call.tool} and {other_tool} alternated for {count} calls with "
+                "no change in their results.",
+                evidence,
+            )
         if count >= warning:
-            return self.vote("warn", count, key,
-                             f"{call.tool} and {other_tool} alternated for {count} calls.",
-                             evidence)
+            return self.vote(
+                "warn",
+                count,
+                key,
+                f"{call.tool} and {other_tool} alternated for {count} calls.",
+                evidence,
+            )
         return None
 
     @staticmethod
@@ -132,15 +167,24 @@ class PingPong(Detector):
             return other == call.digest and newest != other
         entries = scoped_newest_first(state, call.run_id)
         newest_entry, other_entry = next(entries, None), next(entries, None)
-        return (newest_entry is not None and other_entry is not None
-                and other_entry.digest == call.digest and newest_entry.digest != call.digest)
+        return (
+            newest_entry is not None
+            and other_entry is not None
+            and other_entry.digest == call.digest
+            and newest_entry.digest != call.digest
+        )
 
     def _tail(self, state: SessionState, run_id: str | None) -> TailMemo | None:
         """The current tail: the remembered one extended by the entries added since."""
         memo: TailMemo | None = state.scratch.get(self.id)
         history = state.history
-        if (memo is None or not memo.exact or memo.run_id != run_id or not history
-                or history[0].seq > memo.newest):
+        if (
+            memo is None
+            or not memo.exact
+            or memo.run_id != run_id
+            or not history
+            or history[0].seq > memo.newest
+        ):
             return self._rebuild(state, run_id)
         fresh: list[HistoryEntry] = []
         for entry in reversed(history):
@@ -177,7 +221,7 @@ class PingPong(Detector):
             # folded into "stalled or not") and do not keep the memo.
             stalled = memo.exact and all(b < tail[-1].seq for b in memo.breaks.values())
             memo.oldest = memo.newest - len(tail) + 1
-            memo.breaks = {side: (0 if stalled else memo.newest) for side in memo.breaks}
+            memo.breaks = dict.fromkeys(memo.breaks, 0 if stalled else memo.newest)
             memo.exact = True
             memo.evidence = tuple(e.seq for e in reversed(tail[:EVIDENCE_MAX]))
             state.scratch.pop(self.id, None)

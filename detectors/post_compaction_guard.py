@@ -22,7 +22,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    UNLESS_DISABLED, Call, Detector, SessionState, Vote, hookimpl, setting, short,
+    UNLESS_DISABLED,
+    Call,
+    Detector,
+    SessionState,
+    Vote,
+    hookimpl,
+    setting,
+    short,
 )
 
 _WINDOW = "loop_detection.post_compaction_guard.window_size"
@@ -35,7 +42,11 @@ class PostCompactionGuard(Detector):
     openclaw_name = "postCompactionGuard"
     settings = (_WINDOW,)
     scratch_codec = "custom"  # its window holds digests (bytes)
-    options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "additionalProperties": False}
+    options_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         return max(1, int(setting(config, _WINDOW)))
@@ -63,10 +74,15 @@ class PostCompactionGuard(Detector):
         first = window[0][:3]
         if any(item[:3] != first for item in window[1:]):
             return None
-        return self.vote("breaker", len(window), short(call.digest),
-                         f"compaction_loop_persisted: {call.tool} repeated the same call with the "
-                         f"same result {len(window)} times right after a context compaction.",
-                         tuple(item[3] for item in window), code="compaction_loop_persisted")
+        return self.vote(
+            "breaker",
+            len(window),
+            short(call.digest),
+            f"compaction_loop_persisted: {call.tool} repeated the same call with the "
+            f"same result {len(window)} times right after a context compaction.",
+            tuple(item[3] for item in window),
+            code="compaction_loop_persisted",
+        )
 
 
 def _hex(value: bytes | None) -> str | None:

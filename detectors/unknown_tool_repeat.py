@@ -29,8 +29,19 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    EVIDENCE_MAX, KNOWN_TOOLS, MAX_PATTERN_CHARS, ROLLING, UNKNOWN_TOOL_PATTERNS, VETO, Call,
-    Detector, HistoryEntry, SessionState, Vote, hookimpl, thresholds,
+    EVIDENCE_MAX,
+    KNOWN_TOOLS,
+    MAX_PATTERN_CHARS,
+    ROLLING,
+    UNKNOWN_TOOL_PATTERNS,
+    VETO,
+    Call,
+    Detector,
+    HistoryEntry,
+    SessionState,
+    Vote,
+    hookimpl,
+    thresholds,
 )
 
 
@@ -39,26 +50,42 @@ class UnknownToolRepeat(Detector):
     levels = ("critical",)
     gating = ROLLING
     openclaw_name = "unknownToolRepeat"
-    settings = ("loop_detection.enabled", "loop_detection.history_size",
-                "loop_detection.unknown_tool_threshold")
+    settings = (
+        "loop_detection.enabled",
+        "loop_detection.history_size",
+        "loop_detection.unknown_tool_threshold",
+    )
     explain_options = ()  # its patterns are long; the threshold explains a vote
     scratch_codec = "derived"  # the streak memo: rebuilt by walking the history
     reads_unknown_tools = True  # the engine classifies failures by the options marked below
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "patterns": {"description": "Regular expressions (Python `regex` syntax, "
-                                        "case-insensitive) that find an unknown-tool error in a "
-                                        "result; the group `name` captures the tool.",
-                         "type": "array", UNKNOWN_TOOL_PATTERNS: True,
-                         "items": {"type": "string", "x-loopguard-regex": True,
-                                   "minLength": 1, "maxLength": MAX_PATTERN_CHARS},
-                         "default": [r"unknown tool:?\s*(?P<name>[\w.\-]+)",
-                                     r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+not found""",
-                                     r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+is not available"""]},
-            "known_tools": {"description": "Tools that exist even when a result says otherwise.",
-                            "type": "array", KNOWN_TOOLS: True, "items": {"type": "string", "minLength": 1},
-                            "default": []},
+            "patterns": {
+                "description": "Regular expressions (Python `regex` syntax, "
+                "case-insensitive) that find an unknown-tool error in a "
+                "result; the group `name` captures the tool.",
+                "type": "array",
+                UNKNOWN_TOOL_PATTERNS: True,
+                "items": {
+                    "type": "string",
+                    "x-loopguard-regex": True,
+                    "minLength": 1,
+                    "maxLength": MAX_PATTERN_CHARS,
+                },
+                "default": [
+                    r"unknown tool:?\s*(?P<name>[\w.\-]+)",
+                    r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+not found""",
+                    r"""tool\s+[`"']?(?P<name>[\w.\-]+)[`"']?\s+is not available""",
+                ],
+            },
+            "known_tools": {
+                "description": "Tools that exist even when a result says otherwise.",
+                "type": "array",
+                KNOWN_TOOLS: True,
+                "items": {"type": "string", "minLength": 1},
+                "default": [],
+            },
         },
         "additionalProperties": False,
     }
@@ -75,9 +102,13 @@ class UnknownToolRepeat(Detector):
         if count < threshold:
             return None
         evidence = tuple(streak.seqs[-EVIDENCE_MAX:])
-        return self.vote("critical", count, f"{call.tool}:{streak.name}",
-                         f"{call.tool} failed {count} times in a row: tool {streak.name!r} "
-                         "does not exist.", evidence)
+        return self.vote(
+            "critical",
+            count,
+            f"{call.tool}:{streak.name}",
+            f"{call.tool} failed {count} times in a row: tool {streak.name!r} does not exist.",
+            evidence,
+        )
 
     def _streak(self, state: SessionState, run_id: str | None) -> Streak | None:
         """The streak ending at the newest entry, folding in only entries added since last time."""
@@ -85,8 +116,13 @@ class UnknownToolRepeat(Detector):
         if memo is None or memo.run_id != run_id:
             memo = Streak(run_id)
         newest = state.history[-1] if state.history else None
-        if (newest is not None and newest.run_id == run_id and newest.outcome is not None
-                and newest.outcome != VETO and newest.unknown is None):
+        if (
+            newest is not None
+            and newest.run_id == run_id
+            and newest.outcome is not None
+            and newest.outcome != VETO
+            and newest.unknown is None
+        ):
             # The common case: the newest call completed and is not an unknown-tool
             # failure, so no streak runs through it; start afresh after it in O(1).
             if memo.tool is not None or memo.seqs:
@@ -101,13 +137,15 @@ class UnknownToolRepeat(Detector):
             if entry.run_id == run_id:
                 fresh.append(entry)
             elif memo.upto:  # another run's entry since the memo: fold again from scratch
-                memo, fresh = Streak(run_id), [e for e in reversed(state.history)
-                                               if e.run_id == run_id]
+                memo, fresh = (
+                    Streak(run_id),
+                    [e for e in reversed(state.history) if e.run_id == run_id],
+                )
                 break
         first = state.history[0].seq if state.history else 0
         pending = [i for i, entry in enumerate(fresh) if entry.outcome is None]
         if pending:  # the walk from the newest stops at the newest pending entry
-            memo.fold_all(fresh[pending[-1] + 1:], first)
+            memo.fold_all(fresh[pending[-1] + 1 :], first)
             state.scratch[self.id] = memo
             probe = Streak(run_id)
             probe.fold_all(fresh[: pending[0]], first)
@@ -154,7 +192,7 @@ class Streak:
                 # Another missing tool: the streak restarts here, keeping the blocked
                 # retries just before it (a newest-first walk reads them first).
                 # (the vetoes still held: `fold_all` drops seqs that left the history)
-                self.seqs = self.seqs[max(0, len(self.seqs) - self.vetoes):]
+                self.seqs = self.seqs[max(0, len(self.seqs) - self.vetoes) :]
             self.seqs.append(entry.seq)
             self.name, self.named, self.vetoes = entry.unknown, entry.seq, 0
         else:  # a success or another error ends any streak

@@ -13,22 +13,41 @@ from typing import TYPE_CHECKING
 
 from loopguard.decision import Decision, Vote
 from loopguard.detection.detector import Detector
+from loopguard.detection.hookspecs import hookimpl
 from loopguard.errors import InputError, LoopguardError, RulesError
 from loopguard.findings import Finding
 from loopguard.session.guard import Guard
-from loopguard.state.history import Call, HistoryEntry, SessionState
-from loopguard.detection.hookspecs import hookimpl
 from loopguard.session.session import Session
+from loopguard.state.history import Call, HistoryEntry, SessionState
 from loopguard.state.store import MemoryStore, SessionStore
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 
-if TYPE_CHECKING:  # imported on first use at run time (see __getattr__); type checkers see them here
+if (
+    TYPE_CHECKING
+):  # imported on first use at run time (see __getattr__); type checkers see them here
     from loopguard.runtime.loop import TurnEvent, TurnResult, arun_turn, run_turn
 
 __all__ = [
-    "Call", "Decision", "Detector", "Finding", "Guard", "HistoryEntry", "InputError",
-    "LoopguardError", "MemoryStore", "RoundOutcome", "RulesError", "Session", "SessionState",
-    "SessionStore", "TurnEvent", "TurnExpectation", "TurnResult", "Vote", "arun_turn", "hookimpl",
+    "Call",
+    "Decision",
+    "Detector",
+    "Finding",
+    "Guard",
+    "HistoryEntry",
+    "InputError",
+    "LoopguardError",
+    "MemoryStore",
+    "RoundOutcome",
+    "RulesError",
+    "Session",
+    "SessionState",
+    "SessionStore",
+    "TurnEvent",
+    "TurnExpectation",
+    "TurnResult",
+    "Vote",
+    "arun_turn",
+    "hookimpl",
     "run_turn",
 ]
 __version__ = "0.1.0"

@@ -83,4 +83,3 @@ class Decision(NamedTuple):
             "faults": list(self.faults),
             "votes": [v.to_dict() for v in self.votes],
         }
-

@@ -28,7 +28,14 @@ from __future__ import annotations
 
 from loopguard.decision import LEVELS, Vote
 from loopguard.detection.detector import (
-    ALWAYS, ROLLING, UNLESS_DISABLED, Detector, option_defaults, setting, short, thresholds,
+    ALWAYS,
+    ROLLING,
+    UNLESS_DISABLED,
+    Detector,
+    option_defaults,
+    setting,
+    short,
+    thresholds,
 )
 from loopguard.detection.hookspecs import hookimpl
 from loopguard.detection.marks import KNOWN_TOOLS, POLL_TOOLS, UNKNOWN_TOOL_PATTERNS
@@ -39,18 +46,59 @@ from loopguard.lint.checks import LintCheck
 from loopguard.lint.checks.context import LintContext
 from loopguard.lint.optionscopes import OptionScope, option_finding, option_scopes
 from loopguard.state.history import (
-    EVIDENCE_MAX, FAILED, STATUS, VETO, Call, HistoryEntry, SessionState, entry_of,
-    no_progress_streak, same_signature, scoped_newest_first,
+    EVIDENCE_MAX,
+    FAILED,
+    STATUS,
+    VETO,
+    Call,
+    HistoryEntry,
+    SessionState,
+    entry_of,
+    no_progress_streak,
+    same_signature,
+    scoped_newest_first,
 )
 from loopguard.state.window import TurnWindow
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
 
 __all__ = [
-    "ALWAYS", "EVIDENCE_MAX", "FAILED", "KNOWN_TOOLS", "LEVELS", "MAX_PATTERN_CHARS",
-    "POLL_TOOLS", "ROLLING", "STATUS", "UNKNOWN_TOOL_PATTERNS", "UNLESS_DISABLED", "VETO",
-    "Call", "Deadline", "Detector", "Finding", "HistoryEntry", "LintCheck", "LintContext",
-    "OptionScope", "PollMatcher", "SessionState", "TurnWindow", "Vote", "entry_of", "grams",
-    "hookimpl", "no_progress_streak", "option_defaults", "option_finding", "option_scopes",
-    "safe_compile", "same_signature", "scoped_newest_first", "search", "setting", "short",
-    "similar", "thresholds"
+    "ALWAYS",
+    "EVIDENCE_MAX",
+    "FAILED",
+    "KNOWN_TOOLS",
+    "LEVELS",
+    "MAX_PATTERN_CHARS",
+    "POLL_TOOLS",
+    "ROLLING",
+    "STATUS",
+    "UNKNOWN_TOOL_PATTERNS",
+    "UNLESS_DISABLED",
+    "VETO",
+    "Call",
+    "Deadline",
+    "Detector",
+    "Finding",
+    "HistoryEntry",
+    "LintCheck",
+    "LintContext",
+    "OptionScope",
+    "PollMatcher",
+    "SessionState",
+    "TurnWindow",
+    "Vote",
+    "entry_of",
+    "grams",
+    "hookimpl",
+    "no_progress_streak",
+    "option_defaults",
+    "option_finding",
+    "option_scopes",
+    "safe_compile",
+    "same_signature",
+    "scoped_newest_first",
+    "search",
+    "setting",
+    "short",
+    "similar",
+    "thresholds",
 ]

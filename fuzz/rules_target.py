@@ -20,8 +20,8 @@ import atheris
 
 with atheris.instrument_imports(include=["loopguard"]):
     import loopguard
-    from loopguard.errors import RulesError
     from loopguard.config.load import analyze_bytes, load_rules_mapping
+    from loopguard.errors import RulesError
 
 import yaml
 

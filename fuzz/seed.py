@@ -15,8 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    sources = [*ROOT.glob("rules/*.yaml"), *ROOT.glob("tests/lint_cases/**/*.yaml"),
-               *ROOT.glob("tests/lint_cases/**/*.json5")]
+    sources = [
+        *ROOT.glob("rules/*.yaml"),
+        *ROOT.glob("tests/lint_cases/**/*.yaml"),
+        *ROOT.glob("tests/lint_cases/**/*.json5"),
+    ]
     for path in sources:
         data = path.read_bytes()
         (out / hashlib.sha1(data).hexdigest()).write_bytes(data)

@@ -51,8 +51,16 @@ def main(argv: list[str]) -> int:
         link_tree(Path(tmp))
         env = {**os.environ, "MYPYPATH": tmp}
         extra = [str(Path(arg).resolve()) for arg in argv]  # mypy runs in the link tree
-        command = [sys.executable, "-m", "mypy", "--no-incremental",
-                   "--config-file", str(ROOT / "pyproject.toml"), "loopguard", *extra]
+        command = [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-incremental",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "loopguard",
+            *extra,
+        ]
         return subprocess.run(command, env=env, cwd=tmp, check=False).returncode
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 
 from hypothesis import HealthCheck, settings
-
-from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
 from plugin_fakes import site  # noqa: F401 — fake installed plugins, undone after each test
+from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
 
 # process_watch fails a test that starts a process without @pytest.mark.slow; slow_modules
 # leaves whole-slow modules unimported under -m "not slow"; pytester runs the small inner
@@ -23,6 +22,11 @@ pytest_plugins = ("process_watch", "slow_modules", "pytester")
 # (HYPOTHESIS_PROFILE=long python -m pytest -q tests/test_hardening_props.py). Tests that
 # set max_examples themselves keep it under both.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
-settings.register_profile("long", max_examples=5_000, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "long",
+    max_examples=5_000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -19,7 +19,9 @@ def say(text: str | None) -> dict[str, Any]:
     return {"role": "assistant", "content": text}
 
 
-def calls(*specs: tuple[str, Any], content: str | None = None, ids: Sequence[str] = ()) -> dict[str, Any]:
+def calls(
+    *specs: tuple[str, Any], content: str | None = None, ids: Sequence[str] = ()
+) -> dict[str, Any]:
     """An assistant round with tool calls; dict arguments are JSON-encoded, strings kept raw.
 
     Calls without an explicit id get a fresh one from the model on every request.
@@ -27,16 +29,24 @@ def calls(*specs: tuple[str, Any], content: str | None = None, ids: Sequence[str
     tool_calls = []
     for i, (name, args) in enumerate(specs):
         raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        tool_calls.append({"id": ids[i] if i < len(ids) else None, "type": "function",
-                           "function": {"name": name, "arguments": raw}})
+        tool_calls.append(
+            {
+                "id": ids[i] if i < len(ids) else None,
+                "type": "function",
+                "function": {"name": name, "arguments": raw},
+            }
+        )
     return {"role": "assistant", "content": content, "tool_calls": tool_calls}
 
 
 class ScriptedModel:
     """Returns the scripted rounds in order; `repeat_last` keeps returning the last one."""
 
-    def __init__(self, rounds: Sequence[Reply | Callable[[list[Any], bool], Reply]],
-                 repeat_last: bool = False) -> None:
+    def __init__(
+        self,
+        rounds: Sequence[Reply | Callable[[list[Any], bool], Reply]],
+        repeat_last: bool = False,
+    ) -> None:
         self.rounds = list(rounds)
         self.repeat_last = repeat_last
         self.requests: list[tuple[list[Any], bool]] = []
@@ -50,7 +60,9 @@ class ScriptedModel:
         index = len(self.requests) - 1
         if index >= len(self.rounds):
             if not self.repeat_last:
-                raise AssertionError(f"model called {index + 1} times, only {len(self.rounds)} scripted")
+                raise AssertionError(
+                    f"model called {index + 1} times, only {len(self.rounds)} scripted"
+                )
             index = len(self.rounds) - 1
         step = self.rounds[index]
         reply = step(messages, tools_enabled) if callable(step) else json.loads(json.dumps(step))

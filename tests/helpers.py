@@ -17,11 +17,17 @@ _CALL_IDS = count(1)
 UNSET = object()  # leave `loop_detection.enabled` out of the rules
 PENDING = object()  # make the call but never report its result
 SMALL = {
-    "warning_threshold": 3, "critical_threshold": 5, "global_circuit_breaker_threshold": 8,
-    "unknown_tool_threshold": 3, "history_size": 200,
+    "warning_threshold": 3,
+    "critical_threshold": 5,
+    "global_circuit_breaker_threshold": 8,
+    "unknown_tool_threshold": 3,
+    "history_size": 200,
 }
-NO_DOOM = {"doom_loop_exact": {"enabled": False}, "doom_loop_fuzzy": {"enabled": False},
-           "cycle": {"enabled": False}}
+NO_DOOM = {
+    "doom_loop_exact": {"enabled": False},
+    "doom_loop_fuzzy": {"enabled": False},
+    "cycle": {"enabled": False},
+}
 # The doom-loop detectors as SPEC §3.6-3.7 write them (what builtin:portfolio uses): arguments
 # only, the window restarts each turn, a breaker.
 SPEC_DOOM = {"outcome": "any", "scope": "turn", "window": 6, "level": "breaker"}
@@ -32,8 +38,12 @@ def guard_from(**blocks: Any) -> loopguard.Guard:
     return loopguard.Guard.from_dict({"version": 1, **blocks})
 
 
-def rolling_guard(enabled: Any = True, loop: dict[str, Any] | None = None,
-                  detectors: dict[str, Any] | None = None, **blocks: Any) -> loopguard.Guard:
+def rolling_guard(
+    enabled: Any = True,
+    loop: dict[str, Any] | None = None,
+    detectors: dict[str, Any] | None = None,
+    **blocks: Any,
+) -> loopguard.Guard:
     """Small thresholds, doom-loop detectors off; `enabled=UNSET` leaves the switch unset."""
     block: dict[str, Any] = {**SMALL, **(loop or {})}
     if enabled is not UNSET:
@@ -41,8 +51,16 @@ def rolling_guard(enabled: Any = True, loop: dict[str, Any] | None = None,
     return guard_from(loop_detection=block, detectors={**NO_DOOM, **(detectors or {})}, **blocks)
 
 
-def call(session: loopguard.Session, tool: str, args: Any = None, result: Any = "same", *,
-         error: Any = None, run_id: Any = None, call_id: Any = None) -> loopguard.Decision:
+def call(
+    session: loopguard.Session,
+    tool: str,
+    args: Any = None,
+    result: Any = "same",
+    *,
+    error: Any = None,
+    run_id: Any = None,
+    call_id: Any = None,
+) -> loopguard.Decision:
     """before_call, then (unless blocked or PENDING) after_call; returns the before decision.
 
     Every call gets a fresh call id unless one is given, as providers do, so a PENDING call
@@ -51,13 +69,25 @@ def call(session: loopguard.Session, tool: str, args: Any = None, result: Any = 
     call_id = f"call-{next(_CALL_IDS)}" if call_id is None else call_id
     decision = session.before_call(tool, args, call_id=call_id, run_id=run_id)
     if not decision.blocked and result is not PENDING:
-        session.after_call(tool, args, result=None if error is not None else result,
-                           error=error, call_id=call_id, run_id=run_id)
+        session.after_call(
+            tool,
+            args,
+            result=None if error is not None else result,
+            error=error,
+            call_id=call_id,
+            run_id=run_id,
+        )
     return decision
 
 
-def repeat(session: loopguard.Session, times: int, tool: str, args: Any = None,
-           result: Any = "same", **kwargs: Any) -> list[loopguard.Decision]:
+def repeat(
+    session: loopguard.Session,
+    times: int,
+    tool: str,
+    args: Any = None,
+    result: Any = "same",
+    **kwargs: Any,
+) -> list[loopguard.Decision]:
     """The same call `times` times; the list of before decisions."""
     return [call(session, tool, args, result, **kwargs) for _ in range(times)]
 

@@ -28,8 +28,14 @@ EXAMPLE_SRC = Path(__file__).resolve().parents[1] / "examples" / "error-cascade-
 EXAMPLE_DIST = "loopguard-error-cascade"
 EXAMPLE_SOURCE = "loopguard-error-cascade[error_cascade]"
 BUILTINS = (
-    "generic_repeat", "known_poll_no_progress", "ping_pong", "unknown_tool_repeat",
-    "global_circuit_breaker", "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard",
+    "generic_repeat",
+    "known_poll_no_progress",
+    "ping_pong",
+    "unknown_tool_repeat",
+    "global_circuit_breaker",
+    "doom_loop_exact",
+    "doom_loop_fuzzy",
+    "post_compaction_guard",
     "cycle",
 )
 _OUR_MODULES = ("loopguard_error_cascade", "lgfake_")
@@ -42,13 +48,15 @@ class FakeSite:
         self.root = root
         self.monkeypatch = monkeypatch
 
-    def add_dist(self, name: str, entries: Mapping[str, str],
-                 modules: Mapping[str, str] | None = None) -> None:
+    def add_dist(
+        self, name: str, entries: Mapping[str, str], modules: Mapping[str, str] | None = None
+    ) -> None:
         """A distribution `name` whose `loopguard.detectors` entry points are `entries`."""
         info = self.root / f"{name.replace('-', '_')}-0.1.0.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n", encoding="utf-8")
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n", encoding="utf-8"
+        )
         lines = "".join(f"{entry} = {target}\n" for entry, target in entries.items())
         (info / "entry_points.txt").write_text(f"[loopguard.detectors]\n{lines}", encoding="utf-8")
         for module, source in (modules or {}).items():

@@ -18,8 +18,17 @@ from typing import Any
 
 import pytest
 
-EVENTS = frozenset({"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec",
-                    "os.fork", "os.forkpty"})
+EVENTS = frozenset(
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.exec",
+        "os.fork",
+        "os.forkpty",
+    }
+)
 _open: list[list[str]] = []
 
 
@@ -70,7 +79,10 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
         started = unwatch(item.stash[_STARTED]) if _STARTED in item.stash else []
     if started and item.get_closest_marker("slow") is None:
         more = f" and {len(started) - 1} more" if len(started) > 1 else ""
-        pytest.fail(f"{item.nodeid} started a process ({started[0]}{more}) without "
-                    "@pytest.mark.slow: mark the test, or its module, slow so that "
-                    '`python -m pytest -m "not slow"` stays fast', pytrace=False)
+        pytest.fail(
+            f"{item.nodeid} started a process ({started[0]}{more}) without "
+            "@pytest.mark.slow: mark the test, or its module, slow so that "
+            '`python -m pytest -m "not slow"` stays fast',
+            pytrace=False,
+        )
     return result

@@ -30,8 +30,12 @@ def declares_slow(path: Path) -> bool:
         tree = ast.parse(text, str(path))
     except (OSError, SyntaxError, ValueError):
         return False  # pytest collects it and reports what is wrong
-    return any(isinstance(node, ast.Assign) and _names(node.targets) == ["pytestmark"]
-               and _is_slow_mark(node.value) for node in tree.body)
+    return any(
+        isinstance(node, ast.Assign)
+        and _names(node.targets) == ["pytestmark"]
+        and _is_slow_mark(node.value)
+        for node in tree.body
+    )
 
 
 def _names(targets: list[ast.expr]) -> list[str]:
@@ -48,7 +52,11 @@ def _is_slow_mark(value: ast.expr) -> bool:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Leave a whole-slow test module out when the mark expression is exactly `not slow`."""
     expression = " ".join((config.getoption("markexpr") or "").split())
-    if (expression == INNER_LOOP and collection_path.suffix == ".py"
-            and collection_path.name.startswith("test_") and declares_slow(collection_path)):
+    if (
+        expression == INNER_LOOP
+        and collection_path.suffix == ".py"
+        and collection_path.name.startswith("test_")
+        and declares_slow(collection_path)
+    ):
         return True
     return None

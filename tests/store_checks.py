@@ -18,20 +18,46 @@ from typing import Any
 import loopguard
 
 WORKER = str(Path(__file__).with_name("store_worker.py"))
-RULES = {"version": 1,
-         "loop_detection": {"enabled": True, "warning_threshold": 3, "critical_threshold": 5,
-                            "global_circuit_breaker_threshold": 8, "unknown_tool_threshold": 3},
-         "detectors": {"doom_loop_fuzzy": {"min_chars": 20, "similarity": 0.8}},
-         "aggregator": {"escalate_criticals": 3}}
+RULES = {
+    "version": 1,
+    "loop_detection": {
+        "enabled": True,
+        "warning_threshold": 3,
+        "critical_threshold": 5,
+        "global_circuit_breaker_threshold": 8,
+        "unknown_tool_threshold": 3,
+    },
+    "detectors": {"doom_loop_fuzzy": {"min_chars": 20, "similarity": 0.8}},
+    "aggregator": {"escalate_criticals": 3},
+}
 
 
-def spawn(tmp: Path, name: str, store: dict[str, Any], sessions: list[str], calls: int, seed: int,
-          go: Path | None = None, start: int = 0) -> tuple[subprocess.Popen[bytes], Path]:
+def spawn(
+    tmp: Path,
+    name: str,
+    store: dict[str, Any],
+    sessions: list[str],
+    calls: int,
+    seed: int,
+    go: Path | None = None,
+    start: int = 0,
+) -> tuple[subprocess.Popen[bytes], Path]:
     log = tmp / f"{name}.jsonl"
     spec = tmp / f"{name}.json"
-    spec.write_text(json.dumps({"store": store, "rules": RULES, "sessions": sessions, "calls": calls,
-                                "seed": seed, "log": str(log), "go": str(go) if go else None,
-                                "start": start}))
+    spec.write_text(
+        json.dumps(
+            {
+                "store": store,
+                "rules": RULES,
+                "sessions": sessions,
+                "calls": calls,
+                "seed": seed,
+                "log": str(log),
+                "go": str(go) if go else None,
+                "start": start,
+            }
+        )
+    )
     return subprocess.Popen([sys.executable, WORKER, str(spec)]), log
 
 
@@ -39,7 +65,9 @@ def read_logs(logs: list[Path]) -> list[dict[str, Any]]:
     rows = []
     for log in logs:
         if log.exists():
-            rows += [json.loads(line) for line in log.read_text().splitlines() if line.endswith("}")]
+            rows += [
+                json.loads(line) for line in log.read_text().splitlines() if line.endswith("}")
+            ]
     return rows
 
 
@@ -74,6 +102,8 @@ def replay(chain: list[dict[str, Any]], guard: loopguard.Guard, sid: str) -> lis
             extra = {k: row[k] for k in ("result", "error") if k in row}
             got = session.after_call(row["tool"], row["args"], call_id=row["cid"], **extra)
         if got.to_dict() != row["decision"]:
-            problems.append(f"{sid} write {i} ({row['op']} {row['tool']}): "
-                            f"{row['decision']['action']} stored, {got.action} replayed")
+            problems.append(
+                f"{sid} write {i} ({row['op']} {row['tool']}): "
+                f"{row['decision']['action']} stored, {got.action} replayed"
+            )
     return problems

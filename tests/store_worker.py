@@ -44,13 +44,25 @@ def main(spec_path: str) -> int:
     while go and not os.path.exists(go):
         time.sleep(0.005)
     with open(spec["log"], "a", buffering=1) as log:
+
         def note(sid: str, op: str, data: dict[str, Any], decision: Any) -> None:
             key, old, new = store.last_write or ("", 0, 0)
             store.last_write = None
             if key != sid:
                 raise SystemExit(f"{op} on {sid} was not written: {decision!r}")
-            log.write(json.dumps({"sid": sid, "old": old, "new": new, "op": op, **data,
-                                  "decision": None if decision is None else decision.to_dict()}) + "\n")
+            log.write(
+                json.dumps(
+                    {
+                        "sid": sid,
+                        "old": old,
+                        "new": new,
+                        "op": op,
+                        **data,
+                        "decision": None if decision is None else decision.to_dict(),
+                    }
+                )
+                + "\n"
+            )
 
         for n in range(spec.get("start", 0), spec.get("start", 0) + spec["calls"]):
             sid = rng.choice(spec["sessions"])

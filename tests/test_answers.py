@@ -10,8 +10,8 @@ import pytest
 from fakes import calls
 
 import loopguard
-from loopguard.session import answers
 from loopguard.runtime.loop import run_turn
+from loopguard.session import answers
 
 USER = [{"role": "user", "content": "read the file"}]
 
@@ -48,7 +48,9 @@ def test_the_rest_of_a_batch_closed_by_a_breaker_is_aborted_and_not_recorded() -
 
 
 def test_aborted_text_follows_the_rules_messages_and_language() -> None:
-    guard = loopguard.Guard.from_dict({"version": 1, "messages": {"en": {"aborted": "closed, sorry"}}})
+    guard = loopguard.Guard.from_dict(
+        {"version": 1, "messages": {"en": {"aborted": "closed, sorry"}}}
+    )
     session = guard.session("s")
     session.begin_turn(USER)
     looped(session, 3)
@@ -95,11 +97,15 @@ def test_run_turn_aborts_the_rest_of_a_breaker_batch_through_before_call() -> No
     session = loopguard.Guard.default().session("s")
     seen: list[str] = []
     tools = {"read": lambda a: "same", "write": lambda a: seen.append("write") or "ok"}
-    rounds = [calls(("read", {"p": 1}))] * 3 + [calls(("read", {"p": 1}), ("write", {}), ("write", {"y": 1}))]
+    rounds = [calls(("read", {"p": 1}))] * 3 + [
+        calls(("read", {"p": 1}), ("write", {}), ("write", {"y": 1}))
+    ]
     replies = iter(rounds + [{"role": "assistant", "content": "gave up"}])
     result = run_turn(lambda m, tools_enabled=True: next(replies), tools, USER, session)
     tool_msgs = [m for m in result.messages if m["role"] == "tool"]
-    assert [json.loads(m["content"].split("\n\n")[0])["status"] for m in tool_msgs[-2:]] == ["aborted"] * 2
+    assert [json.loads(m["content"].split("\n\n")[0])["status"] for m in tool_msgs[-2:]] == [
+        "aborted"
+    ] * 2
     assert seen == []
 
 
@@ -118,19 +124,39 @@ def test_run_turn_reads_openai_sdk_message_objects() -> None:
 
     call = calls(("read", {"p": 1}), ids=["c1"])
     first = ChatCompletionMessage.model_validate(call)
-    final = ChatCompletion.model_validate({
-        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": "done"}}]})
+    final = ChatCompletion.model_validate(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "done"},
+                }
+            ],
+        }
+    )
     replies = iter([first, final])
-    result = run_turn(lambda m, tools_enabled=True: next(replies), {"read": lambda a: "text"}, USER,
-                      loopguard.Guard.default().session("s"))
+    result = run_turn(
+        lambda m, tools_enabled=True: next(replies),
+        {"read": lambda a: "text"},
+        USER,
+        loopguard.Guard.default().session("s"),
+    )
     assert result.text == "done"
     assert result.messages[0]["tool_calls"][0]["id"] == "c1"
     assert result.messages[1] == {"role": "tool", "tool_call_id": "c1", "content": "text"}
-    plain = run_turn(lambda m, tools_enabled=True: _FakeSdkMessage({"role": "assistant", "content": "hi",
-                                                                   "refusal": None}),
-                     {}, USER, loopguard.Guard.default().session("t"))
+    plain = run_turn(
+        lambda m, tools_enabled=True: _FakeSdkMessage(
+            {"role": "assistant", "content": "hi", "refusal": None}
+        ),
+        {},
+        USER,
+        loopguard.Guard.default().session("t"),
+    )
     assert plain.text == "hi"
 
 

@@ -18,7 +18,9 @@ def test_runner_prints_and_writes_every_row(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--small", "--json", str(out)],
-        capture_output=True, text=True, timeout=900,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert done.returncode == 0, done.stderr
     rows = json.loads(out.read_text("utf-8"))

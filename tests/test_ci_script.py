@@ -33,10 +33,12 @@ esac
 
 def test_run_starts_with_the_readme_command_then_each_python() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    command = 'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest'
+    command = (
+        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[test]" && python -m pytest'
+    )
     assert command in readme
     run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert run.index(command) < run.index("\" .ci/each-python")  # the command line, not a comment
+    assert run.index(command) < run.index('" .ci/each-python')  # the command line, not a comment
     for script in (ROOT / ".ci" / "run", EACH):
         assert os.access(script, os.X_OK)
         subprocess.run(["bash", "-n", str(script)], check=True)
@@ -54,10 +56,15 @@ def _each(tmp_path: Path, *versions: str, **env: str) -> subprocess.CompletedPro
     ci.mkdir(parents=True, exist_ok=True)
     (ci / "each-python").write_bytes(EACH.read_bytes())
     (ci / "each-python").chmod(0o755)
-    full = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "PYENV_ROOT": str(tmp_path / "pyenv"),
-            "HOME": str(tmp_path), **env}
-    return subprocess.run([str(ci / "each-python"), *versions], env=full, capture_output=True,
-                          text=True, check=False)
+    full = {
+        "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin",
+        "PYENV_ROOT": str(tmp_path / "pyenv"),
+        "HOME": str(tmp_path),
+        **env,
+    }
+    return subprocess.run(
+        [str(ci / "each-python"), *versions], env=full, capture_output=True, text=True, check=False
+    )
 
 
 @pytest.fixture
@@ -76,13 +83,16 @@ def machine(tmp_path: Path) -> Path:
 
 
 def test_finds_path_and_pyenv_interpreters_and_skips_missing_ones(machine: Path) -> None:
-    done = _each(machine, "3.98", "3.97", "3.96", "3.95", LOOPGUARD_CI_DRY_RUN="1",
-                 LOOPGUARD_CI_SKIP="3.95")
+    done = _each(
+        machine, "3.98", "3.97", "3.96", "3.95", LOOPGUARD_CI_DRY_RUN="1", LOOPGUARD_CI_SKIP="3.95"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"each-python: Python 3.98: {machine}/bin/python3.98 -> .ci-venv/py3.98"
-    assert lines[1] == (f"each-python: Python 3.97: {machine}/pyenv/versions/3.97.2/bin/python3.97"
-                        " -> .ci-venv/py3.97")
+    assert lines[1] == (
+        f"each-python: Python 3.97: {machine}/pyenv/versions/3.97.2/bin/python3.97"
+        " -> .ci-venv/py3.97"
+    )
     assert lines[2] == "each-python: Python 3.96: not found on this machine; skipped"
     assert lines[3] == "each-python: Python 3.95: skipped (the main run used it)"
 
@@ -107,6 +117,10 @@ def test_any_pytest_failure_fails_after_every_version_ran(machine: Path, code: s
 def test_default_versions_are_3_10_to_3_13(tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     done = _each(tmp_path, LOOPGUARD_CI_DRY_RUN="1")
-    assert [line.split(":")[1].strip() for line in done.stdout.splitlines()[:4]] == \
-        ["Python 3.10", "Python 3.11", "Python 3.12", "Python 3.13"]
+    assert [line.split(":")[1].strip() for line in done.stdout.splitlines()[:4]] == [
+        "Python 3.10",
+        "Python 3.11",
+        "Python 3.12",
+        "Python 3.13",
+    ]
     assert sys.version_info >= (3, 10)

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from loopguard.cli import main
-from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED
 from loopguard.config.effective import effective_config
-from loopguard.policy.compile import is_active
-from loopguard.config.provenance import dotted, explain_active, flow
 from loopguard.config.load import load_rules_path
+from loopguard.config.provenance import dotted, explain_active, flow
 from loopguard.config.yamlsource import load_yaml
+from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED
+from loopguard.policy.compile import is_active
 
 BASE = "version: 1\nloop_detection:\n  warning_threshold: 12\n"
 RULES = """version: 1
@@ -73,6 +73,7 @@ def comments(out: str) -> dict[str, str]:
 
 # -- loopguard config: text ------------------------------------------------------
 
+
 def test_default_text_reads_back_as_the_effective_rules(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "config")
     assert (code, err) == (0, "")
@@ -90,7 +91,8 @@ def test_default_text_reads_back_as_the_effective_rules(capsys: pytest.CaptureFi
 
 
 def test_layers_agent_and_repair_are_credited_in_text(
-        rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, "config", "--rules", "rules.yaml", "--agent", "careful")
     assert code == 0
     assert out.splitlines()[0] == "# effective rules of rules.yaml for agent careful"
@@ -107,7 +109,8 @@ def test_layers_agent_and_repair_are_credited_in_text(
 
 
 def test_without_an_agent_the_global_blocks_are_shown(
-        rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, "config", "--rules", "rules.yaml")
     assert code == 0
     shown = comments(out)
@@ -117,9 +120,11 @@ def test_without_an_agent_the_global_blocks_are_shown(
 
 
 def test_openclaw_values_point_into_the_json5_text(
-        rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "config", "--rules", "oc.json5", "--format", "json",
-                       "--agent", "safe-runner")
+    rules: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        capsys, "config", "--rules", "oc.json5", "--format", "json", "--agent", "safe-runner"
+    )
     assert code == 0
     sources = json.loads(out)["sources"]
     assert sources["loop_detection.warning_threshold"] == "oc.json5:5"
@@ -129,10 +134,13 @@ def test_openclaw_values_point_into_the_json5_text(
 
 # -- loopguard config: JSON ------------------------------------------------------
 
+
 def test_json_has_the_config_and_a_parallel_sources_map(
-        rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "config", "--rules", "rules.yaml", "--agent", "careful",
-                       "--format", "json")
+    rules: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        capsys, "config", "--rules", "rules.yaml", "--agent", "careful", "--format", "json"
+    )
     assert code == 0
     result = json.loads(out)
     assert (result["rules"], result["agent"]) == ("rules.yaml", "careful")
@@ -145,16 +153,19 @@ def test_json_has_the_config_and_a_parallel_sources_map(
     assert sources["detectors.ping_pong.enabled"] == "rules.yaml:7"
     assert sources["detectors.doom_loop_exact.exempt"].startswith("builtin:default:")
     assert sources["intents[0].id"].startswith("builtin:portfolio:")
-    assert result["repairs"] == [{"path": "loop_detection.critical_threshold", "old": 22,
-                                  "new": 26, "from": "rules.yaml:5"}]
+    assert result["repairs"] == [
+        {"path": "loop_detection.critical_threshold", "old": 22, "new": 26, "from": "rules.yaml:5"}
+    ]
 
 
 def test_json_sources_name_exactly_the_leaves(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "config", "--format", "json", "--rules", "builtin:portfolio-en")
     assert code == 0
     result = json.loads(out)
-    assert all(re.fullmatch(r"builtin:portfolio(-en)?:\d+|builtin:default:\d+", s)
-               for s in result["sources"].values())
+    assert all(
+        re.fullmatch(r"builtin:portfolio(-en)?:\d+|builtin:default:\d+", s)
+        for s in result["sources"].values()
+    )
 
     def resolve(data: Any, path: str) -> Any:
         for step in re.findall(r"\[(\d+)\]|([^.\[\]]+)", path):
@@ -162,25 +173,38 @@ def test_json_sources_name_exactly_the_leaves(capsys: pytest.CaptureFixture[str]
         return data
 
     for path in result["sources"]:
-        assert not isinstance(resolve(result["config"], path), dict) or \
-            resolve(result["config"], path) == {}
+        assert (
+            not isinstance(resolve(result["config"], path), dict)
+            or resolve(result["config"], path) == {}
+        )
 
 
 # -- loopguard config: bad input -------------------------------------------------
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (("--rules", "missing.yaml"), "loopguard config: missing.yaml: file not found"),
-    (("--rules", "."), "loopguard config: .: is a directory, not a rules file"),
-    (("--rules", "builtin:nope"), "loopguard config: builtin:nope: unknown bundled pack"),
-    (("--rules", "bad.yaml"), "loopguard config: bad.yaml: invalid rules (1 error; "
-                              "see `loopguard lint bad.yaml`)"),
-    (("--rules", "rules.yaml", "--agent", "nobody"),
-     "loopguard config: rules.yaml: no agent 'nobody' (agents with a block: careful)"),
-    (("--agent", "nobody"), "loopguard config: builtin:default: no agent 'nobody' "
-                            "(agents with a block: none)"),
-])
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--rules", "missing.yaml"), "loopguard config: missing.yaml: file not found"),
+        (("--rules", "."), "loopguard config: .: is a directory, not a rules file"),
+        (("--rules", "builtin:nope"), "loopguard config: builtin:nope: unknown bundled pack"),
+        (
+            ("--rules", "bad.yaml"),
+            "loopguard config: bad.yaml: invalid rules (1 error; see `loopguard lint bad.yaml`)",
+        ),
+        (
+            ("--rules", "rules.yaml", "--agent", "nobody"),
+            "loopguard config: rules.yaml: no agent 'nobody' (agents with a block: careful)",
+        ),
+        (
+            ("--agent", "nobody"),
+            "loopguard config: builtin:default: no agent 'nobody' (agents with a block: none)",
+        ),
+    ],
+)
 def test_bad_input_is_a_clear_error_and_exit_2(
-        rules: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str) -> None:
+    rules: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
     (rules / "bad.yaml").write_text("version: 1\nloop_detection: {warning_treshold: 3}\n", "utf-8")
     code, out, err = run(capsys, "config", *argv)
     assert (code, out) == (2, "")
@@ -190,6 +214,7 @@ def test_bad_input_is_a_clear_error_and_exit_2(
 
 
 # -- loopguard detectors --rules -------------------------------------------------
+
 
 def status_lines(out: str) -> dict[str, str]:
     return {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines()[1:-1]}
@@ -202,35 +227,53 @@ def test_detectors_of_the_default_rules(capsys: pytest.CaptureFixture[str]) -> N
     assert lines[0] == "detectors of builtin:default; loop_detection.enabled: unset"
     status = status_lines(out)
     assert status["generic_repeat"] == "off (loop_detection.enabled is unset; rolling)"
-    assert re.fullmatch(r"on \(own switch; always\)  # switch from builtin:default:\d+",
-                        status["doom_loop_exact"])
+    assert re.fullmatch(
+        r"on \(own switch; always\)  # switch from builtin:default:\d+", status["doom_loop_exact"]
+    )
     assert status["post_compaction_guard"].startswith("on (own switch; unless_disabled)")
     assert lines[-1] == "4 of 9 detectors on"
 
 
 def test_detectors_with_the_master_off_and_an_agent_turning_it_on(
-        rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, "detectors", "--rules", "oc.json5")
     assert code == 0
-    assert out.splitlines()[0] == "detectors of oc.json5; loop_detection.enabled: false (from oc.json5:4)"
+    assert (
+        out.splitlines()[0]
+        == "detectors of oc.json5; loop_detection.enabled: false (from oc.json5:4)"
+    )
     status = status_lines(out)
-    assert status["ping_pong"] == ("off (loop_detection.enabled is false, over its own switch; "
-                                   "rolling)  # switch from oc.json5:6")
+    assert status["ping_pong"] == (
+        "off (loop_detection.enabled is false, over its own switch; "
+        "rolling)  # switch from oc.json5:6"
+    )
     assert status["generic_repeat"] == "off (loop_detection.enabled is false; rolling)"
     assert status["post_compaction_guard"].startswith(
-        "off (loop_detection.enabled is false, over its own switch; unless_disabled)")
-    code, out, _ = run(capsys, "detectors", "--rules", "oc.json5", "--agent", "safe-runner",
-                       "--format", "json")
+        "off (loop_detection.enabled is false, over its own switch; unless_disabled)"
+    )
+    code, out, _ = run(
+        capsys, "detectors", "--rules", "oc.json5", "--agent", "safe-runner", "--format", "json"
+    )
     assert code == 0
     result = json.loads(out)
-    assert result["master"] == {"path": "loop_detection.enabled", "value": True, "from": "oc.json5:10"}
+    assert result["master"] == {
+        "path": "loop_detection.enabled",
+        "value": True,
+        "from": "oc.json5:10",
+    }
     by_id = {item["id"]: item for item in result["detectors"]}
     assert by_id["generic_repeat"]["status"] == "on (loop_detection.enabled is true; rolling)"
-    assert (by_id["ping_pong"]["on"], by_id["ping_pong"]["why"], by_id["ping_pong"]["switch_from"]) == (
-        True, "own switch", "oc.json5:6")
+    assert (
+        by_id["ping_pong"]["on"],
+        by_id["ping_pong"]["why"],
+        by_id["ping_pong"]["switch_from"],
+    ) == (True, "own switch", "oc.json5:6")
 
 
-def test_detectors_agent_block_switches_one_off(rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_detectors_agent_block_switches_one_off(
+    rules: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, "detectors", "--rules", "rules.yaml", "--agent", "careful")
     assert code == 0
     status = status_lines(out)
@@ -238,17 +281,26 @@ def test_detectors_agent_block_switches_one_off(rules: Path, capsys: pytest.Capt
     assert status["known_poll_no_progress"] == "on (loop_detection.enabled is true; rolling)"
 
 
-@pytest.mark.parametrize("argv", [("--rules", "missing.yaml"), ("--rules", "rules.yaml", "--agent", "x"),
-                                  ("--agent", "x")])
-def test_detectors_bad_rules_exit_2(rules: Path, capsys: pytest.CaptureFixture[str],
-                                    argv: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [("--rules", "missing.yaml"), ("--rules", "rules.yaml", "--agent", "x"), ("--agent", "x")],
+)
+def test_detectors_bad_rules_exit_2(
+    rules: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
     code, out, err = run(capsys, "detectors", *argv)
     assert (code, out) == (2, "")
     assert err.startswith("loopguard detectors: ") and "Traceback" not in err
 
 
-@pytest.mark.parametrize(("gating", "own", "master"), list(itertools.product(
-    (ROLLING, UNLESS_DISABLED, ALWAYS), (None, True, False, "yes"), (None, True, False))))
+@pytest.mark.parametrize(
+    ("gating", "own", "master"),
+    list(
+        itertools.product(
+            (ROLLING, UNLESS_DISABLED, ALWAYS), (None, True, False, "yes"), (None, True, False)
+        )
+    ),
+)
 def test_explain_active_agrees_with_the_engine(gating: str, own: Any, master: Any) -> None:
     class Fake:
         pass
@@ -261,9 +313,32 @@ def test_explain_active_agrees_with_the_engine(gating: str, own: Any, master: An
 
 # -- text helpers ----------------------------------------------------------------
 
-@pytest.mark.parametrize("value", ["plain", "yes", "No", "1", "0x1f", "", " pad", "a: b", "# x",
-                                   "退款", "line\nbreak", r"\s+(?P<n>x)", "it's", 1.5, float("inf"),
-                                   None, True, [], {}, ["a", "b c", 3]])
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain",
+        "yes",
+        "No",
+        "1",
+        "0x1f",
+        "",
+        " pad",
+        "a: b",
+        "# x",
+        "退款",
+        "line\nbreak",
+        r"\s+(?P<n>x)",
+        "it's",
+        1.5,
+        float("inf"),
+        None,
+        True,
+        [],
+        {},
+        ["a", "b c", 3],
+    ],
+)
 def test_flow_reads_back_as_the_same_value(value: Any) -> None:
     assert load_yaml(f"k: {flow(value)}\n", "t").data == {"k": value}
 

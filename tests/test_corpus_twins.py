@@ -15,10 +15,16 @@ from loopguard.replay.transcripts import AssistantMessage, ToolResult, open_tran
 
 CORPUS = Path(os.environ.get("LOOPGUARD_CORPUS", "/work/shared/corpus"))
 ORIGINALS = CORPUS / "originals"
-TWIN_FOLDERS = {"claude_code": ".anthropic.json", "swe_agent": ".chat.json", "swe_agent_msb_java": ".chat.json",
-                "gemini": ".chat.json"}
+TWIN_FOLDERS = {
+    "claude_code": ".anthropic.json",
+    "swe_agent": ".chat.json",
+    "swe_agent_msb_java": ".chat.json",
+    "gemini": ".chat.json",
+}
 
-pytestmark = pytest.mark.skipif(not ORIGINALS.is_dir(), reason="the shared corpus is not on this machine")
+pytestmark = pytest.mark.skipif(
+    not ORIGINALS.is_dir(), reason="the shared corpus is not on this machine"
+)
 
 
 def _norm(value: Any) -> Any:
@@ -48,15 +54,25 @@ def rounds(path: Path, errors: bool = True) -> dict[str, list[list[tuple[str, st
         row = []
         for call in batch:
             result = results.get((session, call.id))
-            row.append((call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False),
-                        _norm(result.content) if result else None, errors and bool(result and result.is_error)))
+            row.append(
+                (
+                    call.name,
+                    json.dumps(call.arguments, sort_keys=True, ensure_ascii=False),
+                    _norm(result.content) if result else None,
+                    errors and bool(result and result.is_error),
+                )
+            )
         sessions.setdefault(session, []).append(row)
     return sessions
 
 
 def _twin(original: Path) -> Path:
     folder = original.parent.name
-    stem = original.name.split(".traj")[0] if folder.startswith("swe_agent") else original.name.rsplit(".", 1)[0]
+    stem = (
+        original.name.split(".traj")[0]
+        if folder.startswith("swe_agent")
+        else original.name.rsplit(".", 1)[0]
+    )
     return CORPUS / folder / (stem + TWIN_FOLDERS[folder])
 
 
@@ -68,7 +84,9 @@ def _cases() -> list[Path]:
 
 @pytest.mark.parametrize("original", _cases(), ids=lambda p: f"{p.parent.name}/{p.name[:60]}")
 def test_original_reads_like_its_twin(original: Path) -> None:
-    errors = original.parent.name == "claude_code"  # the Anthropic twin keeps is_error; Chat twins cannot
+    errors = (
+        original.parent.name == "claude_code"
+    )  # the Anthropic twin keeps is_error; Chat twins cannot
     mine, twin = rounds(original, errors), rounds(_twin(original), errors)
     assert list(mine.values()) == list(twin.values())
     assert sum(len(batch) for runs in mine.values() for batch in runs) > 0
@@ -87,15 +105,25 @@ def test_tau_bench_results_read_like_their_jsonl_twin() -> None:
 def test_mini_swe_agent_files_give_the_calls_the_chat_reader_gives() -> None:
     """mini-swe-agent v2 files were readable as Chat (with warnings): the same calls and batches."""
     for path in sorted((CORPUS / "mini_swe_agent_v2").glob("*.json")):
+
         def batches(fmt: str | None) -> list[list[tuple[str, Any]]]:
-            return [[(c.name, c.arguments) for c in e.tool_calls] for e in open_transcript(str(path), fmt).events()
-                    if isinstance(e, AssistantMessage) and e.tool_calls]
+            return [
+                [(c.name, c.arguments) for c in e.tool_calls]
+                for e in open_transcript(str(path), fmt).events()
+                if isinstance(e, AssistantMessage) and e.tool_calls
+            ]
+
         assert batches(None) == batches("openai-chat") and batches(None), path
 
 
 def test_every_original_is_detected_without_help() -> None:
-    expected = {"claude_code": "claude-code", "swe_agent": "swe-agent", "swe_agent_msb_java": "swe-agent",
-                "gemini": "gemini", "tau_bench": "tau-bench"}
+    expected = {
+        "claude_code": "claude-code",
+        "swe_agent": "swe-agent",
+        "swe_agent_msb_java": "swe-agent",
+        "gemini": "gemini",
+        "tau_bench": "tau-bench",
+    }
     for path in ORIGINALS.glob("*/*"):
         assert open_transcript(str(path)).format == expected[path.parent.name], path
     for path in (CORPUS / "mini_swe_agent_v2").glob("*.json"):

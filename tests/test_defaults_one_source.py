@@ -40,18 +40,31 @@ def _sources() -> list[Path]:
 def _literal_fallbacks(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "get" and len(node.args) == 2
-                and isinstance(node.args[0], ast.Constant) and node.args[0].value in SETTINGS
-                and isinstance(node.args[1], (ast.Constant, ast.List, ast.Dict, ast.Tuple))):
-            found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: .get({node.args[0].value!r}, "
-                         f"{ast.unparse(node.args[1])})")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and len(node.args) == 2
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in SETTINGS
+            and isinstance(node.args[1], (ast.Constant, ast.List, ast.Dict, ast.Tuple))
+        ):
+            found.append(
+                f"{path.relative_to(PACKAGE)}:{node.lineno}: .get({node.args[0].value!r}, "
+                f"{ast.unparse(node.args[1])})"
+            )
     return found
 
 
 def test_the_check_sees_the_settings() -> None:
     # The names the scan looks for: were the set empty, the scan below would pass vacuously.
-    assert {"history_size", "max_tool_rounds", "near_similarity", "warn_every", "language"} <= SETTINGS
+    assert {
+        "history_size",
+        "max_tool_rounds",
+        "near_similarity",
+        "warn_every",
+        "language",
+    } <= SETTINGS
 
 
 def test_no_setting_falls_back_to_a_literal_of_its_own() -> None:
@@ -59,10 +72,16 @@ def test_no_setting_falls_back_to_a_literal_of_its_own() -> None:
     assert found == [], "settings read with a literal fallback:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("dotted, expected", [
-    ("turn.max_tool_rounds", 15), ("loop_detection.history_size", 30),
-    ("aggregator.fail_mode", "open"), ("messages.language", "auto"), ("turn.nope", None),
-])
+@pytest.mark.parametrize(
+    "dotted, expected",
+    [
+        ("turn.max_tool_rounds", 15),
+        ("loop_detection.history_size", 30),
+        ("aggregator.fail_mode", "open"),
+        ("messages.language", "auto"),
+        ("turn.nope", None),
+    ],
+)
 def test_default_reads_the_bundled_rules(dotted: str, expected: Any) -> None:
     assert default(dotted) == expected
 

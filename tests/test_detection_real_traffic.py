@@ -71,29 +71,46 @@ def test_rerunning_a_test_after_a_different_edit_is_not_a_loop_even_when_it_stil
 
 
 def test_a_deploy_poll_whose_progress_rises_is_never_stopped() -> None:
-    script = [one("get_deployment", {"id": "d-1"}, {"state": "rolling out", "progress": p})
-              for p in (7, 15, 30, 45, 60, 80, 95, 100)]
+    script = [
+        one("get_deployment", {"id": "d-1"}, {"state": "rolling out", "progress": p})
+        for p in (7, 15, 30, 45, 60, 80, 95, 100)
+    ]
     assert stops(play(script)) == []
 
 
 def test_paging_through_one_file_is_not_a_loop() -> None:
-    script = [one("read_file", {"path": "/repo/src/loopguard/engine/session.py", "offset": o, "limit": 200},
-                  f"lines {o}..{o + 199}")
-              for o in range(0, 2000, 200)]
+    script = [
+        one(
+            "read_file",
+            {"path": "/repo/src/loopguard/engine/session.py", "offset": o, "limit": 200},
+            f"lines {o}..{o + 199}",
+        )
+        for o in range(0, 2000, 200)
+    ]
     assert stops(play(script)) == []
 
 
 def test_reading_neighbouring_files_is_not_a_loop() -> None:
-    script = [one("read_file", {"path": f"/home/dev/projects/shop/backend/src/orders/module_{c}.py"},
-                  f"contents of {c}")
-              for c in "abcdefghij"]
+    script = [
+        one(
+            "read_file",
+            {"path": f"/home/dev/projects/shop/backend/src/orders/module_{c}.py"},
+            f"contents of {c}",
+        )
+        for c in "abcdefghij"
+    ]
     assert stops(play(script)) == []
 
 
 def test_flight_searches_for_different_airports_are_not_a_loop() -> None:
-    script = [one("search_direct_flight", {"origin": "JFK", "destination": dest, "date": "2024-05-20"},
-                  [{"flight_number": f"HAT{n}", "destination": dest}])
-              for n, dest in enumerate(("SEA", "SFO", "LAX", "LAS", "ORD", "DFW"))]
+    script = [
+        one(
+            "search_direct_flight",
+            {"origin": "JFK", "destination": dest, "date": "2024-05-20"},
+            [{"flight_number": f"HAT{n}", "destination": dest}],
+        )
+        for n, dest in enumerate(("SEA", "SFO", "LAX", "LAS", "ORD", "DFW"))
+    ]
     assert stops(play(script)) == []
 
 
@@ -121,8 +138,10 @@ def test_identical_calls_with_other_work_between_are_not_a_loop() -> None:
 
 # -- batches ---------------------------------------------------------------------------
 def test_a_batch_of_reads_asked_for_at_once_is_never_a_repeat() -> None:
-    batch = [("read_file", {"path": f"/home/dev/projects/book/manuscript/chapter_{i}.md"}, "text")
-             for i in range(3)]
+    batch = [
+        ("read_file", {"path": f"/home/dev/projects/book/manuscript/chapter_{i}.md"}, "text")
+        for i in range(3)
+    ]
     assert stops(play([batch])) == []
 
 
@@ -168,8 +187,12 @@ def test_the_same_call_with_the_same_result_three_rounds_in_a_row_is_blocked() -
 
 
 def test_a_cycle_of_several_calls_with_unchanged_results_is_caught() -> None:
-    cycle = [one("open", {"path": "A.java"}, "class A"), one("search_file", {"q": "skipNulls"}, "no match"),
-             one("goto", {"line": 120}, "line 120"), one("scroll_down", {}, "lines 121-220")]
+    cycle = [
+        one("open", {"path": "A.java"}, "class A"),
+        one("search_file", {"q": "skipNulls"}, "no match"),
+        one("goto", {"line": 120}, "line 120"),
+        one("scroll_down", {}, "lines 121-220"),
+    ]
     decided = play(cycle * 3)
     assert stops(decided)[0] == 8  # the start of the third round
     assert decided[8].detector == "cycle"
@@ -178,13 +201,19 @@ def test_a_cycle_of_several_calls_with_unchanged_results_is_caught() -> None:
 def test_a_cycle_is_not_caught_when_one_position_learns_something_new() -> None:
     rounds = []
     for i in range(3):
-        rounds += [one("open", {"path": "A.java"}, "class A"), one("search_file", {"q": "x"}, f"{i} matches")]
+        rounds += [
+            one("open", {"path": "A.java"}, "class A"),
+            one("search_file", {"q": "x"}, f"{i} matches"),
+        ]
     assert stops(play(rounds)) == []
 
 
 def test_a_failing_call_retried_with_think_between_is_caught() -> None:
-    book = ("book_reservation", {"flight": "HAT023", "payment": 4875},
-            "Error: payment amount does not add up, total price is 4875")
+    book = (
+        "book_reservation",
+        {"flight": "HAT023", "payment": 4875},
+        "Error: payment amount does not add up, total price is 4875",
+    )
     script = []
     for i in range(3):
         script.append([book])
@@ -193,8 +222,11 @@ def test_a_failing_call_retried_with_think_between_is_caught() -> None:
 
 
 def test_the_same_failing_call_across_user_turns_is_caught() -> None:
-    update = ("update_reservation", {"id": "XEWRD9", "flight": "HAT030"},
-              Error("flight HAT030 not available on 2024-05-13"))
+    update = (
+        "update_reservation",
+        {"id": "XEWRD9", "flight": "HAT030"},
+        Error("flight HAT030 not available on 2024-05-13"),
+    )
     script = [[update], "please try again", [update], "there must be some confusion", [update]]
     assert stops(play(script)) == [2]
 
@@ -202,7 +234,13 @@ def test_the_same_failing_call_across_user_turns_is_caught() -> None:
 def test_the_same_failure_with_another_line_number_is_the_same_failure() -> None:
     script = []
     for line in (36191, 36254, 36323, 36400):
-        script.append(one("bash", {"command": "javac Repro.java"}, f"/bin/bash: line {line}: javac: command not found"))
+        script.append(
+            one(
+                "bash",
+                {"command": "javac Repro.java"},
+                f"/bin/bash: line {line}: javac: command not found",
+            )
+        )
         script.append(one("edit", {"path": "Repro.java", "patch": f"v{line}"}, "ok"))
     # a first occurrence is read only when its call comes round, and then only an equal
     # result catches it up: with the digits changing from the first attempt on, the chain
@@ -220,22 +258,32 @@ def test_the_same_failure_reported_by_the_host_is_blocked_on_the_third_attempt()
 
 def test_the_same_edit_reapplied_with_a_growing_result_is_caught() -> None:
     block = "public class A {\n  void f() {}\n}\n"
-    script = [one("edit", {"command": "edit 1:1\n" + block}, f"[File: A.java ({4 * k} lines total)]\n" + block * k)
-              for k in range(1, 5)]
+    script = [
+        one(
+            "edit",
+            {"command": "edit 1:1\n" + block},
+            f"[File: A.java ({4 * k} lines total)]\n" + block * k,
+        )
+        for k in range(1, 5)
+    ]
     assert stops(play(script))[0] == 2
 
 
 def test_a_long_payload_resent_with_trivial_changes_and_the_same_error_is_caught() -> None:
     body = "\n".join(f"line {i}: some configuration value = {i * 7}" for i in range(60))
-    script = [one("write_config", {"text": body + " " * k}, Error("validation failed: key 'x' missing"))
-              for k in range(3)]
+    script = [
+        one("write_config", {"text": body + " " * k}, Error("validation failed: key 'x' missing"))
+        for k in range(3)
+    ]
     decided = play(script)
     assert stops(decided) == [2] and decided[2].detector == "doom_loop_fuzzy"
 
 
 def test_a_healthy_stretch_before_a_loop_is_not_stopped_early() -> None:
     script = [one("read_file", {"path": f"f{i}.py"}, f"body {i}") for i in range(6)]
-    script += [one("bash", {"command": "make"}, Error("make: *** No rule to make target 'all'"))] * 3
+    script += [
+        one("bash", {"command": "make"}, Error("make: *** No rule to make target 'all'"))
+    ] * 3
     assert stops(play(script)) == [8]
 
 
@@ -281,18 +329,24 @@ def test_replay_feeds_the_calls_of_one_message_as_one_batch(tmp_path: Any) -> No
 
     def message(ids: list[str]) -> list[dict[str, Any]]:
         calls = [{"id": i, "name": "read_file", "arguments": {"path": "README.md"}} for i in ids]
-        rows: list[dict[str, Any]] = [{"event": "assistant_message", "session_id": "s", "text": "",
-                                       "tool_calls": calls}]
-        return rows + [{"event": "tool_result", "session_id": "s", "call_id": i, "content": "same"}
-                       for i in ids]
+        rows: list[dict[str, Any]] = [
+            {"event": "assistant_message", "session_id": "s", "text": "", "tool_calls": calls}
+        ]
+        return rows + [
+            {"event": "tool_result", "session_id": "s", "call_id": i, "content": "same"}
+            for i in ids
+        ]
 
     rows = [{"event": "user_message", "session_id": "s", "text": "go"}]
     rows += message(["a", "b", "c"]) + message(["d"]) + message(["e"])
     path = tmp_path / "batch.eventlog.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     records = Replayer(loopguard.Guard.default()).run([str(path)])
-    actions = [r.decision.action for r in records
-               if isinstance(r, DecisionRecord) and r.decision.phase == "before"]
+    actions = [
+        r.decision.action
+        for r in records
+        if isinstance(r, DecisionRecord) and r.decision.phase == "before"
+    ]
     # three identical reads in one message: warnings only; the same read in the next
     # two messages repeats the batch's outcome back to back: blocked
     assert actions == ["allow", "warn", "warn", "allow", "critical"]

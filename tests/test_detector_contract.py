@@ -35,8 +35,11 @@ DEFAULT_RULES = yaml.safe_load((ROOT / "rules" / "default.yaml").read_text(encod
 # itself; another namespace than the detector id), and the core rules block
 # `loop_detection.post_compaction_guard` (OpenClaw's `postCompactionGuard` settings: a
 # shared setting of the rules format, which the detector declares it reads).
-ALLOWED = {("config/values.py", "cycle"), ("lint/checks/stagecodes.py", "cycle"),
-           ("config/openclaw.py", "post_compaction_guard")}
+ALLOWED = {
+    ("config/values.py", "cycle"),
+    ("lint/checks/stagecodes.py", "cycle"),
+    ("config/openclaw.py", "post_compaction_guard"),
+}
 
 
 @pytest.fixture
@@ -56,8 +59,12 @@ def _code_tokens(path: Path) -> Iterator[tuple[int, str]]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 docstrings.add(body[0].lineno)
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.NAME:
@@ -76,8 +83,11 @@ def test_no_engine_module_names_a_builtin_detector() -> None:
             for ident in BUILTINS:
                 # `cycle` is also an English word: in prose strings ("extends cycle") only
                 # the whole string or a `detectors.cycle` path names the detector.
-                named = (ident in words if ident != "cycle"
-                         else text.strip("\"'") == ident or "detectors.cycle" in text)
+                named = (
+                    ident in words
+                    if ident != "cycle"
+                    else text.strip("\"'") == ident or "detectors.cycle" in text
+                )
                 if named and (where, ident) not in ALLOWED:
                     found.append(f"{where}:{line}: {text}")
     assert found == []
@@ -115,9 +125,14 @@ def test_configure_needs_no_literal_defaults() -> None:
     for path in sorted(DETECTORS.glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr == "get" and len(node.args) == 2 \
-                    and isinstance(node.args[1], ast.Constant) and node.args[1].value is not None:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and len(node.args) == 2
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value is not None
+            ):
                 raise AssertionError(f"{path.name}:{node.lineno}: a literal default")
 
 
@@ -136,7 +151,8 @@ def test_the_builtins_import_only_the_plugin_module() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("loopguard"):
                 assert node.module == "loopguard.plugin" or node.module.startswith(
-                    "loopguard.detectors."), f"{path.name}: {node.module}"
+                    "loopguard.detectors."
+                ), f"{path.name}: {node.module}"
 
 
 def test_plugin_module_exports_what_it_lists() -> None:
@@ -144,18 +160,33 @@ def test_plugin_module_exports_what_it_lists() -> None:
     assert len(names) == len(set(names))
     for name in names:
         assert hasattr(loopguard.plugin, name), name
-    for name in ("Detector", "Vote", "Call", "SessionState", "HistoryEntry", "hookimpl",
-                 "LintCheck", "LintContext", "Finding", "ROLLING", "LEVELS", "thresholds"):
+    for name in (
+        "Detector",
+        "Vote",
+        "Call",
+        "SessionState",
+        "HistoryEntry",
+        "hookimpl",
+        "LintCheck",
+        "LintContext",
+        "Finding",
+        "ROLLING",
+        "LEVELS",
+        "thresholds",
+    ):
         assert name in names
 
 
 def test_explain_paths_come_from_the_declarations() -> None:
     by_id = {d.id: d for d in builtins()}
-    assert contract.explain_paths(by_id["known_poll_no_progress"])[-1] == \
-        "detectors.known_poll_no_progress.poll_tools"
+    assert (
+        contract.explain_paths(by_id["known_poll_no_progress"])[-1]
+        == "detectors.known_poll_no_progress.poll_tools"
+    )
     assert contract.explain_paths(by_id["doom_loop_exact"])[-1] == "outcomes.near_similarity"
     assert contract.explain_paths(by_id["post_compaction_guard"]) == (
-        "loop_detection.post_compaction_guard.window_size",)
+        "loop_detection.post_compaction_guard.window_size",
+    )
 
 
 class _Plain:
@@ -176,19 +207,25 @@ def test_a_detector_without_the_base_class_gets_the_default_answers() -> None:
     plain = _Plain()
     assert detector_problem(plain, set()) is None
     assert (contract.settings(plain), contract.scratch_codec(plain), contract.defaults(plain)) == (
-        (), "json", {"n": 2})
+        (),
+        "json",
+        {"n": 2},
+    )
     assert contract.explain_paths(plain) == ("detectors.plain.n",)
 
 
-@pytest.mark.parametrize(("name", "value", "words"), [
-    ("settings", ("warning_threshold",), "dotted paths"),
-    ("settings", ("detectors.x.y",), "outside `detectors.`"),
-    ("bounded_by", (("threshold",),), "bounded_by"),
-    ("openclaw_name", "Not Camel", "camelCase"),
-    ("scratch_codec", "pickle", "scratch_codec"),
-    ("lint_checks", "oops", "lint_checks"),
-    ("defaults", {"n": 3}, "put each option's default in its options_schema"),
-])
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("settings", ("warning_threshold",), "dotted paths"),
+        ("settings", ("detectors.x.y",), "outside `detectors.`"),
+        ("bounded_by", (("threshold",),), "bounded_by"),
+        ("openclaw_name", "Not Camel", "camelCase"),
+        ("scratch_codec", "pickle", "scratch_codec"),
+        ("lint_checks", "oops", "lint_checks"),
+        ("defaults", {"n": 3}, "put each option's default in its options_schema"),
+    ],
+)
 def test_a_bad_declaration_is_a_registration_problem(name: str, value: Any, words: str) -> None:
     plain = _Plain()
     setattr(plain, name, value)
@@ -209,7 +246,11 @@ def test_custom_scratch_round_trips_through_the_state_codec() -> None:
 
 
 def test_an_openclaw_name_maps_to_the_detector_that_declares_it(site: FakeSite) -> None:
-    site.add_dist("lgfake-oc", {"oc": "lgfake_oc"}, {"lgfake_oc": '''
+    site.add_dist(
+        "lgfake-oc",
+        {"oc": "lgfake_oc"},
+        {
+            "lgfake_oc": """
         from loopguard.plugin import Detector, hookimpl
 
         class Odd(Detector):
@@ -220,12 +261,15 @@ def test_an_openclaw_name_maps_to_the_detector_that_declares_it(site: FakeSite) 
         @hookimpl
         def loopguard_register_detectors():
             return [Odd()]
-    '''})
+    """
+        },
+    )
     site.registry()
     from loopguard.config.load import load_rules_text
 
-    loaded = load_rules_text("tools:\n  loopDetection:\n    detectors: {strangeName: false}\n",
-                             "oc.yaml")
+    loaded = load_rules_text(
+        "tools:\n  loopDetection:\n    detectors: {strangeName: false}\n", "oc.yaml"
+    )
     assert loaded.data["detectors"]["odd_detector"] == {"enabled": False}
 
 
@@ -240,13 +284,19 @@ def test_unknown_tools_are_classified_by_the_engine_only_when_a_detector_reads_t
     assert _unknown_after_failure({}) is None  # unknown_tool_repeat is off: no work, no mark
     assert _unknown_after_failure({"loop_detection": {"enabled": True}}) == "serach"
     # The patterns come from the rules (the option the detector's schema marks).
-    mine = {"loop_detection": {"enabled": True},
-            "detectors": {"unknown_tool_repeat": {"patterns": ["no such tool (?P<name>\\w+)"]}}}
+    mine = {
+        "loop_detection": {"enabled": True},
+        "detectors": {"unknown_tool_repeat": {"patterns": ["no such tool (?P<name>\\w+)"]}},
+    }
     assert _unknown_after_failure(mine) is None
 
 
 def test_a_plugin_reading_unknown_tools_sees_the_engines_classification(site: FakeSite) -> None:
-    site.add_dist("lgfake-unk", {"unk": "lgfake_unk"}, {"lgfake_unk": '''
+    site.add_dist(
+        "lgfake-unk",
+        {"unk": "lgfake_unk"},
+        {
+            "lgfake_unk": """
         from loopguard.plugin import Detector, hookimpl
 
         SEEN = []
@@ -263,7 +313,9 @@ def test_a_plugin_reading_unknown_tools_sees_the_engines_classification(site: Fa
         @hookimpl
         def loopguard_register_detectors():
             return [Missing()]
-    '''})
+    """
+        },
+    )
     site.registry()
     import lgfake_unk  # type: ignore[import-not-found]
 

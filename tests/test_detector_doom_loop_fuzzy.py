@@ -24,7 +24,7 @@ def draft(i: int) -> dict[str, str]:
 
 def raw_text(length: int, i: int) -> str:
     """A raw (non-JSON) argument text of exactly `length` characters, varied at the end."""
-    return CHARS[:length - 1] + "!?#"[i]
+    return CHARS[: length - 1] + "!?#"[i]
 
 
 def session_with(exact: bool = False, **fuzzy: Any):  # type: ignore[no-untyped-def]
@@ -123,8 +123,11 @@ def test_detector_switch_turns_it_off() -> None:
 @pytest.mark.parametrize("enabled", [UNSET, False, True])
 def test_on_whatever_loop_detection_enabled_says(enabled: object) -> None:
     loop = {} if enabled is UNSET else {"enabled": enabled}
-    guard = guard_from(extends=["builtin:portfolio"], loop_detection=loop,
-                       detectors={"doom_loop_exact": {"enabled": False}})
+    guard = guard_from(
+        extends=["builtin:portfolio"],
+        loop_detection=loop,
+        detectors={"doom_loop_exact": {"enabled": False}},
+    )
     session = guard.session("s")
     session.begin_turn([])
     assert [call(session, "write", draft(i)).action for i in range(3)][-1] == "breaker"
@@ -132,8 +135,11 @@ def test_on_whatever_loop_detection_enabled_says(enabled: object) -> None:
 
 def test_arguments_differing_only_in_key_order_are_identical() -> None:
     session = session_with(similarity=1.0)
-    forms = [{"text": REPORT, "path": "r.md"}, f'{{"path": "r.md", "text": "{REPORT}"}}',
-             {"path": "r.md", "text": REPORT}]
+    forms = [
+        {"text": REPORT, "path": "r.md"},
+        f'{{"path": "r.md", "text": "{REPORT}"}}',
+        {"path": "r.md", "text": REPORT},
+    ]
     assert actions([call(session, "write", f) for f in forms]) == ["allow", "allow", "breaker"]
 
 
@@ -177,8 +183,14 @@ def test_long_near_identical_texts_trip_the_breaker_without_faults() -> None:
 
 def test_long_unrelated_texts_do_not_trip_it() -> None:
     session = session_with()
-    texts = [{"content": "".join(CHARS[(k * (i + 3)) % len(CHARS)] + str(k % (i + 5))
-                                 for k in range(1500))} for i in range(3)]
+    texts = [
+        {
+            "content": "".join(
+                CHARS[(k * (i + 3)) % len(CHARS)] + str(k % (i + 5)) for k in range(1500)
+            )
+        }
+        for i in range(3)
+    ]
     decisions = [call(session, "write", t) for t in texts]
     assert all(d.faults == () for d in decisions)
     assert actions(decisions) == ["allow"] * 3
@@ -188,7 +200,7 @@ def test_a_short_and_a_long_text_near_the_boundary_compare_exactly() -> None:
     """Grams of texts on both sides of the representation boundary compare like Python sets."""
     base = "".join(CHARS[(k * 5) % len(CHARS)] + CHARS[k % 7] for k in range(140))
     short, long = base[:250], base[:258]
-    expected_a = {short[i:i + 3] for i in range(len(short) - 2)}
-    expected_b = {long[i:i + 3] for i in range(len(long) - 2)}
+    expected_a = {short[i : i + 3] for i in range(len(short) - 2)}
+    expected_b = {long[i : i + 3] for i in range(len(long) - 2)}
     expected = len(expected_a & expected_b) / len(expected_a | expected_b)
     assert jaccard(grams(short), grams(long)) == pytest.approx(expected)

@@ -58,8 +58,13 @@ def test_pending_calls_count_for_warn_but_not_for_the_streak() -> None:
 
 def test_other_tools_and_other_arguments_do_not_break_the_streak() -> None:
     session = rolling_guard().session("s")
-    fillers = [("list", {"dir": "."}), ("read", {"path": "b.txt"}), ("grep", {"q": "x"}),
-               ("read", {"path": "c.txt"}), ("list", {"dir": "/"})]
+    fillers = [
+        ("list", {"dir": "."}),
+        ("read", {"path": "b.txt"}),
+        ("grep", {"q": "x"}),
+        ("read", {"path": "c.txt"}),
+        ("list", {"dir": "/"}),
+    ]
     for tool, args in fillers:
         assert call(session, "read", READ).action != "critical"
         call(session, tool, args, result="other")
@@ -111,8 +116,11 @@ def test_loop_detection_master_switch(enabled: object, active: bool) -> None:
 
 def test_arguments_differing_only_in_key_order_are_identical() -> None:
     session = rolling_guard().session("s")
-    forms = [{"a": 1, "b": {"x": 1, "y": 2}}, '{"b": {"y": 2, "x": 1}, "a": 1}',
-             {"b": {"y": 2, "x": 1}, "a": 1}]
+    forms = [
+        {"a": 1, "b": {"x": 1, "y": 2}},
+        '{"b": {"y": 2, "x": 1}, "a": 1}',
+        {"b": {"y": 2, "x": 1}, "a": 1},
+    ]
     for args in forms:
         assert call(session, "read", args).action == "allow"
     assert call(session, "read", '{"a":1,"b":{"x":1,"y":2}}').action == "warn"
@@ -141,8 +149,9 @@ def test_undeclared_fields_are_progress() -> None:
 
 def test_replacing_drop_fields_makes_ts_count_as_progress() -> None:
     session = rolling_guard(outcomes={"drop_fields": ["nonce"]}).session("s")
-    decisions = [call(session, "read", READ, {"content": "x", "ts": i, "nonce": 1})
-                 for i in range(8)]
+    decisions = [
+        call(session, "read", READ, {"content": "x", "ts": i, "nonce": 1}) for i in range(8)
+    ]
     assert "critical" not in actions(decisions)
 
 

@@ -89,8 +89,10 @@ def test_loop_detection_master_switch(enabled: object, active: bool) -> None:
 
 def test_arguments_differing_only_in_key_order_are_identical() -> None:
     session = guard().session("s")
-    forms = [{"url": "u", "headers": {"a": "1", "b": "2"}},
-             '{"headers": {"b": "2", "a": "1"}, "url": "u"}']
+    forms = [
+        {"url": "u", "headers": {"a": "1", "b": "2"}},
+        '{"headers": {"b": "2", "a": "1"}, "url": "u"}',
+    ]
     for i in range(8):
         call(session, "fetch", forms[i % 2])
     assert call(session, "fetch", {"headers": {"b": "2", "a": "1"}, "url": "u"}).action == "breaker"

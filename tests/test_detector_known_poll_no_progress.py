@@ -33,8 +33,10 @@ def test_critical_on_the_call_after_critical_threshold() -> None:
 
 def test_a_poll_whose_output_changes_is_never_flagged() -> None:
     session = rolling_guard().session("s")
-    decisions = [call(session, "command_status", POLL, {"state": "running", "progress": i})
-                 for i in range(25)]
+    decisions = [
+        call(session, "command_status", POLL, {"state": "running", "progress": i})
+        for i in range(25)
+    ]
     assert actions(decisions) == ["allow"] * 25
 
 
@@ -125,8 +127,12 @@ def test_arguments_differing_only_in_key_order_are_identical() -> None:
 def test_default_volatile_fields_are_not_progress() -> None:
     session = rolling_guard().session("s")
     for i in range(5):
-        call(session, "command_status", POLL,
-             {"state": "running", "ts": i, "durationMs": 10 * i, "pid": 100 + i})
+        call(
+            session,
+            "command_status",
+            POLL,
+            {"state": "running", "ts": i, "durationMs": 10 * i, "pid": 100 + i},
+        )
     last = call(session, "command_status", POLL, '{"state": "running", "ts": 77}')
     assert last.action == "critical"
 

@@ -117,8 +117,12 @@ def test_arguments_differing_only_in_key_order_are_identical() -> None:
 
 def test_default_volatile_fields_are_not_progress() -> None:
     session = rolling_guard().session("s")
-    decisions = alternate(session, 5, result_a=lambda i: {"body": "x", "requestId": i},
-                          result_b=lambda i: {"items": [], "timestamp": i})
+    decisions = alternate(
+        session,
+        5,
+        result_a=lambda i: {"body": "x", "requestId": i},
+        result_b=lambda i: {"items": [], "timestamp": i},
+    )
     assert decisions[-1].action == "critical"
 
 

@@ -26,14 +26,20 @@ def session_with(enabled: Any = UNSET, **blocks: Any) -> loopguard.Session:
     return guard_from(loop_detection=loop, detectors=detectors, **blocks).session("s")
 
 
-def done(session: loopguard.Session, tool: str = "build", args: Any = BUILD,
-         result: Any = None, error: Any = "exit 2: missing header") -> loopguard.Decision:
+def done(
+    session: loopguard.Session,
+    tool: str = "build",
+    args: Any = BUILD,
+    result: Any = None,
+    error: Any = "exit 2: missing header",
+) -> loopguard.Decision:
     """One completed call in a new turn; returns the after_call decision."""
     session.begin_turn([])
     before = session.before_call(tool, args, call_id=f"c{session.turn}")
     assert before.action == "allow"
-    return session.after_call(tool, args, result=result, error=None if result else error,
-                              call_id=f"c{session.turn}")
+    return session.after_call(
+        tool, args, result=result, error=None if result else error, call_id=f"c{session.turn}"
+    )
 
 
 def test_fires_on_the_last_observation_of_the_window() -> None:
@@ -123,7 +129,11 @@ def test_detector_switch_turns_it_off() -> None:
 def test_arguments_differing_only_in_key_order_are_identical() -> None:
     session = session_with()
     session.compacted()
-    forms = [{"target": "all", "jobs": 4}, '{"jobs": 4, "target": "all"}', {"jobs": 4, "target": "all"}]
+    forms = [
+        {"target": "all", "jobs": 4},
+        '{"jobs": 4, "target": "all"}',
+        {"jobs": 4, "target": "all"},
+    ]
     assert [done(session, args=f).action for f in forms] == ["allow", "allow", "breaker"]
 
 

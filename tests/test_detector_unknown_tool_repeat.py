@@ -28,11 +28,14 @@ def test_critical_on_the_call_after_threshold_failures() -> None:
     assert "serach" in vote.message
 
 
-@pytest.mark.parametrize("breaker", [
-    {"result": "found it"},  # a success
-    {"error": "timeout after 30s"},  # another error
-    {"result": PENDING},  # a pending entry
-])
+@pytest.mark.parametrize(
+    "breaker",
+    [
+        {"result": "found it"},  # a success
+        {"error": "timeout after 30s"},  # another error
+        {"result": PENDING},  # a pending entry
+    ],
+)
 def test_the_streak_stops_at_anything_else(breaker: dict[str, object]) -> None:
     session = rolling_guard().session("s")
     fail(session, 0)
@@ -68,9 +71,14 @@ def test_failures_broken_by_successes_never_reach_critical() -> None:
     assert all(vote_of(d, ID) is None for d in decisions)
 
 
-@pytest.mark.parametrize("error", [
-    "tool serach not found", "Tool `serach` is not available", "UNKNOWN TOOL serach",
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        "tool serach not found",
+        "Tool `serach` is not available",
+        "UNKNOWN TOOL serach",
+    ],
+)
 def test_default_patterns_are_case_insensitive(error: str) -> None:
     session = rolling_guard().session("s")
     for i in range(3):

@@ -22,7 +22,7 @@ def _quoted(doc: str) -> list[tuple[str, list[str]]]:
         for i, line in enumerate(lines):
             if line.startswith("$ loopguard "):
                 shown = []
-                for after in lines[i + 1:]:
+                for after in lines[i + 1 :]:
                     if after.startswith("$ "):
                         break
                     shown.append(after)
@@ -38,8 +38,9 @@ def test_the_replay_docs_quote_commands() -> None:
 
 
 @pytest.mark.parametrize("command,shown", CASES, ids=[c for c, _ in CASES])
-def test_quoted_output_matches(command: str, shown: list[str],
-                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_quoted_output_matches(
+    command: str, shown: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     cwd = os.getcwd()
     os.chdir(ROOT)  # the docs name files relative to the repository
     try:

@@ -26,7 +26,9 @@ class Fixed(loopguard.Detector):
     def check(self, call: Any, state: Any, cfg: Any) -> loopguard.Vote | None:
         if call.tool != self.tool:
             return None
-        return self.vote(self.level, call.seq, self.key, f"{self.id} says {self.level}", (call.seq,))
+        return self.vote(
+            self.level, call.seq, self.key, f"{self.id} says {self.level}", (call.seq,)
+        )
 
 
 class Boom(loopguard.Detector):
@@ -52,7 +54,9 @@ def guard_with(*detectors: loopguard.Detector, **blocks: Any) -> loopguard.Guard
 
 # -- levels and ties ---------------------------------------------------------------------
 def test_highest_level_wins_and_votes_are_ordered_by_level() -> None:
-    session = guard_with(Fixed("w", "warn"), Fixed("c", "critical"), Fixed("b", "breaker")).session("s")
+    session = guard_with(Fixed("w", "warn"), Fixed("c", "critical"), Fixed("b", "breaker")).session(
+        "s"
+    )
     decision = session.before_call("x", {})
     assert (decision.action, decision.detector) == ("breaker", "b")
     assert [v.level for v in decision.votes] == ["breaker", "critical", "warn"]
@@ -73,29 +77,47 @@ def test_a_builtin_breaker_outranks_a_builtin_critical() -> None:
     last = decisions[8]
     assert (last.action, last.detector) == ("breaker", "global_circuit_breaker")
     assert {(v.detector, v.level) for v in last.votes} >= {
-        ("global_circuit_breaker", "breaker"), ("generic_repeat", "critical")}
+        ("global_circuit_breaker", "breaker"),
+        ("generic_repeat", "critical"),
+    }
 
 
-ORDER = ["unknown_tool_repeat", "global_circuit_breaker", "post_compaction_guard",
-         "doom_loop_exact", "doom_loop_fuzzy", "known_poll_no_progress", "ping_pong",
-         "generic_repeat"]
+ORDER = [
+    "unknown_tool_repeat",
+    "global_circuit_breaker",
+    "post_compaction_guard",
+    "doom_loop_exact",
+    "doom_loop_fuzzy",
+    "known_poll_no_progress",
+    "ping_pong",
+    "generic_repeat",
+]
 LONG = {"text": "a long argument text that is well over fifty characters in total length"}
 
 
-@pytest.mark.parametrize(("order", "winner"), [
-    (None, "doom_loop_exact"),
-    ([*ORDER[:3], "doom_loop_fuzzy", "doom_loop_exact", *ORDER[5:]], "doom_loop_fuzzy"),
-])
+@pytest.mark.parametrize(
+    ("order", "winner"),
+    [
+        (None, "doom_loop_exact"),
+        ([*ORDER[:3], "doom_loop_fuzzy", "doom_loop_exact", *ORDER[5:]], "doom_loop_fuzzy"),
+    ],
+)
 def test_ties_are_broken_by_the_rules_order(order: list[str] | None, winner: str) -> None:
     blocks: dict = {} if order is None else {"aggregator": {"order": order}}
     spec = {"outcome": "any", "level": "breaker"}
-    blocks["detectors"] = {"doom_loop_exact": spec,
-                           "doom_loop_fuzzy": {"enabled": True, "min_chars": 50, "similarity": 0.8, **spec}}
+    blocks["detectors"] = {
+        "doom_loop_exact": spec,
+        "doom_loop_fuzzy": {"enabled": True, "min_chars": 50, "similarity": 0.8, **spec},
+    }
     session = guard_from(**blocks).session("s")
     session.begin_turn([])
     decision = repeat(session, 3, "write", LONG)[-1]
     assert {v.detector for v in decision.votes} == {"doom_loop_exact", "doom_loop_fuzzy"}
-    assert (decision.action, decision.detector, decision.votes[0].detector) == ("breaker", winner, winner)
+    assert (decision.action, decision.detector, decision.votes[0].detector) == (
+        "breaker",
+        winner,
+        winner,
+    )
 
 
 # -- escalation --------------------------------------------------------------------------
@@ -116,8 +138,11 @@ def test_escalate_criticals_zero_turns_escalation_off() -> None:
 
 def test_escalate_criticals_counts_from_the_rules() -> None:
     session = guard_with(Fixed("c", "critical"), aggregator={"escalate_criticals": 3}).session("s")
-    assert actions([session.before_call("x", {"n": i}) for i in range(3)]) == \
-        ["critical", "critical", "breaker"]
+    assert actions([session.before_call("x", {"n": i}) for i in range(3)]) == [
+        "critical",
+        "critical",
+        "breaker",
+    ]
 
 
 def test_escalation_counts_per_run_and_per_session() -> None:
@@ -149,8 +174,10 @@ def test_default_warn_every_is_ten() -> None:
 def test_each_warning_key_notifies_on_its_own() -> None:
     guard = guard_with(Fixed("w1", "warn", "x", "one"), Fixed("w2", "warn", "y", "two"))
     session = guard.session("s")
-    notes = [(tool, session.before_call(tool, {"n": i}).notify)
-             for i, tool in enumerate(["x", "x", "y", "y"])]
+    notes = [
+        (tool, session.before_call(tool, {"n": i}).notify)
+        for i, tool in enumerate(["x", "x", "y", "y"])
+    ]
     assert notes == [("x", True), ("x", False), ("y", True), ("y", False)]
 
 
@@ -171,8 +198,12 @@ def test_every_vote_carries_evidence_from_the_history() -> None:
 
 def test_an_allowed_call_has_no_votes_and_no_message() -> None:
     decision = guard_from().session("s").before_call("read", {"p": 1})
-    assert (decision.action, decision.votes, decision.message, decision.blocked) == \
-        ("allow", (), None, False)
+    assert (decision.action, decision.votes, decision.message, decision.blocked) == (
+        "allow",
+        (),
+        None,
+        False,
+    )
     assert decision.seq == 1 and decision.phase == "before"
 
 
@@ -223,9 +254,14 @@ def test_a_failing_detector_is_logged_once(caplog: pytest.LogCaptureFixture) -> 
 
 
 def test_a_malformed_message_template_never_breaks_a_call() -> None:
-    rules = {"version": 1, "messages": {"language": "en", "en": {"breaker": "Stopped {message"}},
-             "detectors": {"doom_loop_exact": {"outcome": "any", "level": "breaker"}}}
-    with pytest.raises(loopguard.RulesError, match="never closed"):  # loading refuses it (issue #10)
+    rules = {
+        "version": 1,
+        "messages": {"language": "en", "en": {"breaker": "Stopped {message"}},
+        "detectors": {"doom_loop_exact": {"outcome": "any", "level": "breaker"}},
+    }
+    with pytest.raises(
+        loopguard.RulesError, match="never closed"
+    ):  # loading refuses it (issue #10)
         loopguard.Guard.from_dict(rules)
     # A document that skipped validation still renders it as written, never raising.
     from loopguard.config.load import load_rules_mapping
@@ -240,10 +276,14 @@ def test_a_malformed_message_template_never_breaks_a_call() -> None:
 
 
 def test_decisions_are_logged_and_warn_notes_can_be_turned_off(
-        caplog: pytest.LogCaptureFixture) -> None:
-    rules = {"version": 1, "aggregator": {"warn_notes": False},
-             "loop_detection": {"enabled": True, "warning_threshold": 2, "critical_threshold": 4},
-             "detectors": {"doom_loop_exact": {"enabled": False}}}
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rules = {
+        "version": 1,
+        "aggregator": {"warn_notes": False},
+        "loop_detection": {"enabled": True, "warning_threshold": 2, "critical_threshold": 4},
+        "detectors": {"doom_loop_exact": {"enabled": False}},
+    }
     session = loopguard.Guard.from_dict(rules).session("s")
     with caplog.at_level("WARNING", logger="loopguard.decisions"):
         decisions = []
@@ -253,19 +293,24 @@ def test_decisions_are_logged_and_warn_notes_can_be_turned_off(
     assert decisions[-1].action == "warn"
     assert (decisions[-1].notify, decisions[-1].message) == (False, None)
     warned = [r for r in caplog.records if r.name == "loopguard.decisions"]
-    assert len(warned) == 1 and warned[0].levelname == "WARNING" and "read" in warned[0].getMessage()
+    assert (
+        len(warned) == 1 and warned[0].levelname == "WARNING" and "read" in warned[0].getMessage()
+    )
 
 
 def test_escalation_state_stays_bounded_over_many_runs() -> None:
-    rules = {"version": 1, "loop_detection": {"enabled": True, "warning_threshold": 1,
-                                              "critical_threshold": 2},
-             "detectors": {"doom_loop_exact": {"enabled": False}}}
+    rules = {
+        "version": 1,
+        "loop_detection": {"enabled": True, "warning_threshold": 1, "critical_threshold": 2},
+        "detectors": {"doom_loop_exact": {"enabled": False}},
+    }
     session = loopguard.Guard.from_dict(rules).session("runs")
     for run in range(300):
         for i in range(3):
             session.before_call("read", {"p": 1}, call_id=f"{run}-{i}", run_id=f"r{run}")
-            session.after_call("read", {"p": 1}, result="same", call_id=f"{run}-{i}",
-                               run_id=f"r{run}")
+            session.after_call(
+                "read", {"p": 1}, result="same", call_id=f"{run}-{i}", run_id=f"r{run}"
+            )
     assert len(session._state.criticals) <= 64
 
 

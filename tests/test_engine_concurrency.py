@@ -59,8 +59,9 @@ def test_eight_threads_on_one_session_lose_no_history_entry() -> None:
 
 
 def test_threads_repeating_one_call_keep_the_detectors_consistent() -> None:
-    guard = rolling_guard(loop={"history_size": THREADS * CALLS * 2},
-                          aggregator={"escalate_criticals": 0})
+    guard = rolling_guard(
+        loop={"history_size": THREADS * CALLS * 2}, aggregator={"escalate_criticals": 0}
+    )
     session = guard.session("shared")
     decisions: list[loopguard.Decision] = []
     lock = threading.Lock()

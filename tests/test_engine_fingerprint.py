@@ -19,7 +19,7 @@ import loopguard
 from loopguard.state.fingerprint import args_digest, canonical_text, parse_args
 
 # Built identically here and in the subprocesses (exec'd as __main__).
-ODD_VALUES = r'''
+ODD_VALUES = r"""
 import datetime, decimal, math, types, uuid
 cycle = [1]
 cycle.append(cycle)
@@ -57,14 +57,17 @@ VALUES = [
     3.5,
     ["持仓", "ünïcode"],
 ]
-'''
-DIGEST_SCRIPT = ODD_VALUES + r'''
+"""
+DIGEST_SCRIPT = (
+    ODD_VALUES
+    + r"""
 import json, loopguard
 session = loopguard.Guard.default().session("fingerprints")
 for value in VALUES:
     session.before_call("tool", value)
 print(json.dumps([entry.digest.hex() for entry in session.history()]))
-'''
+"""
+)
 
 
 def odd_values() -> list[Any]:
@@ -112,8 +115,10 @@ def test_fallback_forms_are_documented_and_deterministic() -> None:
     assert canonical_text({"b": b"\x00\xff"}) == '{"b": {"$bytes": "AP8="}}'
     assert canonical_text({"s": {"b", "a", "c"}}) == '{"s": ["a", "b", "c"]}'
     assert canonical_text({"t": (1, (2, 3))}) == canonical_text({"t": [1, [2, 3]]})
-    assert canonical_text([float("nan"), float("inf"), -float("inf")]) == \
-        '["NaN", "Infinity", "-Infinity"]'
+    assert (
+        canonical_text([float("nan"), float("inf"), -float("inf")])
+        == '["NaN", "Infinity", "-Infinity"]'
+    )
     cycle: list[Any] = [1]
     cycle.append(cycle)
     assert canonical_text(cycle) == '[1, "$cycle"]'
@@ -124,7 +129,8 @@ def test_fallback_forms_are_documented_and_deterministic() -> None:
 def test_odd_values_never_raise(index: int) -> None:
     value = odd_values()[index]
     session = loopguard.Guard.from_dict(
-        {"version": 1, "loop_detection": {"enabled": True}}).session(f"odd-{index}")
+        {"version": 1, "loop_detection": {"enabled": True}}
+    ).session(f"odd-{index}")
     session.begin_turn([])
     before = session.before_call("tool", value, call_id="c1")
     after = session.after_call("tool", value, result=value, call_id="c1")
@@ -155,8 +161,14 @@ def test_digests_are_identical_across_processes(seeds: tuple[str, str]) -> None:
     runs = []
     for seed in seeds:
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run([sys.executable, "-c", DIGEST_SCRIPT], env=env, check=True,
-                             capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", DIGEST_SCRIPT],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         runs.append(json.loads(out.stdout))
     here = [digest("tool", v).hex() for v in odd_values()]
     assert runs[0] == runs[1] == here
@@ -175,8 +187,10 @@ def test_outcome_digests_separate_errors_from_results() -> None:
 
 def test_volatile_fields_are_dropped_at_every_depth() -> None:
     session = loopguard.Guard.default().session("s")
-    results = [{"data": {"rows": [1], "meta": {"timestamp": 1, "requestId": "a"}}, "ts": 5},
-               '{"ts": 9, "data": {"meta": {"requestId": "b", "timestamp": 2}, "rows": [1]}}']
+    results = [
+        {"data": {"rows": [1], "meta": {"timestamp": 1, "requestId": "a"}}, "ts": 5},
+        '{"ts": 9, "data": {"meta": {"requestId": "b", "timestamp": 2}, "rows": [1]}}',
+    ]
     for i, result in enumerate(results):
         session.before_call("q", {}, call_id=str(i))
         session.after_call("q", {}, result=result, call_id=str(i))
@@ -187,10 +201,13 @@ def test_volatile_fields_are_dropped_at_every_depth() -> None:
 @pytest.mark.parametrize("tool", [None, 42, b"bytes-name", ("t",), "工具"])
 def test_odd_tool_names_never_raise(tool: Any) -> None:
     session = loopguard.Guard.from_dict(
-        {"version": 1, "loop_detection": {"enabled": True}}).session("s")
+        {"version": 1, "loop_detection": {"enabled": True}}
+    ).session("s")
     session.begin_turn([])
     assert session.before_call(tool, {"a": 1}, call_id="1").action == "allow"
-    assert session.after_call(tool, {"a": 1}, error=RuntimeError("x"), call_id="1").action == "allow"
+    assert (
+        session.after_call(tool, {"a": 1}, error=RuntimeError("x"), call_id="1").action == "allow"
+    )
     (entry,) = session.history()
     assert isinstance(entry.tool, str) and entry.outcome is not None
 
@@ -211,9 +228,22 @@ def test_odd_tool_names_arguments_and_results_never_raise() -> None:
         node.append(child)
         node = child
     session = loopguard.Guard.from_dict(
-        {"version": 1, "loop_detection": {"enabled": True}}).session("odd")
-    odd = [None, "", "{", b"\xff", Hostile(), {1: 2, "a": {3}}, float("nan"), deep, cycle,
-           ("t",), 10**400, "\ud800"]
+        {"version": 1, "loop_detection": {"enabled": True}}
+    ).session("odd")
+    odd = [
+        None,
+        "",
+        "{",
+        b"\xff",
+        Hostile(),
+        {1: 2, "a": {3}},
+        float("nan"),
+        deep,
+        cycle,
+        ("t",),
+        10**400,
+        "\ud800",
+    ]
     for tool in ("t", None, 5, Hostile(), "\ud800x"):
         for value in odd:
             session.before_call(tool, value)

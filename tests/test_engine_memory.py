@@ -34,8 +34,9 @@ def retained(guard: loopguard.Guard, size: int, calls: int, session_id: str) -> 
         for i in range(calls):
             args = {"content": text(size, i)}
             session.before_call("write", args, call_id=str(i))
-            session.after_call("write", args, result={"ok": True, "echo": args["content"]},
-                               call_id=str(i))
+            session.after_call(
+                "write", args, result={"ok": True, "echo": args["content"]}, call_id=str(i)
+            )
             del args
         gc.collect()
         return tracemalloc.get_traced_memory()[0] - base

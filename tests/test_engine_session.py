@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers import NO_DOOM, SMALL, SPEC_DOOM, actions, call, guard_from, repeat, rolling_guard, vote_of
+from helpers import (
+    NO_DOOM,
+    SMALL,
+    SPEC_DOOM,
+    actions,
+    call,
+    guard_from,
+    repeat,
+    rolling_guard,
+    vote_of,
+)
 
 import loopguard
 
@@ -20,8 +30,11 @@ def agents_guard(**agents: Any) -> loopguard.Guard:
 
 def loop_config(session: loopguard.Session) -> tuple[int, int, int]:
     block = session.config["loop_detection"]
-    return (block["warning_threshold"], block["critical_threshold"],
-            block["global_circuit_breaker_threshold"])
+    return (
+        block["warning_threshold"],
+        block["critical_threshold"],
+        block["global_circuit_breaker_threshold"],
+    )
 
 
 # -- per-agent overrides -----------------------------------------------------------------
@@ -30,7 +43,10 @@ def test_an_agent_override_changes_that_agent_only() -> None:
     strict, plain = guard.session("s", agent="strict"), guard.session("s")
     assert actions(repeat(strict, 3, "read", READ)) == ["allow", "allow", "warn"]
     assert actions(repeat(plain, 3, "read", READ)) == ["allow"] * 3
-    assert guard.session("t", agent="nobody-configured").config["loop_detection"]["warning_threshold"] == 3
+    assert (
+        guard.session("t", agent="nobody-configured").config["loop_detection"]["warning_threshold"]
+        == 3
+    )
 
 
 def test_an_agent_can_switch_loop_detection_off() -> None:
@@ -40,8 +56,9 @@ def test_an_agent_can_switch_loop_detection_off() -> None:
 
 
 def test_an_agent_turns_rolling_detection_on_over_an_unset_global() -> None:
-    guard = guard_from(detectors=NO_DOOM,
-                       agents={"safe-runner": {"loop_detection": {"enabled": True, **SMALL}}})
+    guard = guard_from(
+        detectors=NO_DOOM, agents={"safe-runner": {"loop_detection": {"enabled": True, **SMALL}}}
+    )
     assert actions(repeat(guard.session("s"), 6, "read", READ)) == ["allow"] * 6
     runner = guard.session("s", agent="safe-runner")
     assert actions(repeat(runner, 6, "read", READ))[-1] == "critical"
@@ -51,15 +68,21 @@ def test_nested_agent_blocks_merge_key_by_key() -> None:
     guard = guard_from(agents={"patient": {"detectors": {"doom_loop_exact": {"threshold": 5}}}})
     session = guard.session("s", agent="patient")
     exact = session.config["detectors"]["doom_loop_exact"]
-    assert (exact["threshold"], exact["window"], exact["exempt"]) == (5, 8, ["check_background_tasks"])
+    assert (exact["threshold"], exact["window"], exact["exempt"]) == (
+        5,
+        8,
+        ["check_background_tasks"],
+    )
     session.begin_turn([])
     assert actions(repeat(session, 5, "search", {"q": 1})) == ["allow"] * 4 + ["critical"]
 
 
 # -- threshold repair --------------------------------------------------------------------
 def test_repair_raises_critical_then_breaker_above_an_agent_warning() -> None:
-    guard = agents_guard(late={"loop_detection": {"warning_threshold": 6}},
-                         later={"loop_detection": {"warning_threshold": 9}})
+    guard = agents_guard(
+        late={"loop_detection": {"warning_threshold": 6}},
+        later={"loop_detection": {"warning_threshold": 9}},
+    )
     late = guard.session("s", agent="late")
     assert loop_config(late) == (6, 7, 8)
     assert loop_config(guard.session("s", agent="later")) == (9, 10, 11)
@@ -76,8 +99,9 @@ def test_repair_never_lowers_warning() -> None:
 
 def test_repair_raises_the_breaker_above_critical() -> None:
     quiet = {"generic_repeat": {"enabled": False}}
-    guard = agents_guard(tight={"loop_detection": {"global_circuit_breaker_threshold": 4},
-                                "detectors": quiet})
+    guard = agents_guard(
+        tight={"loop_detection": {"global_circuit_breaker_threshold": 4}, "detectors": quiet}
+    )
     session = guard.session("s", agent="tight")
     assert loop_config(session) == (3, 5, 6)
     assert actions(repeat(session, 7, "read", READ)) == ["allow"] * 6 + ["breaker"]
@@ -168,8 +192,9 @@ def test_without_ids_a_result_pairs_with_the_call_that_ran_not_a_blocked_one() -
 
 
 def test_open_calls_stay_bounded_when_results_never_come() -> None:
-    session = loopguard.Guard.from_dict({"version": 1, "detectors": {
-        "doom_loop_exact": {"enabled": False}}}).session("leak")
+    session = loopguard.Guard.from_dict(
+        {"version": 1, "detectors": {"doom_loop_exact": {"enabled": False}}}
+    ).session("leak")
     for i in range(2000):
         session.before_call("poll", {"i": i})  # same key (no call id), never answered
     opened = session._state.scratch["_open"]
@@ -177,8 +202,9 @@ def test_open_calls_stay_bounded_when_results_never_come() -> None:
 
 
 def test_agents_without_overrides_share_the_global_policy() -> None:
-    guard = loopguard.Guard.from_dict({"version": 1, "agents": {
-        "safe-runner": {"loop_detection": {"enabled": True}}}})
+    guard = loopguard.Guard.from_dict(
+        {"version": 1, "agents": {"safe-runner": {"loop_detection": {"enabled": True}}}}
+    )
     assert guard.policy("someone-else") is guard.policy(None)
     assert guard.policy("safe-runner") is not guard.policy(None)
     for i in range(50):

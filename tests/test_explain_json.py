@@ -54,8 +54,13 @@ def test_skipped_required_tool(capsys: pytest.CaptureFixture[str]) -> None:
 def test_replay_explain_flag_with_json_format(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", "--rules", RULES, POLL, "--explain", "4", "--format", "json"]) == 0
     first = capsys.readouterr().out
-    assert first == json.dumps(explain(capsys, "--rules", RULES, POLL, "-d", "4"), indent=2,
-                               ensure_ascii=False) + "\n"
+    assert (
+        first
+        == json.dumps(
+            explain(capsys, "--rules", RULES, POLL, "-d", "4"), indent=2, ensure_ascii=False
+        )
+        + "\n"
+    )
 
 
 def test_missing_decision_is_still_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,12 +11,17 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.detection.detector import ROLLING
 from loopguard.config.load import load_rules_mapping
+from loopguard.detection.detector import ROLLING
 
 UNSET = object()
-ROLLING_IDS = ("generic_repeat", "known_poll_no_progress", "ping_pong", "unknown_tool_repeat",
-               "global_circuit_breaker")
+ROLLING_IDS = (
+    "generic_repeat",
+    "known_poll_no_progress",
+    "ping_pong",
+    "unknown_tool_repeat",
+    "global_circuit_breaker",
+)
 
 
 def guard(master: Any = UNSET, **detectors: Any) -> loopguard.Guard:
@@ -49,20 +54,32 @@ def test_a_false_master_turns_an_explicitly_enabled_detector_off(name: str) -> N
 def test_a_true_master_runs_every_rolling_detector_unless_its_own_switch_is_off() -> None:
     assert set(ROLLING_IDS) <= active(guard(True))
     assert active(guard(True, ping_pong={"enabled": False})) & set(ROLLING_IDS) == (
-        set(ROLLING_IDS) - {"ping_pong"})
+        set(ROLLING_IDS) - {"ping_pong"}
+    )
 
 
 def test_every_rolling_detector_is_listed_here() -> None:
-    rolling = {e.id for e in loopguard.Guard.default().registry.entries
-               if getattr(e.detector, "gating", None) == ROLLING}
+    rolling = {
+        e.id
+        for e in loopguard.Guard.default().registry.entries
+        if getattr(e.detector, "gating", None) == ROLLING
+    }
     assert rolling == set(ROLLING_IDS)
 
 
 def test_an_explicitly_enabled_generic_repeat_warns_with_the_master_unset() -> None:
-    others = {e.id: {"enabled": False} for e in loopguard.Guard.default().registry.entries
-              if getattr(e.detector, "gating", None) != ROLLING}
-    g = loopguard.Guard.from_dict({"version": 1, "loop_detection": {"warning_threshold": 3},
-                                   "detectors": {**others, "generic_repeat": {"enabled": True}}})
+    others = {
+        e.id: {"enabled": False}
+        for e in loopguard.Guard.default().registry.entries
+        if getattr(e.detector, "gating", None) != ROLLING
+    }
+    g = loopguard.Guard.from_dict(
+        {
+            "version": 1,
+            "loop_detection": {"warning_threshold": 3},
+            "detectors": {**others, "generic_repeat": {"enabled": True}},
+        }
+    )
     session = g.session("s")
     session.begin_turn([{"role": "user", "content": "go"}])
     actions = []

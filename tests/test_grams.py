@@ -12,7 +12,7 @@ from loopguard.detectors.support.grams import ARRAY_FROM, grams, jaccard, simila
 def plain(text: str) -> set[str]:
     if len(text) < 3:
         return {text} if text else set()
-    return {text[i:i + 3] for i in range(len(text) - 2)}
+    return {text[i : i + 3] for i in range(len(text) - 2)}
 
 
 def expected(a: str, b: str) -> float:
@@ -38,5 +38,6 @@ def test_jaccard_is_exact_across_representations(data: st.DataObject, length: in
     value = jaccard(grams(a), grams(text_b))
     assert abs(value - expected(a, text_b)) < 1e-12
     for threshold in (0.5, 0.8, 1.0):
-        assert similar(grams(a), grams(text_b), threshold) == (expected(a, text_b) >= threshold - 1e-12
-                                                                 and expected(a, text_b) > 0)
+        assert similar(grams(a), grams(text_b), threshold) == (
+            expected(a, text_b) >= threshold - 1e-12 and expected(a, text_b) > 0
+        )

@@ -16,8 +16,10 @@ from loopguard.config.document import RulesDocument
 from loopguard.config.load import load_rules_path, load_rules_text
 from loopguard.config.validate import StrictValidator
 
-RULES = ("version: 1\nturn: {max_tool_rounds: 7}\n"
-         "agents:\n  night: {turn: {max_tool_rounds: 3}, loop_detection: {warning_threshold: 4}}\n")
+RULES = (
+    "version: 1\nturn: {max_tool_rounds: 7}\n"
+    "agents:\n  night: {turn: {max_tool_rounds: 3}, loop_detection: {warning_threshold: 4}}\n"
+)
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import loopguard
+from loopguard.config.load import load_rules_text
 from loopguard.errors import RulesError
 from loopguard.lint.linter import lint_bytes
-from loopguard.config.load import load_rules_text
 
 BOMB = "(?:(?:(?:a{1000}){1000}){1000})"
 REDOS = "^(a|a)*$"
@@ -20,11 +20,14 @@ def rules_error(text: str) -> RulesError:
 
 
 # -- compile bombs -----------------------------------------------------------------------
-@pytest.mark.parametrize("where", [
-    "detectors: {unknown_tool_repeat: {patterns: ['PATTERN']}}",
-    "outcomes: {poll_name_pattern: 'PATTERN'}",
-    "intents: [{id: i, when: {text_contains: plan_marker}, require: {tool: t, args: {q: {regex: 'PATTERN'}}}}]",
-])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "detectors: {unknown_tool_repeat: {patterns: ['PATTERN']}}",
+        "outcomes: {poll_name_pattern: 'PATTERN'}",
+        "intents: [{id: i, when: {text_contains: plan_marker}, require: {tool: t, args: {q: {regex: 'PATTERN'}}}}]",
+    ],
+)
 @pytest.mark.parametrize("pattern", [BOMB, r"\p{L}{1000}{1000}", "(?:ab{1000}){1000}"])
 def test_a_compile_bomb_is_a_positioned_error(where: str, pattern: str) -> None:
     error = rules_error("version: 1\n" + where.replace("PATTERN", pattern) + "\n")
@@ -42,19 +45,25 @@ def test_a_compile_bomb_given_to_the_engine_directly_is_skipped() -> None:
 
 
 def test_ordinary_patterns_still_load() -> None:
-    data = load_rules_text("version: 1\ndetectors: {unknown_tool_repeat: {patterns: "
-                           "['\\d{1,1000}', 'unknown tool: (?P<name>\\S+)', '(?:a{100}){100}']}}\n").data
+    data = load_rules_text(
+        "version: 1\ndetectors: {unknown_tool_repeat: {patterns: "
+        "['\\d{1,1000}', 'unknown tool: (?P<name>\\S+)', '(?:a{100}){100}']}}\n"
+    ).data
     assert len(data["detectors"]["unknown_tool_repeat"]["patterns"]) == 3
 
 
 # -- ReDoS --------------------------------------------------------------------------------
 @pytest.mark.parametrize("pattern", ["(a+)+", "^(\\w+\\s?)*$", "(\\w|\\d)+", REDOS])
 def test_redos_prone_patterns_get_a_lint_warning(pattern: str) -> None:
-    text = (f"version: 1\nloop_detection: {{enabled: true}}\n"
-            f"detectors: {{unknown_tool_repeat: {{patterns: ['{pattern}']}}}}\n"
-            f"outcomes: {{poll_name_pattern: '{pattern}'}}\n")
-    text += ("intents: [{id: i, when: {text_contains: plan_marker}, require: {tool: t, "
-             f"args: {{q: {{regex: '{pattern}'}}}}}}}}]\n")
+    text = (
+        f"version: 1\nloop_detection: {{enabled: true}}\n"
+        f"detectors: {{unknown_tool_repeat: {{patterns: ['{pattern}']}}}}\n"
+        f"outcomes: {{poll_name_pattern: '{pattern}'}}\n"
+    )
+    text += (
+        "intents: [{id: i, when: {text_contains: plan_marker}, require: {tool: t, "
+        f"args: {{q: {{regex: '{pattern}'}}}}}}}}]\n"
+    )
     found = [(f.line, f.code, f.level) for f in lint_bytes(text.encode()).findings]
     assert found == [(3, "redos", "warning"), (4, "redos", "warning"), (5, "redos", "warning")]
 
@@ -67,9 +76,9 @@ def test_bundled_packs_have_no_redos_warning() -> None:
 
 
 def test_many_slow_patterns_share_one_budget_per_call() -> None:
-    from loopguard.text.regexcheck import CALL_BUDGET_S, Deadline, search
-
     import regex
+
+    from loopguard.text.regexcheck import CALL_BUDGET_S, Deadline, search
 
     slow = regex.compile(REDOS)
     deadline = Deadline()
@@ -80,22 +89,42 @@ def test_many_slow_patterns_share_one_budget_per_call() -> None:
 
 
 def test_unknown_tool_patterns_still_match_under_the_budget() -> None:
-    guard = loopguard.Guard.from_dict({"version": 1, "loop_detection": {
-        "enabled": True, "unknown_tool_threshold": 2, "warning_threshold": 50,
-        "critical_threshold": 60, "global_circuit_breaker_threshold": 70},
-        "detectors": {"unknown_tool_repeat": {"patterns": [REDOS] * 20 + ["no tool (?P<name>\\w+)"]}}})
+    guard = loopguard.Guard.from_dict(
+        {
+            "version": 1,
+            "loop_detection": {
+                "enabled": True,
+                "unknown_tool_threshold": 2,
+                "warning_threshold": 50,
+                "critical_threshold": 60,
+                "global_circuit_breaker_threshold": 70,
+            },
+            "detectors": {
+                "unknown_tool_repeat": {"patterns": [REDOS] * 20 + ["no tool (?P<name>\\w+)"]}
+            },
+        }
+    )
     session = guard.session("s")
     for i in range(3):
         decision = session.before_call("serach", {"q": i})
         session.after_call("serach", {"q": i}, error="no tool serach")
-    assert decision.action == "critical" or session.before_call("serach", {"q": 9}).action == "critical"
+    assert (
+        decision.action == "critical"
+        or session.before_call("serach", {"q": 9}).action == "critical"
+    )
 
 
 # -- message templates ------------------------------------------------------------------
 BAD_TEMPLATES = {
-    "{message:>2000000000}": "format spec", "{tool.__class__.__mro__}": "attribute",
-    "{message!r}": "conversion", "{tool[0]}": "attribute", "{rounds}": "unknown field",
-    "{nope}": "unknown field", "a } b": "lone '}'", "{message": "never closed", "{0}": "not a field",
+    "{message:>2000000000}": "format spec",
+    "{tool.__class__.__mro__}": "attribute",
+    "{message!r}": "conversion",
+    "{tool[0]}": "attribute",
+    "{rounds}": "unknown field",
+    "{nope}": "unknown field",
+    "a } b": "lone '}'",
+    "{message": "never closed",
+    "{0}": "not a field",
 }
 
 
@@ -109,7 +138,9 @@ def test_a_bad_template_is_a_load_error_with_position(template: str) -> None:
 
 def test_agent_templates_are_checked_too() -> None:
     error = rules_error("version: 1\nagents:\n  ops:\n    messages: {en: {breaker: '{x.y}'}}\n")
-    assert error.findings[0].line == 4 and error.findings[0].path == "agents.ops.messages.en.breaker"
+    assert (
+        error.findings[0].line == 4 and error.findings[0].path == "agents.ops.messages.en.breaker"
+    )
 
 
 def test_templates_fill_known_fields_only() -> None:
@@ -122,11 +153,20 @@ def test_templates_fill_known_fields_only() -> None:
 
 
 def test_a_good_template_is_used_in_decisions() -> None:
-    guard = loopguard.Guard.from_dict({"version": 1, "loop_detection": {
-        "enabled": True, "unknown_tool_threshold": 2, "warning_threshold": 50,
-        "critical_threshold": 60, "global_circuit_breaker_threshold": 70},
-        "aggregator": {"escalate_criticals": 0},
-        "messages": {"en": {"blocked": "BLOCKED {tool} by {detector}: {message} {{x}}"}}})
+    guard = loopguard.Guard.from_dict(
+        {
+            "version": 1,
+            "loop_detection": {
+                "enabled": True,
+                "unknown_tool_threshold": 2,
+                "warning_threshold": 50,
+                "critical_threshold": 60,
+                "global_circuit_breaker_threshold": 70,
+            },
+            "aggregator": {"escalate_criticals": 0},
+            "messages": {"en": {"blocked": "BLOCKED {tool} by {detector}: {message} {{x}}"}},
+        }
+    )
     session = guard.session("s")
     for i in range(3):
         decision = session.before_call("serach", {"q": i})

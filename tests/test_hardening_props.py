@@ -28,21 +28,31 @@ from test_hardening_values import BadError, BadList, BadMap, Raises
 
 import loopguard
 from loopguard.cli import main as cli
-from loopguard.state.fingerprint import args_digest, canonical_text
-from loopguard.runtime.loop import run_turn
 from loopguard.replay.transcripts.detect import FORMATS
+from loopguard.runtime.loop import run_turn
+from loopguard.state.fingerprint import args_digest, canonical_text
 
 pytestmark = pytest.mark.slow  # Hypothesis searches; fingerprints compared in subprocesses
 
 GUARD = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio-en"]})
 SURROGATES = st.sampled_from(["\ud83d", "\udc00", "a\ud800b", "\udfff"])
-TEXT = st.one_of(st.text(max_size=40), SURROGATES, st.builds(lambda a, b: a + b, st.text(max_size=10), SURROGATES))
-HUGE = st.builds(lambda e, sign, k: sign * (10 ** e + k), st.integers(4300, 5200), st.sampled_from([1, -1]),
-                 st.integers(0, 10**6))
+TEXT = st.one_of(
+    st.text(max_size=40),
+    SURROGATES,
+    st.builds(lambda a, b: a + b, st.text(max_size=10), SURROGATES),
+)
+HUGE = st.builds(
+    lambda e, sign, k: sign * (10**e + k),
+    st.integers(4300, 5200),
+    st.sampled_from([1, -1]),
+    st.integers(0, 10**6),
+)
 NUMBERS = st.one_of(st.integers(), HUGE, st.floats(allow_nan=True, allow_infinity=True))
-JSON = st.recursive(st.none() | st.booleans() | NUMBERS | TEXT,
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-                    max_leaves=12)
+JSON = st.recursive(
+    st.none() | st.booleans() | NUMBERS | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=12,
+)
 
 
 def _cycle() -> Any:
@@ -59,19 +69,38 @@ def _deep() -> Any:
 
 
 HOSTILE = st.one_of(
-    st.sampled_from([Raises(), BadList([1]), BadMap(a=1), BadError(), math.factorial(2000), float("nan")]),
-    st.builds(lambda: _cycle()), st.builds(lambda: _deep()),
-    st.binary(max_size=20), st.frozensets(st.one_of(st.booleans(), st.none(), TEXT, st.integers()), max_size=5),
+    st.sampled_from(
+        [Raises(), BadList([1]), BadMap(a=1), BadError(), math.factorial(2000), float("nan")]
+    ),
+    st.builds(lambda: _cycle()),
+    st.builds(lambda: _deep()),
+    st.binary(max_size=20),
+    st.frozensets(st.one_of(st.booleans(), st.none(), TEXT, st.integers()), max_size=5),
     st.builds(np.array, st.lists(st.integers(-1000, 1000), max_size=1500)),
     st.tuples(TEXT, NUMBERS),
 )
-ANY = st.one_of(JSON, HOSTILE, st.lists(st.one_of(JSON, HOSTILE), max_size=3),
-                st.dictionaries(TEXT, st.one_of(JSON, HOSTILE), max_size=3))
+ANY = st.one_of(
+    JSON,
+    HOSTILE,
+    st.lists(st.one_of(JSON, HOSTILE), max_size=3),
+    st.dictionaries(TEXT, st.one_of(JSON, HOSTILE), max_size=3),
+)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(calls=st.lists(st.tuples(st.one_of(TEXT, st.just("read")), ANY, ANY, st.booleans(),
-                                st.one_of(st.none(), TEXT, st.integers())), min_size=1, max_size=6))
+@given(
+    calls=st.lists(
+        st.tuples(
+            st.one_of(TEXT, st.just("read")),
+            ANY,
+            ANY,
+            st.booleans(),
+            st.one_of(st.none(), TEXT, st.integers()),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_before_and_after_call_never_raise(calls: list[tuple[Any, Any, Any, bool, Any]]) -> None:
     session = GUARD.session("props")
     for tool, args, value, failed, call_id in calls:
@@ -84,9 +113,20 @@ def test_before_and_after_call_never_raise(calls: list[tuple[Any, Any, Any, bool
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(user=TEXT, replies=st.lists(st.one_of(TEXT, st.lists(st.tuples(st.sampled_from(["t", "portfolio", "x"]),
-                                                                       st.one_of(JSON, TEXT)), max_size=3)),
-                                    max_size=4), results=st.lists(ANY, min_size=1, max_size=4))
+@given(
+    user=TEXT,
+    replies=st.lists(
+        st.one_of(
+            TEXT,
+            st.lists(
+                st.tuples(st.sampled_from(["t", "portfolio", "x"]), st.one_of(JSON, TEXT)),
+                max_size=3,
+            ),
+        ),
+        max_size=4,
+    ),
+    results=st.lists(ANY, min_size=1, max_size=4),
+)
 def test_run_turn_never_raises(user: str, replies: list[Any], results: list[Any]) -> None:
     script = iter(replies)
     pool = iter(results * 20)
@@ -95,9 +135,17 @@ def test_run_turn_never_raises(user: str, replies: list[Any], results: list[Any]
         step = next(script, "the end")
         if isinstance(step, str):
             return {"role": "assistant", "content": step}
-        calls = [{"id": f"c{i}", "type": "function",
-                  "function": {"name": name, "arguments": args if isinstance(args, str) else _dumps(args)}}
-                 for i, (name, args) in enumerate(step)]
+        calls = [
+            {
+                "id": f"c{i}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else _dumps(args),
+                },
+            }
+            for i, (name, args) in enumerate(step)
+        ]
         return {"role": "assistant", "content": None, "tool_calls": calls}
 
     def tool(args: Any) -> Any:
@@ -106,8 +154,12 @@ def test_run_turn_never_raises(user: str, replies: list[Any], results: list[Any]
             raise value
         return value
 
-    result = run_turn(model, {"t": tool, "portfolio": tool}, [{"role": "user", "content": user}],
-                      GUARD.session("rt"))
+    result = run_turn(
+        model,
+        {"t": tool, "portfolio": tool},
+        [{"role": "user", "content": user}],
+        GUARD.session("rt"),
+    )
     assert isinstance(result.text, str)
 
 
@@ -121,14 +173,27 @@ def _dumps(value: Any) -> str:
         sys.set_int_max_str_digits(limit)
 
 
-PLAIN = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
-                     | st.binary(max_size=8),
-                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
-                     | st.frozensets(st.one_of(st.booleans(), st.none(), st.text(max_size=4), st.integers()),
-                                     max_size=5) | st.tuples(inner, inner),
-                     max_leaves=10)
-_PRINT = ("import pickle, sys; from loopguard.state.fingerprint import args_digest, canonical_text;"
-          "[print(args_digest('t', canonical_text(v)).hex()) for v in pickle.load(sys.stdin.buffer)]")
+PLAIN = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8)
+    | st.binary(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+        | st.frozensets(
+            st.one_of(st.booleans(), st.none(), st.text(max_size=4), st.integers()), max_size=5
+        )
+        | st.tuples(inner, inner)
+    ),
+    max_leaves=10,
+)
+_PRINT = (
+    "import pickle, sys; from loopguard.state.fingerprint import args_digest, canonical_text;"
+    "[print(args_digest('t', canonical_text(v)).hex()) for v in pickle.load(sys.stdin.buffer)]"
+)
 
 
 @settings(max_examples=3, suppress_health_check=[HealthCheck.too_slow])
@@ -136,32 +201,81 @@ _PRINT = ("import pickle, sys; from loopguard.state.fingerprint import args_dige
 def test_fingerprints_agree_across_processes(values: list[Any]) -> None:
     here = [args_digest("t", canonical_text(v)).hex() for v in values]
     for seed in ("1", "7"):
-        done = subprocess.run([sys.executable, "-c", _PRINT], input=pickle.dumps(values), capture_output=True,
-                              env=dict(os.environ, PYTHONHASHSEED=seed), check=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", _PRINT],
+            input=pickle.dumps(values),
+            capture_output=True,
+            env=dict(os.environ, PYTHONHASHSEED=seed),
+            check=True,
+            timeout=120,
+        )
         assert done.stdout.decode().split() == here
 
 
-CALL = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{\"p\": 1}"}}
+CALL = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"p": 1}'}}
 VALID: dict[str, list[Any]] = {
-    "openai-chat": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [CALL]},
-                    {"role": "tool", "tool_call_id": "c1", "content": "ok"}, {"role": "assistant", "content": "done"}],
-    "openai-responses": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
-                         {"type": "function_call", "call_id": "a", "name": "read", "arguments": "{}"},
-                         {"type": "function_call_output", "call_id": "a", "output": "ok"}],
-    "anthropic": [{"role": "user", "content": "hi"},
-                  {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "read", "input": {}}]},
-                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u", "content": "ok"}]}],
-    "claude-code": [{"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
-                    {"type": "assistant", "sessionId": "s", "message": {"role": "assistant", "content": [
-                        {"type": "tool_use", "id": "u", "name": "Read", "input": {"p": 1}}]}},
-                    {"type": "user", "sessionId": "s", "message": {"role": "user", "content": [
-                        {"type": "tool_result", "tool_use_id": "u", "content": "ok"}]}}],
-    "codex": [{"type": "session_meta", "payload": {"id": "s"}},
-              {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
-                  {"type": "input_text", "text": "hi"}]}},
-              {"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": "a",
-                                                    "arguments": "{\"cmd\": [\"ls\"]}"}},
-              {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "a", "output": "ok"}}],
+    "openai-chat": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "done"},
+    ],
+    "openai-responses": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "function_call", "call_id": "a", "name": "read", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "ok"},
+    ],
+    "anthropic": [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "u", "name": "read", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u", "content": "ok"}]},
+    ],
+    "claude-code": [
+        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
+        {
+            "type": "assistant",
+            "sessionId": "s",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "u", "name": "Read", "input": {"p": 1}}],
+            },
+        },
+        {
+            "type": "user",
+            "sessionId": "s",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "u", "content": "ok"}],
+            },
+        },
+    ],
+    "codex": [
+        {"type": "session_meta", "payload": {"id": "s"}},
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "hi"}],
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "function_call",
+                "name": "shell",
+                "call_id": "a",
+                "arguments": '{"cmd": ["ls"]}',
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "a", "output": "ok"},
+        },
+    ],
 }
 SAMPLES = sorted((Path(__file__).parent / "agent_samples").iterdir())
 
@@ -178,7 +292,7 @@ def _mutate(data: Any, draw: Any) -> Any:
         return {**data, key: _mutate(data[key], draw)}
     if isinstance(data, list) and data:
         i = draw(st.integers(0, len(data) - 1))
-        return [*data[:i], _mutate(data[i], draw), *data[i + 1:]]
+        return [*data[:i], _mutate(data[i], draw), *data[i + 1 :]]
     return draw(JSON)
 
 
@@ -198,7 +312,11 @@ def transcripts(draw: Any) -> tuple[bytes, str | None]:
         raw = draw(st.sampled_from(SAMPLES)).read_bytes()
     if draw(st.booleans()):  # cut off, or a few bytes changed
         cut = draw(st.integers(0, len(raw)))
-        raw = raw[:cut] if draw(st.booleans()) else raw[:cut] + draw(st.binary(max_size=4)) + raw[cut + 1:]
+        raw = (
+            raw[:cut]
+            if draw(st.booleans())
+            else raw[:cut] + draw(st.binary(max_size=4)) + raw[cut + 1 :]
+        )
     if draw(st.integers(0, 9)) == 0:
         raw = gzip.compress(raw, mtime=0)
     return raw, draw(st.one_of(st.none(), st.sampled_from(FORMATS)))
@@ -206,7 +324,9 @@ def transcripts(draw: Any) -> tuple[bytes, str | None]:
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=transcripts())
-def test_replay_of_any_transcript_exits_0_1_or_2(tmp_path: Path, case: tuple[bytes, str | None]) -> None:
+def test_replay_of_any_transcript_exits_0_1_or_2(
+    tmp_path: Path, case: tuple[bytes, str | None]
+) -> None:
     raw, forced = case
     path = tmp_path / "t.jsonl"
     path.write_bytes(raw)

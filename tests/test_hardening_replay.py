@@ -30,18 +30,27 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def chat(args: str = '{"p": 1}', user: str = "hi", result: str = '"ok"') -> str:
     """A one-call OpenAI chat transcript as JSON text with raw pieces spliced in."""
-    return ('[{"role": "user", "content": "%s"}, {"role": "assistant", "content": null, "tool_calls": '
-            '[{"id": "c1", "type": "function", "function": {"name": "read", "arguments": %s}}]}, '
-            '{"role": "tool", "tool_call_id": "c1", "content": %s}]' % (user, json.dumps(args), result))
+    return (
+        '[{"role": "user", "content": "%s"}, {"role": "assistant", "content": null, "tool_calls": '
+        '[{"id": "c1", "type": "function", "function": {"name": "read", "arguments": %s}}]}, '
+        '{"role": "tool", "tool_call_id": "c1", "content": %s}]' % (user, json.dumps(args), result)
+    )
 
 
-@pytest.mark.parametrize("text", [
-    chat(result=BIG), chat(args='{"n": %s}' % BIG), chat(result="-" + BIG),
-    chat(result='{"n": %s}' % BIG),
-], ids=["result", "argument", "negative", "nested"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        chat(result=BIG),
+        chat(args='{"n": %s}' % BIG),
+        chat(result="-" + BIG),
+        chat(result='{"n": %s}' % BIG),
+    ],
+    ids=["result", "argument", "negative", "nested"],
+)
 @pytest.mark.parametrize("suffix", [".json", ".jsonl"])
-def test_huge_integers_in_a_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
-                                       suffix: str) -> None:
+def test_huge_integers_in_a_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, suffix: str
+) -> None:
     path = tmp_path / f"t{suffix}"
     path.write_text(text if suffix == ".json" else _as_jsonl(text))
     code, out, err = run(capsys, str(path))
@@ -59,7 +68,9 @@ def _as_jsonl(text: str) -> str:
         sys.set_int_max_str_digits(limit)
 
 
-def test_lone_surrogates_in_a_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_lone_surrogates_in_a_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "t.json"
     path.write_text(chat(user=f"{HALF} CHECK MY PORTFOLIO {HALF}", result=f'"r {HALF}"'))
     code, out, err = run(capsys, "--rules", "builtin:portfolio-en", str(path))
@@ -72,23 +83,50 @@ NOT_TEXT = [[1], {"a": 1}, 5, None, True]
 
 @pytest.mark.parametrize("kind", NOT_TEXT, ids=repr)
 @pytest.mark.parametrize("shape", ["chat", "responses", "anthropic", "codex"])
-def test_a_type_field_that_is_not_a_string(tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: Any,
-                                           shape: str) -> None:
+def test_a_type_field_that_is_not_a_string(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: Any, shape: str
+) -> None:
     lines: list[Any] = {
-        "chat": [{"role": "user", "content": "hi", "type": kind},
-                 {"role": "assistant", "type": kind, "content": None, "tool_calls": [
-                     {"id": "c1", "type": kind, "function": {"name": "read", "arguments": "{}"}}]},
-                 {"role": "tool", "tool_call_id": "c1", "content": "ok", "type": kind}],
-        "responses": [{"type": "message", "role": "user", "content": [{"type": kind, "text": "x"}]},
-                      {"type": "function_call", "call_id": "a", "name": "read", "arguments": "{}"},
-                      {"type": kind, "call_id": "a", "output": "x"}],
-        "anthropic": [{"role": "user", "content": [{"type": kind, "text": "x"}]},
-                      {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "read", "input": {}},
-                                                        {"type": kind}]}],
-        "codex": [{"type": kind, "payload": {"type": kind}},
-                  {"type": "response_item", "payload": {"type": kind, "x": 1}},
-                  {"type": "response_item", "payload": {"type": "function_call", "call_id": "a", "name": "read",
-                                                        "arguments": "{}"}}],
+        "chat": [
+            {"role": "user", "content": "hi", "type": kind},
+            {
+                "role": "assistant",
+                "type": kind,
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": kind, "function": {"name": "read", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "ok", "type": kind},
+        ],
+        "responses": [
+            {"type": "message", "role": "user", "content": [{"type": kind, "text": "x"}]},
+            {"type": "function_call", "call_id": "a", "name": "read", "arguments": "{}"},
+            {"type": kind, "call_id": "a", "output": "x"},
+        ],
+        "anthropic": [
+            {"role": "user", "content": [{"type": kind, "text": "x"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "u", "name": "read", "input": {}},
+                    {"type": kind},
+                ],
+            },
+        ],
+        "codex": [
+            {"type": kind, "payload": {"type": kind}},
+            {"type": "response_item", "payload": {"type": kind, "x": 1}},
+            {
+                "type": "response_item",
+                "payload": {
+                    "type": "function_call",
+                    "call_id": "a",
+                    "name": "read",
+                    "arguments": "{}",
+                },
+            },
+        ],
     }[shape]
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
@@ -96,41 +134,70 @@ def test_a_type_field_that_is_not_a_string(tmp_path: Path, capsys: pytest.Captur
     assert code in (0, 1, 2) and "Traceback" not in err
 
 
-def test_repeated_call_ids_in_one_message_are_all_counted(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_repeated_call_ids_in_one_message_are_all_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"p": 1}'}}
-    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call] * 5}]
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call] * 5},
+    ]
     messages += [{"role": "tool", "tool_call_id": "c1", "content": f"r{i}"} for i in range(5)]
     path = tmp_path / "dup.json"
     path.write_text(json.dumps(messages))
     code, out, err = run(capsys, "--format", "json", str(path))
-    summary = [json.loads(line) for line in out.splitlines() if '"summary"' in line or '"session"' in line]
+    summary = [
+        json.loads(line) for line in out.splitlines() if '"summary"' in line or '"session"' in line
+    ]
     assert code == 0, err
     assert "5 tool calls" in err or any(s.get("calls") == 5 for s in summary) or '"calls": 5' in out
 
 
-def test_repeated_call_ids_get_their_results_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_repeated_call_ids_get_their_results_in_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"p": 1}'}}
-    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call] * 3}]
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call] * 3},
+    ]
     messages += [{"role": "tool", "tool_call_id": "c1", "content": f"r{i}"} for i in range(3)]
     path = tmp_path / "dup.json"
     path.write_text(json.dumps(messages))
     code, out, _err = run(capsys, str(path))
     assert code == 0
     assert "3 tool calls" in out
-    assert "never answered" not in out and "no pending call" not in out  # each result found its call
+    assert (
+        "never answered" not in out and "no pending call" not in out
+    )  # each result found its call
 
 
 def _replay(argv: list[str], stdin: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "loopguard", "replay", *argv], stdin=stdin, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "loopguard", "replay", *argv],
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _calls(n: int) -> str:
     lines: list[Any] = [{"role": "user", "content": "hi"}]
     for i in range(n):
-        lines.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": json.dumps({"p": i})}}]})
+        lines.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "read", "arguments": json.dumps({"p": i})},
+                    }
+                ],
+            }
+        )
         lines.append({"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 200})
     return "\n".join(json.dumps(line) for line in lines) + "\n"
 
@@ -153,14 +220,21 @@ def test_dev_stdin_on_a_pipe_is_refused_not_read_in_part(tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_dash_reads_a_pipe_whole(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "loopguard", "replay", "-"], input=_calls(400),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "loopguard", "replay", "-"],
+        input=_calls(400),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "400 tool calls" in done.stdout
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-def test_a_fifo_is_refused_without_blocking(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_fifo_is_refused_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fifo = tmp_path / "t.jsonl"
     os.mkfifo(fifo)
     code, _out, err = run(capsys, str(fifo))  # opening it would block forever: it is never opened
@@ -174,7 +248,9 @@ def test_a_device_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "is a device, not a regular file" in err
 
 
-def test_factorial_result_in_a_transcript(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_factorial_result_in_a_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     limit = sys.get_int_max_str_digits()
     sys.set_int_max_str_digits(0)
     try:
@@ -205,14 +281,16 @@ class _Source:
 
     def chunks(self) -> Any:
         for start in range(0, len(self._text), self._size):
-            yield _Chunk(self._text[start:start + self._size])
+            yield _Chunk(self._text[start : start + self._size])
 
 
 def test_one_large_element_is_read_in_linear_time() -> None:
     """49 s for a 200 MB element before: each chunk was appended to the growing window."""
     from loopguard.replay.transcripts.jsonstream import stream_document
 
-    text = json.dumps([{"role": "tool", "content": "x" * 4_000_000}, {"role": "user", "content": "hi"}])
+    text = json.dumps(
+        [{"role": "tool", "content": "x" * 4_000_000}, {"role": "user", "content": "hi"}]
+    )
     _Chunk.copied = 0
     items = list(stream_document(_Source(text, 4096), ()))  # type: ignore[arg-type]
     assert [item[3]["role"] for item in items] == ["tool", "user"]

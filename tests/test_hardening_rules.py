@@ -10,8 +10,13 @@ from typing import Any
 import pytest
 
 import loopguard
+from loopguard.config.load import (
+    analyze_bytes,
+    load_rules_mapping,
+    load_rules_path,
+    load_rules_text,
+)
 from loopguard.errors import RulesError
-from loopguard.config.load import analyze_bytes, load_rules_mapping, load_rules_path, load_rules_text
 
 
 def rules_error(call: Any, *args: Any, **kwargs: Any) -> RulesError:
@@ -27,8 +32,19 @@ def codes(error: RulesError) -> set[str]:
 
 
 # -- truncated text ------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["{", "{version: 1,", "{version: 1, detectors: {", "{version: 1, x: [",
-                                  "{version:", "{'version", "[", "{version: 1, a: 'b"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{",
+        "{version: 1,",
+        "{version: 1, detectors: {",
+        "{version: 1, x: [",
+        "{version:",
+        "{'version",
+        "[",
+        "{version: 1, a: 'b",
+    ],
+)
 @pytest.mark.parametrize("name", ["rules.json5", "rules.yaml"])
 def test_truncated_text_is_a_positioned_error(text: str, name: str) -> None:
     error = rules_error(load_rules_text, text, name)
@@ -39,19 +55,26 @@ def test_truncated_text_is_a_positioned_error(text: str, name: str) -> None:
 
 
 # -- numbers -------------------------------------------------------------------------
-@pytest.mark.parametrize("text", [
-    "version: 1\nloop_detection: {warning_threshold: " + "9" * 5000 + "}\n",
-    "{version: 1, loop_detection: {warning_threshold: " + "9" * 5000 + "}}",
-    "version: 1\nloop_detection: {warning_threshold: 1" + "0" * 70 + ".5}\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "version: 1\nloop_detection: {warning_threshold: " + "9" * 5000 + "}\n",
+        "{version: 1, loop_detection: {warning_threshold: " + "9" * 5000 + "}}",
+        "version: 1\nloop_detection: {warning_threshold: 1" + "0" * 70 + ".5}\n",
+    ],
+)
 def test_huge_number_literals_are_refused(text: str) -> None:
     error = rules_error(load_rules_text, text, "r.json5" if text.startswith("{") else "r.yaml")
     assert "too long" in str(error) and error.findings[0].line in (1, 2)
 
 
-@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**5000], ids=["2^63", "-2^63-1", "10^5000"])
+@pytest.mark.parametrize(
+    "value", [2**63, -(2**63) - 1, 10**5000], ids=["2^63", "-2^63-1", "10^5000"]
+)
 def test_out_of_range_integers_are_refused(value: int) -> None:
-    error = rules_error(load_rules_mapping, {"version": 1, "loop_detection": {"warning_threshold": value}})
+    error = rules_error(
+        load_rules_mapping, {"version": 1, "loop_detection": {"warning_threshold": value}}
+    )
     assert codes(error) == {"too-large"}
     if value.bit_length() < 100:
         text = f"version: 1\nloop_detection: {{history_size: {value}}}\n"
@@ -63,20 +86,28 @@ def test_integers_in_range_still_load() -> None:
     assert data["loop_detection"]["history_size"] == 2**63 - 1
 
 
-@pytest.mark.parametrize("text", ["version: 1.0\n", "version: true\n", "{version: 1.0}", "version: 1e0\n"])
+@pytest.mark.parametrize(
+    "text", ["version: 1.0\n", "version: true\n", "{version: 1.0}", "version: 1e0\n"]
+)
 def test_version_must_be_the_integer_one(text: str) -> None:
     error = rules_error(load_rules_text, text, "v.json5" if text.startswith("{") else "v.yaml")
     assert codes(error) == {"version"}
 
 
 # -- surrogates ----------------------------------------------------------------------
-@pytest.mark.parametrize("text, name", [
-    ('version: 1\nkeyword_sets: {a: ["\\ud83d"]}\n', "r.yaml"),
-    ("{version: 1, keyword_sets: {a: ['\\ud83d']}}", "r.json5"),
-    ("{version: 1, keyword_sets: {a: ['\\ude00x']}}", "r.json5"),
-    ('version: 1\nkeyword_sets: {"\\ud83d": [a]}\n', "r.yaml"),
-    ("version: 1\nkeyword_sets: {a: [x\ud83d]}\n", "r.yaml"),  # the character itself, not an escape
-])
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ('version: 1\nkeyword_sets: {a: ["\\ud83d"]}\n', "r.yaml"),
+        ("{version: 1, keyword_sets: {a: ['\\ud83d']}}", "r.json5"),
+        ("{version: 1, keyword_sets: {a: ['\\ude00x']}}", "r.json5"),
+        ('version: 1\nkeyword_sets: {"\\ud83d": [a]}\n', "r.yaml"),
+        (
+            "version: 1\nkeyword_sets: {a: [x\ud83d]}\n",
+            "r.yaml",
+        ),  # the character itself, not an escape
+    ],
+)
 def test_lone_surrogates_are_refused(text: str, name: str) -> None:
     error = rules_error(load_rules_text, text, name)
     assert "surrogate" in str(error) and error.findings[0].line in (1, 2)
@@ -88,10 +119,13 @@ def test_json5_surrogate_pair_escape_is_one_character() -> None:
     assert data["keyword_sets"]["a"] == ["\U0001f600"]
 
 
-@pytest.mark.parametrize("mapping", [
-    {"version": 1, "keyword_sets": {"a": ["x\ud83d"]}},
-    {"version": 1, "keyword_sets": {"a\udc00": ["x"]}},
-])
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        {"version": 1, "keyword_sets": {"a": ["x\ud83d"]}},
+        {"version": 1, "keyword_sets": {"a\udc00": ["x"]}},
+    ],
+)
 def test_surrogates_in_a_mapping_are_refused(mapping: dict[str, Any]) -> None:
     assert codes(rules_error(loopguard.Guard.from_dict, mapping)) == {"encoding"}
 
@@ -103,7 +137,9 @@ def test_cyclic_mapping_is_a_rules_error() -> None:
     assert codes(rules_error(loopguard.Guard.from_dict, mapping)) == {"cycle"}
     looped: list[Any] = []
     looped.append(looped)
-    assert codes(rules_error(loopguard.Guard.from_dict, {"version": 1, "intents": looped})) == {"cycle"}
+    assert codes(rules_error(loopguard.Guard.from_dict, {"version": 1, "intents": looped})) == {
+        "cycle"
+    }
 
 
 def test_deep_mapping_is_a_rules_error() -> None:
@@ -216,23 +252,39 @@ def test_extends_through_a_symlink_out_of_the_tree_is_refused(tree: Path) -> Non
 
 
 def test_extends_in_text_and_mappings_is_confined_to_the_working_directory(
-        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tree)
-    assert load_rules_text("version: 1\nextends: [sub/base.yaml]\n").data["turn"]["max_tool_rounds"] == 6
+    assert (
+        load_rules_text("version: 1\nextends: [sub/base.yaml]\n").data["turn"]["max_tool_rounds"]
+        == 6
+    )
     rules_error(loopguard.Guard.from_yaml, "version: 1\nextends: [../outside/shared.yaml]\n")
     rules_error(loopguard.Guard.from_dict, {"version": 1, "extends": ["../outside/shared.yaml"]})
-    guard = loopguard.Guard.from_dict({"version": 1, "extends": ["../outside/shared.yaml"]},
-                                      allow_extends_outside=True)
+    guard = loopguard.Guard.from_dict(
+        {"version": 1, "extends": ["../outside/shared.yaml"]}, allow_extends_outside=True
+    )
     assert guard.document["turn"]["max_tool_rounds"] == 5
 
 
-@pytest.mark.parametrize("content", [SECRET + "\n", "sk-proj-SECRET0123456789\n",
-                                     "{" + SECRET, "KEY: sk-proj-SECRET0123456789\n",
-                                     "- sk-proj-SECRET0123456789\n", "\x00" + SECRET,
-                                     SECRET + "\n\xff"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        SECRET + "\n",
+        "sk-proj-SECRET0123456789\n",
+        "{" + SECRET,
+        "KEY: sk-proj-SECRET0123456789\n",
+        "- sk-proj-SECRET0123456789\n",
+        "\x00" + SECRET,
+        SECRET + "\n\xff",
+    ],
+)
 def test_a_file_that_is_not_rules_is_never_echoed(tree: Path, content: str) -> None:
-    (tree / "sub" / ".env").write_bytes(content.encode("utf-8", "surrogateescape")
-                                        if "\xff" not in content else content[:-1].encode() + b"\xff")
+    (tree / "sub" / ".env").write_bytes(
+        content.encode("utf-8", "surrogateescape")
+        if "\xff" not in content
+        else content[:-1].encode() + b"\xff"
+    )
     error = rules_error(load_rules_path, _write(tree, "sub/.env"))
     shown = "".join(f.format_text() + f.message + f.hint + f.path for f in error.findings)
     assert "SECRET" not in shown and "sk-proj" not in shown and "OPENAI" not in shown
@@ -269,8 +321,9 @@ def test_unreadable_extends_target_names_the_problem_not_the_content(tree: Path)
 
 # -- the CLI flag --------------------------------------------------------------------
 @pytest.mark.parametrize("command", [["lint"], ["config", "--rules"], ["detectors", "--rules"]])
-def test_cli_refuses_extends_outside_unless_flagged(tree: Path, command: list[str],
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_refuses_extends_outside_unless_flagged(
+    tree: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     from loopguard.cli import main
 
     path = str(_write(tree, "../outside/shared.yaml"))
@@ -280,7 +333,9 @@ def test_cli_refuses_extends_outside_unless_flagged(tree: Path, command: list[st
     assert main([*command, path, "--allow-extends-outside"]) == 0
 
 
-def test_cli_never_echoes_an_extended_secret(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_never_echoes_an_extended_secret(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from loopguard.cli import main
 
     (tree / "sub" / ".env").write_text(SECRET + "\n")
@@ -289,12 +344,16 @@ def test_cli_never_echoes_an_extended_secret(tree: Path, capsys: pytest.CaptureF
     assert "SECRET" not in captured.out + captured.err and "not a rules file" in captured.out
 
 
-@pytest.mark.parametrize("raw", [
-    b"version: 1\nloop_detection: {warning_threshold: " + b"9" * 5000 + b"}\n",
-    b'version: 1\nkeyword_sets: {a: ["\\ud83d"]}\n',
-    b"{version: 1,", b"{",
-    b"version: 1\nmessages: {en: {blocked: '{message:>2000000000}'}}\n",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"version: 1\nloop_detection: {warning_threshold: " + b"9" * 5000 + b"}\n",
+        b'version: 1\nkeyword_sets: {a: ["\\ud83d"]}\n',
+        b"{version: 1,",
+        b"{",
+        b"version: 1\nmessages: {en: {blocked: '{message:>2000000000}'}}\n",
+    ],
+)
 def test_lint_reports_hostile_text_as_positioned_errors(raw: bytes) -> None:
     from loopguard.lint.linter import lint_bytes
 
@@ -303,7 +362,9 @@ def test_lint_reports_hostile_text_as_positioned_errors(raw: bytes) -> None:
     "".join(f.format_text() for f in report.findings).encode("utf-8")
 
 
-@pytest.mark.parametrize("url", ["redis://:histhost46379/0", "redis://host:port/0", "redis://h:99999999/0"])
+@pytest.mark.parametrize(
+    "url", ["redis://:histhost46379/0", "redis://host:port/0", "redis://h:99999999/0"]
+)
 def test_a_store_url_with_a_bad_port_is_a_rules_error(url: str) -> None:
     # Found by the atheris rules target: Guard(...) raised ValueError from the URL parser.
     error = rules_error(loopguard.Guard.from_yaml, f"version: 1\nstore: {{url: '{url}'}}\n")

@@ -17,7 +17,6 @@ from test_engine_concurrency import Clock, clock  # noqa: F401 — the counter c
 
 import loopguard
 
-
 BIG_HISTORY = {"version": 1, "loop_detection": {"history_size": 1000}}
 
 

@@ -19,8 +19,8 @@ import pytest
 from fakes import ScriptedModel, calls, say
 
 import loopguard
-from loopguard.state.fingerprint import args_digest, canonical_text, parse_args
 from loopguard.runtime.loop import arun_turn, run_turn
+from loopguard.state.fingerprint import args_digest, canonical_text, parse_args
 
 BIG = math.factorial(2000)  # 5,736 digits
 BIG_TEXT = "9" * 5000
@@ -60,8 +60,20 @@ class BadError(Exception):
         raise RuntimeError("str")
 
 
-HOSTILE = [BIG, -BIG, {"n": BIG}, Raises(), BadList([1, 2]), BadMap(a=1), {"x": Raises()},
-           np.arange(5000), {"s": HALF}, HALF, {HALF: 1}, b"\xff" * 10]
+HOSTILE = [
+    BIG,
+    -BIG,
+    {"n": BIG},
+    Raises(),
+    BadList([1, 2]),
+    BadMap(a=1),
+    {"x": Raises()},
+    np.arange(5000),
+    {"s": HALF},
+    HALF,
+    {HALF: 1},
+    b"\xff" * 10,
+]
 
 
 @pytest.mark.parametrize("value", HOSTILE, ids=lambda v: type(v).__name__)
@@ -102,12 +114,16 @@ def test_numpy_arrays_beyond_their_elided_repr_get_distinct_digests() -> None:
 
 
 def test_sets_whose_members_share_a_text_are_canonical_in_one_process() -> None:
-    assert canonical_text({True, "true", None, "null"}) == canonical_text({"null", None, "true", True})
+    assert canonical_text({True, "true", None, "null"}) == canonical_text(
+        {"null", None, "true", True}
+    )
 
 
-_PROBE = ("import sys; from loopguard.state.fingerprint import args_digest, canonical_text;"
-          "v = [{True, 'true', None, 'null'}, frozenset({1, '1', 1.5, '1.5'}), {'k': {False, 'false'}}];"
-          "sys.stdout.write(canonical_text(v) + args_digest('t', canonical_text(v)).hex())")
+_PROBE = (
+    "import sys; from loopguard.state.fingerprint import args_digest, canonical_text;"
+    "v = [{True, 'true', None, 'null'}, frozenset({1, '1', 1.5, '1.5'}), {'k': {False, 'false'}}];"
+    "sys.stdout.write(canonical_text(v) + args_digest('t', canonical_text(v)).hex())"
+)
 
 
 @pytest.mark.slow
@@ -115,42 +131,60 @@ def test_fingerprints_are_equal_across_processes_with_different_hash_seeds() -> 
     outputs = set()
     for seed in ("0", "1", "2", "12345", "random"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
-        done = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True
+        )
         outputs.add(done.stdout)
     assert len(outputs) == 1
 
 
 def test_lone_surrogates_in_turn_texts_do_not_raise() -> None:
     session = loopguard.Guard.from_dict(PORTFOLIO).session("half")
-    expectation = session.begin_turn([{"role": "user", "content": f"{HALF} Can you CHECK MY PORTFOLIO? {HALF}"}])
+    expectation = session.begin_turn(
+        [{"role": "user", "content": f"{HALF} Can you CHECK MY PORTFOLIO? {HALF}"}]
+    )
     assert expectation is not None and expectation.tool == "portfolio"  # the keywords still match
     outcome = session.finish_round(f"done {HALF}")
     assert outcome.action == "retry"
-    assert session.begin_turn([{"role": "assistant", "content": HALF}, {"role": "user", "content": HALF}]) is None
+    assert (
+        session.begin_turn(
+            [{"role": "assistant", "content": HALF}, {"role": "user", "content": HALF}]
+        )
+        is None
+    )
     assert session.finish_round(HALF).action == "finish"
 
 
 def _tools() -> dict[str, Any]:
     def boom(args: dict[str, Any]) -> Any:
         raise BadError()
-    return {"big": lambda args: BIG, "half": lambda args: {"t": HALF}, "odd": lambda args: Raises(),
-            "boom": boom, "portfolio": lambda args: "AAPL 10"}
+
+    return {
+        "big": lambda args: BIG,
+        "half": lambda args: {"t": HALF},
+        "odd": lambda args: Raises(),
+        "boom": boom,
+        "portfolio": lambda args: "AAPL 10",
+    }
 
 
 def _script() -> ScriptedModel:
-    return ScriptedModel([
-        calls(("big", {}), ("half", {"q": HALF}), ("odd", {}), ("boom", {}), content=HALF),
-        calls(("big", '{"n": %s}' % BIG_TEXT)),
-        say(f"answer {HALF}"),
-        calls(("portfolio", {"mode": "diagnose"})),
-        say("done"),
-    ])
+    return ScriptedModel(
+        [
+            calls(("big", {}), ("half", {"q": HALF}), ("odd", {}), ("boom", {}), content=HALF),
+            calls(("big", '{"n": %s}' % BIG_TEXT)),
+            say(f"answer {HALF}"),
+            calls(("portfolio", {"mode": "diagnose"})),
+            say("done"),
+        ]
+    )
 
 
 def test_run_turn_survives_huge_integers_surrogates_and_raising_objects() -> None:
     session = loopguard.Guard.from_dict(PORTFOLIO).session("rt")
-    result = run_turn(_script(), _tools(), [{"role": "user", "content": f"CHECK MY PORTFOLIO {HALF}"}], session)
+    result = run_turn(
+        _script(), _tools(), [{"role": "user", "content": f"CHECK MY PORTFOLIO {HALF}"}], session
+    )
     tool_texts = [m["content"] for m in result.messages if m["role"] == "tool"]
     assert '"$int"' in tool_texts[0]  # the huge result reaches the model as a stand-in
     assert HALF in tool_texts[1]
@@ -161,8 +195,14 @@ def test_run_turn_survives_huge_integers_surrogates_and_raising_objects() -> Non
 
 def test_arun_turn_survives_the_same() -> None:
     session = loopguard.Guard.from_dict(PORTFOLIO).session("art")
-    result = asyncio.run(arun_turn(_script(), _tools(), [{"role": "user", "content": f"CHECK MY PORTFOLIO {HALF}"}],
-                                   session))
+    result = asyncio.run(
+        arun_turn(
+            _script(),
+            _tools(),
+            [{"role": "user", "content": f"CHECK MY PORTFOLIO {HALF}"}],
+            session,
+        )
+    )
     assert result.text == "done"
 
 
@@ -189,14 +229,27 @@ def test_a_long_argument_costs_a_small_multiple_of_its_size() -> None:
 def _random_text(seed: int, size: int) -> str:
     import random
 
-    return "".join(random.Random(seed).choices([chr(c) for c in range(0x4E00, 0x4E00 + 3000)], k=size))
+    return "".join(
+        random.Random(seed).choices([chr(c) for c in range(0x4E00, 0x4E00 + 3000)], k=size)
+    )
 
 
 def _fuzzy_session() -> loopguard.Session:
-    rules = {"version": 1, "loop_detection": {"enabled": False},
-             "detectors": {"doom_loop_exact": {"enabled": False}, "cycle": {"enabled": False},
-                           "doom_loop_fuzzy": {"enabled": True, "outcome": "any", "threshold": 3,
-                                               "similarity": 0.95, "level": "critical"}}}
+    rules = {
+        "version": 1,
+        "loop_detection": {"enabled": False},
+        "detectors": {
+            "doom_loop_exact": {"enabled": False},
+            "cycle": {"enabled": False},
+            "doom_loop_fuzzy": {
+                "enabled": True,
+                "outcome": "any",
+                "threshold": 3,
+                "similarity": 0.95,
+                "level": "critical",
+            },
+        },
+    }
     return loopguard.Guard.from_dict(rules).session("fuzzy")
 
 
@@ -210,7 +263,9 @@ def test_long_arguments_differing_only_in_the_middle_look_alike_to_the_fuzzy_det
         actions.append(session.before_call("write", args, call_id=f"c{n}").action)
         session.after_call("write", args, result="ok", call_id=f"c{n}")
     assert actions[-1] == "critical"
-    assert len({e.digest for e in session.history()}) == 3  # the exact digests still tell them apart
+    assert (
+        len({e.digest for e in session.history()}) == 3
+    )  # the exact digests still tell them apart
 
 
 def test_long_arguments_with_different_heads_are_not_alike() -> None:

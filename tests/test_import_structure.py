@@ -25,26 +25,49 @@ import loopguard.schemas
 
 # (importing module, imported module) -> why it is imported inside a function
 LAZY = {
-    ("loopguard", "loopguard.runtime.loop"):
-        "run_turn and friends load on first use: the runtime (with asyncio) adds ~24 ms, a "
-        "sixth of `import loopguard`, for hosts that only guard calls",
-    ("loopguard.session.guard", "loopguard.config.load"):
-        "the rules loader (YAML, JSON Schema, layers) loads with the first rules: ~40 ms",
-    ("loopguard.session.guard", "loopguard.lint.linter"):
-        "Guard.from_file logs lint errors of a file that loads: the linter loads with it",
+    (
+        "loopguard",
+        "loopguard.runtime.loop",
+    ): "run_turn and friends load on first use: the runtime (with asyncio) adds ~24 ms, a "
+    "sixth of `import loopguard`, for hosts that only guard calls",
+    (
+        "loopguard.session.guard",
+        "loopguard.config.load",
+    ): "the rules loader (YAML, JSON Schema, layers) loads with the first rules: ~40 ms",
+    (
+        "loopguard.session.guard",
+        "loopguard.lint.linter",
+    ): "Guard.from_file logs lint errors of a file that loads: the linter loads with it",
 }
 
 # Each folder may import from the folders before it. "records" are the root modules every
 # stage shares; "data" the package-data packages; "detectors.list" the package
 # `loopguard.detectors` itself (the built-in module names discovery loads, nothing else).
 ORDER = (
-    "records", "data", "detectors.list", "text", "state", "detectors.support", "detection",
-    "config", "lint", "plugin", "policy", "stores", "session", "runtime", "replay",
-    "integrations", "cli", "detectors", "package",
+    "records",
+    "data",
+    "detectors.list",
+    "text",
+    "state",
+    "detectors.support",
+    "detection",
+    "config",
+    "lint",
+    "plugin",
+    "policy",
+    "stores",
+    "session",
+    "runtime",
+    "replay",
+    "integrations",
+    "cli",
+    "detectors",
+    "package",
 )
 RECORDS = ("errors", "findings", "decision")
-DETECTORS_MAY_IMPORT = frozenset({"records", "text", "state", "detection", "plugin",
-                                  "detectors.support", "detectors"})
+DETECTORS_MAY_IMPORT = frozenset(
+    {"records", "text", "state", "detection", "plugin", "detectors.support", "detectors"}
+)
 
 
 @dataclass(frozen=True)
@@ -75,7 +98,8 @@ def modules() -> dict[str, Path]:
 
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def edges_of(name: str, path: Path, known: dict[str, Path]) -> Iterator[Edge]:
@@ -93,8 +117,9 @@ def edges_of(name: str, path: Path, known: dict[str, Path]) -> Iterator[Edge]:
                 visit(child, in_function, type_only)
             return
         if isinstance(node, ast.Import):
-            found.extend(Edge(name, alias.name, node.lineno, in_function, type_only)
-                         for alias in node.names)
+            found.extend(
+                Edge(name, alias.name, node.lineno, in_function, type_only) for alias in node.names
+            )
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -102,8 +127,9 @@ def edges_of(name: str, path: Path, known: dict[str, Path]) -> Iterator[Edge]:
                 base = ".".join(anchor + ([base] if base else []))
             for alias in node.names:
                 full = f"{base}.{alias.name}"  # `from package import module`
-                found.append(Edge(name, full if full in known else base, node.lineno,
-                                  in_function, type_only))
+                found.append(
+                    Edge(name, full if full in known else base, node.lineno, in_function, type_only)
+                )
         for child in ast.iter_child_nodes(node):
             visit(child, in_function, type_only)
 
@@ -134,8 +160,14 @@ def folder(module: str) -> str:
 
 def test_the_package_is_found_whole() -> None:
     names = modules()
-    assert {"loopguard", "loopguard.session.guard", "loopguard.detectors.ping_pong",
-            "loopguard.detectors.support.grams", "loopguard.rules", "loopguard.cli"} <= set(names)
+    assert {
+        "loopguard",
+        "loopguard.session.guard",
+        "loopguard.detectors.ping_pong",
+        "loopguard.detectors.support.grams",
+        "loopguard.rules",
+        "loopguard.cli",
+    } <= set(names)
     assert {folder(name) for name in names} <= set(ORDER)
 
 
@@ -149,29 +181,47 @@ def test_no_loopguard_import_hides_inside_a_function() -> None:
 
 def test_folders_import_only_from_earlier_folders() -> None:
     rank = {name: i for i, name in enumerate(ORDER)}
-    upward = [f"{e} ({folder(e.src)} -> {folder(e.dst)})" for e in all_edges()
-              if not e.type_only and rank[folder(e.dst)] > rank[folder(e.src)]]
+    upward = [
+        f"{e} ({folder(e.src)} -> {folder(e.dst)})"
+        for e in all_edges()
+        if not e.type_only and rank[folder(e.dst)] > rank[folder(e.src)]
+    ]
     assert upward == []
 
 
 def test_detectors_import_only_what_a_plugin_may() -> None:
-    wrong = [str(e) for e in all_edges() if folder(e.src) == "detectors"
-             and not e.type_only and folder(e.dst) not in DETECTORS_MAY_IMPORT]
+    wrong = [
+        str(e)
+        for e in all_edges()
+        if folder(e.src) == "detectors"
+        and not e.type_only
+        and folder(e.dst) not in DETECTORS_MAY_IMPORT
+    ]
     assert wrong == []
 
 
 def test_the_checks_see_function_level_and_type_only_imports(tmp_path: Path) -> None:
-    source = ("from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
-              "from loopguard.text import hints\nif TYPE_CHECKING:\n"
-              "    from loopguard.cli import main\n\n\ndef f() -> None:\n"
-              "    from loopguard.session.guard import Guard\n    from . import sibling\n")
+    source = (
+        "from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
+        "from loopguard.text import hints\nif TYPE_CHECKING:\n"
+        "    from loopguard.cli import main\n\n\ndef f() -> None:\n"
+        "    from loopguard.session.guard import Guard\n    from . import sibling\n"
+    )
     module = tmp_path / "probe.py"
     module.write_text(source, encoding="utf-8")
-    known = {"loopguard.state.probe": module, "loopguard.state.sibling": module,
-             "loopguard.text.hints": module}
-    found = [(e.dst, e.line, e.in_function, e.type_only)
-             for e in edges_of("loopguard.state.probe", module, known)]
-    assert found == [("loopguard.text.hints", 3, False, False), ("loopguard.cli", 5, False, True),
-                     ("loopguard.session.guard", 9, True, False),
-                     ("loopguard.state.sibling", 10, True, False)]
+    known = {
+        "loopguard.state.probe": module,
+        "loopguard.state.sibling": module,
+        "loopguard.text.hints": module,
+    }
+    found = [
+        (e.dst, e.line, e.in_function, e.type_only)
+        for e in edges_of("loopguard.state.probe", module, known)
+    ]
+    assert found == [
+        ("loopguard.text.hints", 3, False, False),
+        ("loopguard.cli", 5, False, True),
+        ("loopguard.session.guard", 9, True, False),
+        ("loopguard.state.sibling", 10, True, False),
+    ]
     assert [folder(dst) for dst, *_ in found] == ["text", "cli", "session", "state"]

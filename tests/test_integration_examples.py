@@ -13,22 +13,34 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "integrations"
 STOPPED = "final answer: [loopguard] Stopped: check_build was called 6 times"
 
 
-NEEDS_311 = pytest.mark.skipif(sys.version_info < (3, 11),
-                               reason="LangChain 1.5 and pydantic-ai 2.68 need Python 3.11+")
+NEEDS_311 = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="LangChain 1.5 and pydantic-ai 2.68 need Python 3.11+"
+)
 
 
 def run_example(name: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
-    done = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True,
-                          timeout=180, env=env, cwd=EXAMPLES)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=EXAMPLES,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [
-    pytest.param("with_langchain.py", marks=NEEDS_311), "with_openai_agents.py",
-    pytest.param("with_pydantic_ai.py", marks=NEEDS_311)])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("with_langchain.py", marks=NEEDS_311),
+        "with_openai_agents.py",
+        pytest.param("with_pydantic_ai.py", marks=NEEDS_311),
+    ],
+)
 def test_a_framework_example_stops_its_looping_model(name: str) -> None:
     out = run_example(name)
     assert out.count("ran check_build(job=7)") == 5

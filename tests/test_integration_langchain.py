@@ -31,12 +31,21 @@ from langgraph.checkpoint.memory import InMemorySaver
 import loopguard
 from loopguard.integrations.langchain import LoopGuardMiddleware
 
-pytestmark = pytest.mark.slow  # drives the real agent framework (its import alone costs about a second)
+pytestmark = (
+    pytest.mark.slow
+)  # drives the real agent framework (its import alone costs about a second)
 
-WARN_AT_2 = {"enabled": True, "warning_threshold": 2, "critical_threshold": 5,
-             "global_circuit_breaker_threshold": 8}
-NO_DOOM = {"doom_loop_exact": {"enabled": False}, "doom_loop_fuzzy": {"enabled": False},
-           "cycle": {"enabled": False}}
+WARN_AT_2 = {
+    "enabled": True,
+    "warning_threshold": 2,
+    "critical_threshold": 5,
+    "global_circuit_breaker_threshold": 8,
+}
+NO_DOOM = {
+    "doom_loop_exact": {"enabled": False},
+    "doom_loop_fuzzy": {"enabled": False},
+    "cycle": {"enabled": False},
+}
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch of calls)
 
 
@@ -56,15 +65,20 @@ def chat(script: list[Step], loop: bool = False) -> ScriptedChat:
             if isinstance(step, str):
                 yield AIMessage(step)
             else:
-                yield AIMessage("", tool_calls=[{"name": n, "args": a, "id": f"call_{next(ids)}"}
-                                                for n, a in step])
+                yield AIMessage(
+                    "",
+                    tool_calls=[{"name": n, "args": a, "id": f"call_{next(ids)}"} for n, a in step],
+                )
+
     return ScriptedChat(messages=replies())
 
 
-
-
-read, write, broken, portfolio = (tool(fns.read), tool(fns.write), tool(fns.broken),
-                                   tool(fns.portfolio))
+read, write, broken, portfolio = (
+    tool(fns.read),
+    tool(fns.write),
+    tool(fns.broken),
+    tool(fns.portfolio),
+)
 
 
 @pytest.fixture(autouse=True)
@@ -80,13 +94,20 @@ def run(request: pytest.FixtureRequest) -> Callable[..., dict[str, Any]]:
         if request.param == "sync":
             return agent.invoke(payload, config)  # type: ignore[no-any-return]
         return asyncio.run(agent.ainvoke(payload, config))  # type: ignore[no-any-return]
+
     return go
 
 
-def agent_with(model: Any, tools: list[Any], guard: loopguard.Guard | None = None,
-               middleware: list[Any] | None = None) -> tuple[Any, LoopGuardMiddleware]:
+def agent_with(
+    model: Any,
+    tools: list[Any],
+    guard: loopguard.Guard | None = None,
+    middleware: list[Any] | None = None,
+) -> tuple[Any, LoopGuardMiddleware]:
     lg = LoopGuardMiddleware(guard)
-    agent = create_agent(model, tools, middleware=[*(middleware or []), lg], checkpointer=InMemorySaver())
+    agent = create_agent(
+        model, tools, middleware=[*(middleware or []), lg], checkpointer=InMemorySaver()
+    )
     return agent, lg
 
 
@@ -104,7 +125,9 @@ def assert_every_call_answered(state: dict[str, Any]) -> None:
     assert sorted(asked) == sorted(answered) and len(set(answered)) == len(answered)
 
 
-def test_a_looping_model_is_stopped_with_the_breaker_text(run: Callable[..., dict[str, Any]]) -> None:
+def test_a_looping_model_is_stopped_with_the_breaker_text(
+    run: Callable[..., dict[str, Any]],
+) -> None:
     agent, lg = agent_with(chat([[("read", {"path": "a"})]], loop=True), [read])
     state = run(agent, "read a")
     results = tool_results(state)
@@ -124,7 +147,9 @@ def test_a_healthy_run_is_untouched(run: Callable[..., dict[str, Any]]) -> None:
     plain = create_agent(chat(script), [read, write], checkpointer=InMemorySaver())
     guarded, _ = agent_with(chat(script), [read, write])
     expected, got = run(plain, "copy a to b"), run(guarded, "copy a to b")
-    assert [(type(m), m.text) for m in got["messages"]] == [(type(m), m.text) for m in expected["messages"]]
+    assert [(type(m), m.text) for m in got["messages"]] == [
+        (type(m), m.text) for m in expected["messages"]
+    ]
     assert got["messages"][-1].text == "all done"
     assert fns.RAN == ["read a", "write b"] * 2
 
@@ -157,7 +182,7 @@ def test_a_required_tool_retry_goes_back_to_the_model(run: Callable[..., dict[st
     agent, _ = agent_with(chat(script), [portfolio], guard)
     state = run(agent, "帮我看看持仓")
     retries = [m for m in state["messages"][1:] if isinstance(m, HumanMessage)]
-    assert len(retries) == 1 and "portfolio(mode=\"diagnose\")" in retries[0].text
+    assert len(retries) == 1 and 'portfolio(mode="diagnose")' in retries[0].text
     assert fns.RAN == ["portfolio diagnose"]
     assert state["messages"][-1].text == "整体健康。"
 
@@ -170,8 +195,9 @@ def test_a_retry_that_never_comes_ends_with_the_warning(run: Callable[..., dict[
     assert final.endswith("没问题。") and "portfolio" in final and final != "没问题。"
 
 
-def test_a_summary_message_marks_the_session_compacted(run: Callable[..., dict[str, Any]],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_summary_message_marks_the_session_compacted(
+    run: Callable[..., dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     compactions: list[str] = []
     original = loopguard.Session.compacted
 
@@ -181,7 +207,9 @@ def test_a_summary_message_marks_the_session_compacted(run: Callable[..., dict[s
 
     monkeypatch.setattr(loopguard.Session, "compacted", spy)
     script: list[Step] = [[("read", {"path": str(i)})] for i in range(4)] + ["done"]
-    summary = SummarizationMiddleware(chat(["the summary"]), trigger=("messages", 6), keep=("messages", 2))
+    summary = SummarizationMiddleware(
+        chat(["the summary"]), trigger=("messages", 6), keep=("messages", 2)
+    )
     agent, _ = agent_with(chat(script), [read], middleware=[summary])
     state = run(agent, "read four files")
     assert any(m.additional_kwargs.get("lc_source") == "summarization" for m in state["messages"])
@@ -197,18 +225,27 @@ def test_the_thread_id_is_the_session(run: Callable[..., dict[str, Any]]) -> Non
 
 
 def test_a_warning_note_is_appended_to_the_tool_result(run: Callable[..., dict[str, Any]]) -> None:
-    guard = loopguard.Guard.from_dict({"version": 1, "loop_detection": WARN_AT_2, "detectors": NO_DOOM})
+    guard = loopguard.Guard.from_dict(
+        {"version": 1, "loop_detection": WARN_AT_2, "detectors": NO_DOOM}
+    )
     agent, _ = agent_with(chat([[("read", {"path": "a"})]] * 3 + ["done"]), [read], guard)
     state = run(agent, "read a three times")
     first, second, third = tool_results(state)
-    assert third.text.startswith("same content\n\n[loopguard] Warning: read was already called 2 times")
+    assert third.text.startswith(
+        "same content\n\n[loopguard] Warning: read was already called 2 times"
+    )
     assert first.text == second.text == "same content"
     assert state["messages"][-1].text == "done"
 
 
-def test_a_breaker_before_the_required_tool_gives_a_retry_with_tools(run: Callable[..., dict[str, Any]]) -> None:
+def test_a_breaker_before_the_required_tool_gives_a_retry_with_tools(
+    run: Callable[..., dict[str, Any]],
+) -> None:
     guard = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]})
-    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [[("portfolio", {"mode": "diagnose"})], "整体健康。"]
+    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [
+        [("portfolio", {"mode": "diagnose"})],
+        "整体健康。",
+    ]
     agent, lg = agent_with(chat(script), [read, portfolio], guard)
     state = run(agent, "帮我看看持仓")
     retries = [m for m in state["messages"][1:] if isinstance(m, HumanMessage)]

@@ -20,7 +20,9 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 import loopguard
 from loopguard.integrations.openai_agents import LoopGuard
 
-pytestmark = pytest.mark.slow  # drives the real agent framework (its import alone costs about a second)
+pytestmark = (
+    pytest.mark.slow
+)  # drives the real agent framework (its import alone costs about a second)
 
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch)
 
@@ -32,8 +34,12 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     fns.RAN.clear()
 
 
-read, write, broken, portfolio = (function_tool(fns.read), function_tool(fns.write), function_tool(fns.broken),
-                                   function_tool(fns.portfolio))
+read, write, broken, portfolio = (
+    function_tool(fns.read),
+    function_tool(fns.write),
+    function_tool(fns.broken),
+    function_tool(fns.portfolio),
+)
 
 
 def scripted(script: list[Step]) -> ScriptedModel:
@@ -72,12 +78,16 @@ def run(request: pytest.FixtureRequest) -> Callable[..., Any]:
         if request.param == "sync":
             return in_own_loop(lambda: guard.run_sync(agent, text, **kw))
         return asyncio.run(guard.run(agent, text, **kw))
+
     return go
 
 
 def outputs(result: Any) -> list[tuple[str, str]]:
-    return [(item.raw_item["call_id"], str(item.output)) for item in result.new_items
-            if isinstance(item, ToolCallOutputItem)]
+    return [
+        (item.raw_item["call_id"], str(item.output))
+        for item in result.new_items
+        if isinstance(item, ToolCallOutputItem)
+    ]
 
 
 def status(text: str) -> str:
@@ -86,7 +96,9 @@ def status(text: str) -> str:
 
 def test_a_looping_model_is_stopped_with_the_breaker_text(run: Callable[..., Any]) -> None:
     guard = LoopGuard()
-    result = run(guard, agent_for(scripted([[("read", {"path": "a"})]] * 8)), "read a", session_id="s1")
+    result = run(
+        guard, agent_for(scripted([[("read", {"path": "a"})]] * 8)), "read a", session_id="s1"
+    )
     assert fns.RAN == ["read a", "read a"]
     assert [status(text) for _, text in outputs(result)[2:]] == ["blocked", "error"]
     assert result.final_output.startswith("[loopguard] Stopped: read was called 3 times")
@@ -107,7 +119,11 @@ def test_parallel_calls_one_blocked_the_rest_aborted(run: Callable[..., Any]) ->
     batch = [("read", {"path": "a"}), ("write", {"path": "x"}), ("write", {"path": "y"})]
     result = run(LoopGuard(), agent_for(scripted([loop, loop, loop, batch, "unused"])), "read a")
     last = dict(outputs(result)[-3:])
-    assert {k: status(v) for k, v in last.items()} == {"call_4": "error", "call_5": "aborted", "call_6": "aborted"}
+    assert {k: status(v) for k, v in last.items()} == {
+        "call_4": "error",
+        "call_5": "aborted",
+        "call_6": "aborted",
+    }
     assert not any(r.startswith("write") for r in fns.RAN)
     assert sorted(k for k, _ in outputs(result)) == [f"call_{i}" for i in range(1, 7)]
     assert result.final_output.startswith("[loopguard] Stopped:")
@@ -115,7 +131,12 @@ def test_parallel_calls_one_blocked_the_rest_aborted(run: Callable[..., Any]) ->
 
 def test_a_raising_tool_is_recorded_as_a_failure(run: Callable[..., Any]) -> None:
     guard = LoopGuard()
-    result = run(guard, agent_for(scripted([[("broken", {"path": "a"})], "it failed"])), "open a", session_id="s1")
+    result = run(
+        guard,
+        agent_for(scripted([[("broken", {"path": "a"})], "it failed"])),
+        "open a",
+        session_id="s1",
+    )
     entry = guard.core.session("s1").history()[-1]
     assert entry.tool == "broken" and (entry.outcome or b"").startswith(b"error:")
     assert outputs(result)[0][1].startswith("An error occurred while running the tool")
@@ -128,7 +149,10 @@ def test_a_required_tool_retry_is_a_new_run_with_the_retry_prompt(run: Callable[
     result = run(guard, agent_for(model), "帮我看看持仓")
     assert fns.RAN == ["portfolio diagnose"] and result.final_output == "整体健康。"
     retry_input = model.calls[1].input
-    assert retry_input[-1]["role"] == "user" and 'portfolio(mode="diagnose")' in retry_input[-1]["content"]
+    assert (
+        retry_input[-1]["role"] == "user"
+        and 'portfolio(mode="diagnose")' in retry_input[-1]["content"]
+    )
 
 
 def test_an_exhausted_retry_ends_with_the_warning(run: Callable[..., Any]) -> None:
@@ -153,14 +177,21 @@ class CompactingSession(SQLiteSession):
 
 
 def test_a_compacting_sdk_session_marks_the_guard_compacted(
-        run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     compactions: list[str] = []
     original = loopguard.Session.compacted
-    monkeypatch.setattr(loopguard.Session, "compacted", lambda s: (compactions.append(s.id), original(s))[1])
+    monkeypatch.setattr(
+        loopguard.Session, "compacted", lambda s: (compactions.append(s.id), original(s))[1]
+    )
     memory = CompactingSession("conv-7")
     try:
-        result = run(LoopGuard(), agent_for(scripted([[("read", {"path": "a"})], "ok"])), "read a",
-                     session=memory)
+        result = run(
+            LoopGuard(),
+            agent_for(scripted([[("read", {"path": "a"})], "ok"])),
+            "read a",
+            session=memory,
+        )
     finally:
         memory.close()  # Python 3.13 warns about an SQLite connection left to the collector
     assert result.final_output == "ok" and memory.compactions == 1
@@ -183,17 +214,26 @@ def test_user_hooks_still_run(run: Callable[..., Any]) -> None:
 
 def test_a_breaker_before_the_required_tool_gives_a_retry_run(run: Callable[..., Any]) -> None:
     guard = LoopGuard(loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]}))
-    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [[("portfolio", {"mode": "diagnose"})], "整体健康。"]
+    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [
+        [("portfolio", {"mode": "diagnose"})],
+        "整体健康。",
+    ]
     model = scripted(script)
     result = run(guard, agent_for(model), "帮我看看持仓")
     assert fns.RAN[-1] == "portfolio diagnose" and result.final_output == "整体健康。"
-    retry_inputs = [c.input[-1] for c in model.calls if isinstance(c.input, list) and c.input[-1].get("role") == "user"]
+    retry_inputs = [
+        c.input[-1]
+        for c in model.calls
+        if isinstance(c.input, list) and c.input[-1].get("role") == "user"
+    ]
     assert any('portfolio(mode="diagnose")' in str(m.get("content")) for m in retry_inputs)
 
 
 def test_a_handoff_is_not_a_guarded_tool_call(run: Callable[..., Any]) -> None:
     specialist = Agent(name="specialist", model=scripted(["handled"]), tools=[read])
-    front = Agent(name="front", model=scripted([[("transfer_to_specialist", {})]]), handoffs=[specialist])
+    front = Agent(
+        name="front", model=scripted([[("transfer_to_specialist", {})]]), handoffs=[specialist]
+    )
     guard = LoopGuard()
     result = run(guard, front, "help", session_id="s1")
     assert result.final_output == "handled"

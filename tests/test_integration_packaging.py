@@ -9,10 +9,18 @@ from importlib import metadata
 
 import pytest
 
-FRAMEWORKS = {"langchain": "langchain", "openai_agents": "agents", "claude_agent_sdk": "claude_agent_sdk",
-              "pydantic_ai": "pydantic_ai"}
-EXTRAS = {"langchain": "langchain", "openai_agents": "openai-agents", "claude_agent_sdk": "claude-agent-sdk",
-          "pydantic_ai": "pydantic-ai"}
+FRAMEWORKS = {
+    "langchain": "langchain",
+    "openai_agents": "agents",
+    "claude_agent_sdk": "claude_agent_sdk",
+    "pydantic_ai": "pydantic_ai",
+}
+EXTRAS = {
+    "langchain": "langchain",
+    "openai_agents": "openai-agents",
+    "claude_agent_sdk": "claude-agent-sdk",
+    "pydantic_ai": "pydantic-ai",
+}
 
 
 def python(code: str) -> subprocess.CompletedProcess[str]:
@@ -21,8 +29,10 @@ def python(code: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_importing_loopguard_loads_no_framework() -> None:
-    done = python("import sys, loopguard, loopguard.integrations, loopguard.session.answers\n"
-                  f"print(sorted(m for m in {sorted(FRAMEWORKS.values())!r} if m in sys.modules))")
+    done = python(
+        "import sys, loopguard, loopguard.integrations, loopguard.session.answers\n"
+        f"print(sorted(m for m in {sorted(FRAMEWORKS.values())!r} if m in sys.modules))"
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -31,11 +41,15 @@ def test_importing_loopguard_loads_no_framework() -> None:
 @pytest.mark.parametrize("adapter", sorted(FRAMEWORKS))
 def test_a_missing_framework_names_the_extra(adapter: str) -> None:
     hidden = FRAMEWORKS[adapter]
-    done = python(f"import sys\nsys.modules[{hidden!r}] = None\n"
-                  f"import loopguard.integrations.{adapter}")
+    done = python(
+        f"import sys\nsys.modules[{hidden!r}] = None\nimport loopguard.integrations.{adapter}"
+    )
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("ImportError: loopguard's") and f'loopguard-engine[{EXTRAS[adapter]}]' in last
+    assert (
+        last.startswith("ImportError: loopguard's")
+        and f"loopguard-engine[{EXTRAS[adapter]}]" in last
+    )
 
 
 def test_the_extras_are_declared_and_the_test_extra_has_every_framework() -> None:

@@ -28,7 +28,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 import loopguard
 from loopguard.integrations.pydantic_ai import LoopGuard
 
-pytestmark = pytest.mark.slow  # drives the real agent framework (its import alone costs about a second)
+pytestmark = (
+    pytest.mark.slow
+)  # drives the real agent framework (its import alone costs about a second)
 
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch)
 
@@ -41,13 +43,18 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def scripted(script: list[Step], loop: bool = False) -> FunctionModel:
     ids = itertools.count(1)
-    steps: Iterator[Step] = iter(itertools.chain(script, itertools.repeat(script[-1])) if loop else script)
+    steps: Iterator[Step] = iter(
+        itertools.chain(script, itertools.repeat(script[-1])) if loop else script
+    )
 
     def reply(messages: list[pm.ModelMessage], info: AgentInfo) -> pm.ModelResponse:
         step = next(steps)
         if isinstance(step, str):
             return pm.ModelResponse(parts=[pm.TextPart(step)])
-        return pm.ModelResponse(parts=[pm.ToolCallPart(n, a, tool_call_id=f"call_{next(ids)}") for n, a in step])
+        return pm.ModelResponse(
+            parts=[pm.ToolCallPart(n, a, tool_call_id=f"call_{next(ids)}") for n, a in step]
+        )
+
     return FunctionModel(reply)
 
 
@@ -57,8 +64,12 @@ read, write, broken, portfolio = fns.read, fns.write, fns.broken, fns.portfolio
 TOOLS = [read, write, broken, portfolio]
 
 
-def make_agent(model: FunctionModel, guard: loopguard.Guard | None = None,
-               extra: list[Any] | None = None, retries: int = 1) -> tuple[Agent[None, str], LoopGuard]:
+def make_agent(
+    model: FunctionModel,
+    guard: loopguard.Guard | None = None,
+    extra: list[Any] | None = None,
+    retries: int = 1,
+) -> tuple[Agent[None, str], LoopGuard]:
     lg = LoopGuard(guard)
     return Agent(model, tools=TOOLS, capabilities=[*(extra or []), lg], retries=retries), lg
 
@@ -75,12 +86,18 @@ def run(request: pytest.FixtureRequest) -> Callable[..., Any]:
         finally:
             asyncio.set_event_loop(None)
             loop.close()
+
     return go
 
 
 def returns(result: Any) -> list[pm.ToolReturnPart]:
-    return [p for m in result.all_messages() if isinstance(m, pm.ModelRequest)
-            for p in m.parts if isinstance(p, pm.ToolReturnPart)]
+    return [
+        p
+        for m in result.all_messages()
+        if isinstance(m, pm.ModelRequest)
+        for p in m.parts
+        if isinstance(p, pm.ToolReturnPart)
+    ]
 
 
 def status(part: pm.ToolReturnPart) -> str:
@@ -88,8 +105,13 @@ def status(part: pm.ToolReturnPart) -> str:
 
 
 def assert_every_call_answered(result: Any) -> None:
-    asked = [p.tool_call_id for m in result.all_messages() if isinstance(m, pm.ModelResponse)
-             for p in m.parts if isinstance(p, pm.ToolCallPart)]
+    asked = [
+        p.tool_call_id
+        for m in result.all_messages()
+        if isinstance(m, pm.ModelResponse)
+        for p in m.parts
+        if isinstance(p, pm.ToolCallPart)
+    ]
     answered = [p.tool_call_id for p in returns(result)]
     assert sorted(asked) == sorted(answered) and len(set(answered)) == len(answered)
 
@@ -108,10 +130,25 @@ def test_a_healthy_run_is_untouched(run: Callable[..., Any]) -> None:
     plain: Agent[None, str] = Agent(scripted(script), tools=TOOLS)
     guarded, _ = make_agent(scripted(script))
     expected, got = run(plain, "copy a to b"), run(guarded, "copy a to b")
-    shape = [[(type(p).__name__, getattr(p, "content", None) if not isinstance(p, pm.UserPromptPart) else p.content)
-              for p in m.parts if not isinstance(p, pm.ToolCallPart)] for m in got.all_messages()]
-    assert shape == [[(type(p).__name__, getattr(p, "content", None))
-                      for p in m.parts if not isinstance(p, pm.ToolCallPart)] for m in expected.all_messages()]
+    shape = [
+        [
+            (
+                type(p).__name__,
+                getattr(p, "content", None) if not isinstance(p, pm.UserPromptPart) else p.content,
+            )
+            for p in m.parts
+            if not isinstance(p, pm.ToolCallPart)
+        ]
+        for m in got.all_messages()
+    ]
+    assert shape == [
+        [
+            (type(p).__name__, getattr(p, "content", None))
+            for p in m.parts
+            if not isinstance(p, pm.ToolCallPart)
+        ]
+        for m in expected.all_messages()
+    ]
     assert got.output == "all done"
     assert fns.RAN == ["read a", "write b"] * 2
 
@@ -141,8 +178,13 @@ def test_a_required_tool_retry_asks_the_model_again(run: Callable[..., Any]) -> 
     script: list[Step] = ["计划：先读取持仓", [("portfolio", {"mode": "diagnose"})], "整体健康。"]
     agent, _ = make_agent(scripted(script), guard, retries=2)
     result = run(agent, "帮我看看持仓")
-    prompts = [p for m in result.all_messages() if isinstance(m, pm.ModelRequest)
-               for p in m.parts if not isinstance(p, (pm.UserPromptPart, pm.ToolReturnPart))]
+    prompts = [
+        p
+        for m in result.all_messages()
+        if isinstance(m, pm.ModelRequest)
+        for p in m.parts
+        if not isinstance(p, (pm.UserPromptPart, pm.ToolReturnPart))
+    ]
     assert len(prompts) == 1 and 'portfolio(mode="diagnose")' in str(prompts[0].content)
     assert fns.RAN == ["portfolio diagnose"] and result.output == "整体健康。"
 
@@ -155,10 +197,13 @@ def test_an_exhausted_retry_ends_with_the_warning(run: Callable[..., Any]) -> No
 
 
 def test_a_history_processor_that_drops_messages_marks_compaction(
-        run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    run: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     compactions: list[str] = []
     original = loopguard.Session.compacted
-    monkeypatch.setattr(loopguard.Session, "compacted", lambda s: (compactions.append(s.id), original(s))[1])
+    monkeypatch.setattr(
+        loopguard.Session, "compacted", lambda s: (compactions.append(s.id), original(s))[1]
+    )
 
     def keep_recent(messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
         return messages if len(messages) < 5 else [messages[0], *messages[-2:]]
@@ -177,9 +222,14 @@ def test_the_conversation_id_is_the_session(run: Callable[..., Any]) -> None:
     assert [e.tool for e in lg.core.session("c1").history()] == ["read", "read"]
 
 
-def test_a_breaker_before_the_required_tool_gives_a_retry_with_tools(run: Callable[..., Any]) -> None:
+def test_a_breaker_before_the_required_tool_gives_a_retry_with_tools(
+    run: Callable[..., Any],
+) -> None:
     guard = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]})
-    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [[("portfolio", {"mode": "diagnose"})], "整体健康。"]
+    script: list[Step] = [[("read", {"path": "a"})]] * 4 + [
+        [("portfolio", {"mode": "diagnose"})],
+        "整体健康。",
+    ]
     agent, _ = make_agent(scripted(script), guard, retries=2)
     result = run(agent, "帮我看看持仓")
     assert fns.RAN[-1] == "portfolio diagnose" and result.output == "整体健康。"

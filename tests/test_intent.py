@@ -39,7 +39,7 @@ def test_positions_are_character_offsets_in_chinese_text() -> None:
     assert ("体检", 6, 8) in hits
     assert ("持仓", 11, 13) in hits
     for hit in index.find(text):
-        assert text[hit.start:hit.end] == hit.keyword
+        assert text[hit.start : hit.end] == hit.keyword
 
 
 def test_contains_and_equals_conditions() -> None:
@@ -52,8 +52,14 @@ def test_contains_and_equals_conditions() -> None:
 
 def test_any_not_and_lists_of_set_names() -> None:
     index = KeywordIndex(SETS)
-    cond = index.compile({"any": [{"not": {"text_contains": ["followup", "marker"]}},
-                                  {"text_equals": "affirmative"}]})
+    cond = index.compile(
+        {
+            "any": [
+                {"not": {"text_contains": ["followup", "marker"]}},
+                {"text_equals": "affirmative"},
+            ]
+        }
+    )
     assert cond(index.probe("你好"), index.probe(""))
     assert not cond(index.probe("持仓"), index.probe(""))
     assert not cond(index.probe("体检"), index.probe(""))
@@ -68,8 +74,9 @@ def test_lower_applies_to_keywords_and_text_alike() -> None:
 def test_nfkc_and_punctuation_folding_are_opt_in() -> None:
     plain = KeywordIndex({"a": ["好的"], "abc": ["ABC,"]})
     assert plain.equals_mask(plain.normalize("好的。")) == 0
-    folded = KeywordIndex({"a": ["好的"], "abc": ["ABC,"]},
-                          ["strip", "lower", "nfkc", "fold_punctuation"])
+    folded = KeywordIndex(
+        {"a": ["好的"], "abc": ["ABC,"]}, ["strip", "lower", "nfkc", "fold_punctuation"]
+    )
     assert folded.equals_mask(folded.normalize("好的。")) != 0
     assert folded.sets_in("ＡＢＣ，x") == {"abc"}  # full-width letters and comma
     assert Normalizer(["fold_punctuation", "strip"])("「你好」、 ") == '"你好",'
@@ -112,10 +119,14 @@ words = st.text(alphabet=ALPHABET, min_size=1, max_size=4)
 
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None)
-@given(sets=st.dictionaries(st.sampled_from("pqrst"), st.lists(words, max_size=5), max_size=5),
-       text=st.text(alphabet=ALPHABET, max_size=30))
+@given(
+    sets=st.dictionaries(st.sampled_from("pqrst"), st.lists(words, max_size=5), max_size=5),
+    text=st.text(alphabet=ALPHABET, max_size=30),
+)
 def test_automaton_agrees_with_a_naive_scan(sets: dict[str, list[str]], text: str) -> None:
     index = KeywordIndex(sets)
     norm = index.normalize
-    expected = {name for name, kws in sets.items() if any(norm(k) and norm(k) in norm(text) for k in kws)}
+    expected = {
+        name for name, kws in sets.items() if any(norm(k) and norm(k) in norm(text) for k in kws)
+    }
     assert index.sets_in(text) == expected

@@ -12,19 +12,27 @@ from fakes import AsyncScriptedModel, ScriptedModel, calls, say
 
 import loopguard
 from loopguard.errors import RulesError
-from loopguard.text.messages import render
-from loopguard.runtime.loop import TurnResult, arun_turn, run_turn
-from loopguard.stores.codec import decode, encode
 from loopguard.policy.argmatch import arg_matches
-from loopguard.text.regexcheck import MATCH_TIMEOUT_S
+from loopguard.runtime.loop import TurnResult, arun_turn, run_turn
 from loopguard.state.turn import format_call
+from loopguard.stores.codec import decode, encode
+from loopguard.text.messages import render
+from loopguard.text.regexcheck import MATCH_TIMEOUT_S
 
 
 def rules(args: dict[str, Any]) -> dict[str, Any]:
-    return {"version": 1, "keyword_sets": {"tests": ["run the tests", "跑测试"]},
-            "intents": [{"id": "run_tests", "when": {"text_contains": "tests"},
-                         "require": {"tool": "run_shell", "args": args},
-                         "reason": "Test results must come from a real run."}]}
+    return {
+        "version": 1,
+        "keyword_sets": {"tests": ["run the tests", "跑测试"]},
+        "intents": [
+            {
+                "id": "run_tests",
+                "when": {"text_contains": "tests"},
+                "require": {"tool": "run_shell", "args": args},
+                "reason": "Test results must come from a real run.",
+            }
+        ],
+    }
 
 
 def session(args: dict[str, Any], name: str = "s") -> loopguard.Session:
@@ -44,25 +52,44 @@ def meets(args: dict[str, Any], given: Any) -> bool:
     return s.finish_round("done").action == "finish"
 
 
-@pytest.mark.parametrize(("required", "given", "ok"), [
-    ({"command": "pytest"}, {"command": "pytest"}, True),  # exact, as before
-    ({"command": "pytest"}, {"command": "pytest -q tests/"}, False),
-    ({"filter": {"status": "open"}}, {"filter": {"status": "open"}}, True),  # a mapping value
-    ({"command": {"prefix": "pytest"}}, {"command": "pytest -q tests/"}, True),
-    ({"command": {"prefix": "pytest"}}, {"command": "python -m pytest"}, False),
-    ({"command": {"prefix": "1"}}, {"command": 12}, False),  # only strings have prefixes
-    ({"command": {"regex": r"^(python -m )?pytest\b"}}, {"command": "python -m pytest -x"}, True),
-    ({"command": {"regex": r"\bpytest\b"}}, {"command": "cd app && pytest"}, True),  # found anywhere
-    ({"command": {"regex": r"^pytest$"}}, {"command": "PYTEST"}, False),  # case-sensitive
-    ({"command": {"regex": r"(?i)^pytest$"}}, {"command": "PYTEST"}, True),
-    ({"command": {"any": True}}, {"command": ""}, True),
-    ({"command": {"any": True}}, {"cwd": "/tmp"}, False),  # absent
-    ({"opts": {"equals": {"any": True}}}, {"opts": {"any": True}}, True),  # escape hatch
-    ({"opts": {"equals": {"any": True}}}, {"opts": 1}, False),
-    ({"command": {"prefix": "pytest"}, "cwd": "/app"}, {"command": "pytest", "cwd": "/app"}, True),
-    ({"command": {"prefix": "pytest"}, "cwd": "/app"}, {"command": "pytest", "cwd": "/"}, False),
-    ({"command": {"prefix": "pytest"}}, "not a mapping", False),
-])
+@pytest.mark.parametrize(
+    ("required", "given", "ok"),
+    [
+        ({"command": "pytest"}, {"command": "pytest"}, True),  # exact, as before
+        ({"command": "pytest"}, {"command": "pytest -q tests/"}, False),
+        ({"filter": {"status": "open"}}, {"filter": {"status": "open"}}, True),  # a mapping value
+        ({"command": {"prefix": "pytest"}}, {"command": "pytest -q tests/"}, True),
+        ({"command": {"prefix": "pytest"}}, {"command": "python -m pytest"}, False),
+        ({"command": {"prefix": "1"}}, {"command": 12}, False),  # only strings have prefixes
+        (
+            {"command": {"regex": r"^(python -m )?pytest\b"}},
+            {"command": "python -m pytest -x"},
+            True,
+        ),
+        (
+            {"command": {"regex": r"\bpytest\b"}},
+            {"command": "cd app && pytest"},
+            True,
+        ),  # found anywhere
+        ({"command": {"regex": r"^pytest$"}}, {"command": "PYTEST"}, False),  # case-sensitive
+        ({"command": {"regex": r"(?i)^pytest$"}}, {"command": "PYTEST"}, True),
+        ({"command": {"any": True}}, {"command": ""}, True),
+        ({"command": {"any": True}}, {"cwd": "/tmp"}, False),  # absent
+        ({"opts": {"equals": {"any": True}}}, {"opts": {"any": True}}, True),  # escape hatch
+        ({"opts": {"equals": {"any": True}}}, {"opts": 1}, False),
+        (
+            {"command": {"prefix": "pytest"}, "cwd": "/app"},
+            {"command": "pytest", "cwd": "/app"},
+            True,
+        ),
+        (
+            {"command": {"prefix": "pytest"}, "cwd": "/app"},
+            {"command": "pytest", "cwd": "/"},
+            False,
+        ),
+        ({"command": {"prefix": "pytest"}}, "not a mapping", False),
+    ],
+)
 def test_matchers_through_the_session_api(required: dict[str, Any], given: Any, ok: bool) -> None:
     assert meets(required, given) is ok
 
@@ -75,11 +102,18 @@ def test_a_catastrophic_pattern_times_out_as_no_match() -> None:
 
 
 def test_the_call_shown_for_a_non_exact_requirement_is_readable() -> None:
-    args = {"command": {"prefix": "pytest"}, "path": {"regex": r"^tests/"},
-            "env": {"any": True}, "mode": {"equals": "ci"}, "n": 2}
-    assert format_call("run_shell", args) == ('run_shell(command=<text starting with "pytest">, '
-                                              'path=<text matching /^tests//>, env=<any value>, '
-                                              'mode="ci", n=2)')
+    args = {
+        "command": {"prefix": "pytest"},
+        "path": {"regex": r"^tests/"},
+        "env": {"any": True},
+        "mode": {"equals": "ci"},
+        "n": 2,
+    }
+    assert format_call("run_shell", args) == (
+        'run_shell(command=<text starting with "pytest">, '
+        "path=<text matching /^tests//>, env=<any value>, "
+        'mode="ci", n=2)'
+    )
     assert format_call("portfolio", {"mode": "diagnose"}) == 'portfolio(mode="diagnose")'
 
 
@@ -90,10 +124,12 @@ def test_the_retry_says_the_tool_was_called_with_other_arguments() -> None:
     s.after_call("run_shell", {"command": "make test"}, result="ok")
     outcome = s.finish_round("All tests pass.")
     assert (outcome.action, outcome.problem) == ("retry", "other_args")
-    assert outcome.message == ("You called run_shell, but not with the arguments this turn needs, so "
-                               "the answer is not based on the right data. Test results must come "
-                               'from a real run. Call the tool now: run_shell(command=<text starting '
-                               'with "pytest">)')
+    assert outcome.message == (
+        "You called run_shell, but not with the arguments this turn needs, so "
+        "the answer is not based on the right data. Test results must come "
+        "from a real run. Call the tool now: run_shell(command=<text starting "
+        'with "pytest">)'
+    )
 
 
 def test_the_retry_still_says_not_called_when_no_call_ran() -> None:
@@ -101,13 +137,17 @@ def test_the_retry_still_says_not_called_when_no_call_ran() -> None:
     s.begin_turn(user("please run the tests"))
     outcome = s.finish_round("All tests pass.")
     assert outcome.problem == "text_only"
-    assert outcome.message is not None and outcome.message.startswith("You answered without calling")
+    assert outcome.message is not None and outcome.message.startswith(
+        "You answered without calling"
+    )
 
 
 def test_a_blocked_call_is_not_a_call_with_other_arguments() -> None:
     s = session({"command": {"prefix": "pytest"}})
     s.begin_turn(user("please run the tests"))
-    s._policy.turn_policy.observe_call(s._state.turn_state, "run_shell", {"command": "ls"}, ran=False)
+    s._policy.turn_policy.observe_call(
+        s._state.turn_state, "run_shell", {"command": "ls"}, ran=False
+    )
     assert s.finish_round("done").problem == "text_only"
 
 
@@ -121,7 +161,8 @@ def test_the_exhausted_warning_in_chinese_names_the_call() -> None:
     assert outcome.exhausted and outcome.problem == "other_args"
     assert outcome.text is not None and outcome.text.startswith(
         '⚠ 纠偏 2 次后，必需工具 run_shell 仍未按 run_shell(command=<text starting with "pytest">) '
-        "调用（参数不符），以下回答可能不可靠。")
+        "调用（参数不符），以下回答可能不可靠。"
+    )
 
 
 def test_the_other_arguments_flag_survives_the_state_codec() -> None:
@@ -137,11 +178,14 @@ def test_the_other_arguments_flag_survives_the_state_codec() -> None:
     assert again is not None and again.other_args is False
 
 
-@pytest.mark.parametrize(("args", "path"), [
-    ({"command": {"regex": "(unclosed"}}, "intents[run_tests].require.args.command.regex"),
-    ({"command": {"any": False}}, "intents[run_tests].require.args.command"),
-    ({"command": {"prefix": 3}}, "intents[run_tests].require.args.command"),
-])
+@pytest.mark.parametrize(
+    ("args", "path"),
+    [
+        ({"command": {"regex": "(unclosed"}}, "intents[run_tests].require.args.command.regex"),
+        ({"command": {"any": False}}, "intents[run_tests].require.args.command"),
+        ({"command": {"prefix": 3}}, "intents[run_tests].require.args.command"),
+    ],
+)
 def test_bad_matchers_are_rules_errors_not_tracebacks(args: dict[str, Any], path: str) -> None:
     from loopguard.config.load import load_rules_mapping
     from loopguard.policy.turns import TurnPolicy
@@ -157,8 +201,10 @@ def test_bad_matchers_are_rules_errors_not_tracebacks(args: dict[str, Any], path
 
 # -- run_turn / arun_turn ---------------------------------------------------------
 
-def drive(mode: str, rounds: list[Any], tools: dict[str, Any], text: str,
-          s: loopguard.Session) -> tuple[TurnResult, ScriptedModel]:
+
+def drive(
+    mode: str, rounds: list[Any], tools: dict[str, Any], text: str, s: loopguard.Session
+) -> tuple[TurnResult, ScriptedModel]:
     if mode == "sync":
         model = ScriptedModel(rounds)
         return run_turn(model, tools, user(text), s), model
@@ -166,6 +212,7 @@ def drive(mode: str, rounds: list[Any], tools: dict[str, Any], text: str,
     async def wrap(fn: Any) -> Any:
         async def tool(args: dict[str, Any]) -> Any:
             return fn(args)
+
         return tool
 
     async def main() -> tuple[TurnResult, ScriptedModel]:
@@ -180,9 +227,18 @@ def drive(mode: str, rounds: list[Any], tools: dict[str, Any], text: str,
 def test_run_turn_retries_a_call_with_other_arguments_then_accepts_a_prefix(mode: str) -> None:
     ran: list[Any] = []
     s = session({"command": {"prefix": "pytest"}}, mode)
-    result, model = drive(mode, [calls(("run_shell", {"command": "make test"})), say("All pass."),
-                                 calls(("run_shell", {"command": "pytest -q tests/"})), say("12 passed.")],
-                          {"run_shell": lambda a: ran.append(a) or "ok"}, "please run the tests", s)
+    result, model = drive(
+        mode,
+        [
+            calls(("run_shell", {"command": "make test"})),
+            say("All pass."),
+            calls(("run_shell", {"command": "pytest -q tests/"})),
+            say("12 passed."),
+        ],
+        {"run_shell": lambda a: ran.append(a) or "ok"},
+        "please run the tests",
+        s,
+    )
     assert ran == [{"command": "make test"}, {"command": "pytest -q tests/"}]
     assert (model.calls, result.text) == (4, "12 passed.")
     retry = model.requests[2][0][-1]
@@ -195,17 +251,29 @@ def test_run_turn_retries_a_call_with_other_arguments_then_accepts_a_prefix(mode
 def test_run_turn_ends_with_the_other_arguments_warning(mode: str) -> None:
     s = session({"command": {"regex": r"^pytest\b"}}, mode)
     wrong = calls(("run_shell", {"command": "make test"}))
-    result, model = drive(mode, [wrong, say("a"), say("b"), say("c")],
-                          {"run_shell": lambda a: "ok"}, "please run the tests", s)
+    result, model = drive(
+        mode,
+        [wrong, say("a"), say("b"), say("c")],
+        {"run_shell": lambda a: "ok"},
+        "please run the tests",
+        s,
+    )
     assert model.calls == 4
-    warning = render(s.config, "exhausted_other_args", "en", tool="run_shell", retries=2,
-                     call="run_shell(command=<text matching /^pytest\\b/>)")
+    warning = render(
+        s.config,
+        "exhausted_other_args",
+        "en",
+        tool="run_shell",
+        retries=2,
+        call="run_shell(command=<text matching /^pytest\\b/>)",
+    )
     assert result.text == f"{warning}\n\nc"
     assert result.events[-1].detail == "exhausted"
 
 
-def test_lint_reports_a_bad_argument_pattern_as_bad_regex(capsys: pytest.CaptureFixture[str],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lint_reports_a_bad_argument_pattern_as_bad_regex(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
     from pathlib import Path
 
@@ -218,15 +286,26 @@ def test_lint_reports_a_bad_argument_pattern_as_bad_regex(capsys: pytest.Capture
 
 
 def test_replay_and_explain_say_the_tool_was_called_with_other_arguments(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from pathlib import Path
 
     from loopguard.cli import main
 
-    example = str(Path(__file__).parents[1] / "examples" / "transcripts" / "portfolio-from-imagination.chat.json")
+    example = str(
+        Path(__file__).parents[1]
+        / "examples"
+        / "transcripts"
+        / "portfolio-from-imagination.chat.json"
+    )
     main(["replay", "--rules", "builtin:portfolio", example])
     out = capsys.readouterr().out
     assert "the model answered with text without calling it; a retry" in out  # turn 1: no call
-    assert "the model called it, but never with the required arguments; a retry" in out  # turn 2: mode=view
+    assert (
+        "the model called it, but never with the required arguments; a retry" in out
+    )  # turn 2: mode=view
     main(["explain", "--rules", "builtin:portfolio", example, "--decision", "2"])
-    assert "  the model called portfolio, but never with the required arguments\n" in capsys.readouterr().out
+    assert (
+        "  the model called portfolio, but never with the required arguments\n"
+        in capsys.readouterr().out
+    )

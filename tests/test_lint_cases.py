@@ -30,8 +30,9 @@ def test_the_case_folders_are_not_empty() -> None:
 
 
 @pytest.mark.parametrize("path", _files("valid"), ids=lambda p: p.name)
-def test_valid_case_lints_clean(path: Path, monkeypatch: pytest.MonkeyPatch,
-                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_valid_case_lints_clean(
+    path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(CASES)
     code = main(["lint", f"valid/{path.name}"])
     out = capsys.readouterr().out
@@ -40,8 +41,9 @@ def test_valid_case_lints_clean(path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.parametrize("path", _files("invalid"), ids=lambda p: p.name)
-def test_invalid_case_matches_its_golden_output(path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_case_matches_its_golden_output(
+    path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     golden = path.with_suffix(".expected")
     assert golden.is_file(), f"missing golden file {golden.name}"
     expected = golden.read_text(encoding="utf-8")
@@ -59,6 +61,10 @@ def test_invalid_case_matches_its_golden_output(path: Path, monkeypatch: pytest.
 
 def test_every_golden_file_has_its_case() -> None:
     stems = {p.stem for p in _files("invalid")}
-    orphans = [g.name for suffix in ("*.expected", "*.args")
-               for g in (CASES / "invalid").glob(suffix) if g.stem not in stems]
+    orphans = [
+        g.name
+        for suffix in ("*.expected", "*.args")
+        for g in (CASES / "invalid").glob(suffix)
+        if g.stem not in stems
+    ]
     assert orphans == []

@@ -34,8 +34,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_clean_file_exits_0_with_a_summary_on_stderr(files: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_clean_file_exits_0_with_a_summary_on_stderr(
+    files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run(capsys, "lint", "clean.yaml")
     assert (code, out) == (0, "")
     assert "1 file, 0 errors, 0 warnings" in err
@@ -44,10 +45,12 @@ def test_clean_file_exits_0_with_a_summary_on_stderr(files: Path,
 def test_errors_exit_1_with_text_format(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "lint", "broken.yaml")
     assert code == 1
-    assert out == ("broken.yaml:3:3: error[unknown-key]: unknown key 'max_tool_rouds' (did you mean "
-                   "'max_tool_rounds'?) [turn.max_tool_rouds]\n"
-                   "    hint: allowed keys here: max_tool_rounds, max_incomplete_tool_retries, "
-                   "context_messages, normalize, recall, plan_condition\n")
+    assert out == (
+        "broken.yaml:3:3: error[unknown-key]: unknown key 'max_tool_rouds' (did you mean "
+        "'max_tool_rounds'?) [turn.max_tool_rouds]\n"
+        "    hint: allowed keys here: max_tool_rounds, max_incomplete_tool_retries, "
+        "context_messages, normalize, recall, plan_condition\n"
+    )
 
 
 def test_warnings_pass_unless_strict(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,8 +67,9 @@ def test_several_files_in_one_call(files: Path, capsys: pytest.CaptureFixture[st
     assert "3 files, 1 error, 1 warning" in err
 
 
-def test_unreadable_file_exits_2_even_with_other_errors(files: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_file_exits_2_even_with_other_errors(
+    files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, "lint", "broken.yaml", "missing.yaml")
     assert code == 2
     assert "missing.yaml:1:1: error[unreadable]: file not found" in out
@@ -87,36 +91,44 @@ def test_github_format(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "lint", "--format", "github", "broken.yaml", "warns.yaml")
     lines = out.splitlines()
     assert code == 1 and len(lines) == 2
-    assert re.match(r"^::error file=broken\.yaml,line=3,col=3,title=unknown-key::unknown key 'max_tool_rouds' "
-                    r"\(did you mean 'max_tool_rounds'\?\) \[turn\.max_tool_rouds\]%0Ahint: ",
-                    lines[0])
+    assert re.match(
+        r"^::error file=broken\.yaml,line=3,col=3,title=unknown-key::unknown key 'max_tool_rouds' "
+        r"\(did you mean 'max_tool_rounds'\?\) \[turn\.max_tool_rouds\]%0Ahint: ",
+        lines[0],
+    )
     assert lines[1].startswith("::warning file=warns.yaml,line=3,col=3,title=unused-set::")
 
 
-def test_stdin_is_read_with_dash(files: Path, monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_stdin_is_read_with_dash(
+    files: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BROKEN.encode())))
     code, out, _ = run(capsys, "lint", "-")
     assert code == 1 and out.startswith("<stdin>:3:3: error[unknown-key]: unknown key")
 
 
-def test_dash_twice_is_a_usage_error(files: Path, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_dash_twice_is_a_usage_error(
+    files: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(CLEAN.encode())))
     assert run(capsys, "lint", "-", "-")[0] == 2
 
 
-@pytest.mark.parametrize("argv", [["lint"], ["lint", "--format", "xml", "a.yaml"],
-                                  ["lint", "--bogus", "a.yaml"]])
-def test_usage_errors_exit_2(argv: list[str], files: Path,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv", [["lint"], ["lint", "--format", "xml", "a.yaml"], ["lint", "--bogus", "a.yaml"]]
+)
+def test_usage_errors_exit_2(
+    argv: list[str], files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run(capsys, *argv)[0] == 2
 
 
 def test_agent_option_selects_one_agent(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (files / "agents.yaml").write_text(
         "version: 1\nagents:\n  a: {loop_detection: {warning_threshold: 25}}\n"
-        "  b: {loop_detection: {warning_threshold: 22}}\n", encoding="utf-8")
+        "  b: {loop_detection: {warning_threshold: 22}}\n",
+        encoding="utf-8",
+    )
     _, everyone, _ = run(capsys, "lint", "agents.yaml")
     assert "agent 'a'" in everyone and "agent 'b'" in everyone
     code, only_b, _ = run(capsys, "lint", "--agent", "b", "agents.yaml")
@@ -170,8 +182,9 @@ def test_a_separate_process_lints_bundled_packs_and_reports_bad_input(tmp_path: 
     assert (done.returncode, done.stdout) == (0, "")
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nloop_detection: {warning_threshold: 2.5}\n", encoding="utf-8")
-    done = subprocess.run([*CLI, "lint", "--format", "json", str(bad)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [*CLI, "lint", "--format", "json", str(bad)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr
     [finding] = json.loads(done.stdout)
     assert (finding["line"], finding["col"], finding["level"]) == (2, 37, "error")
@@ -182,17 +195,19 @@ def test_the_console_script_runs_when_installed(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "loopguard"
     if not script.exists():
         pytest.skip("the loopguard console script is not installed next to this interpreter")
-    done = subprocess.run([str(script), "lint", "builtin:default"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [str(script), "lint", "builtin:default"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and done.stdout == ""
 
 
-def test_skipped_detectors_are_named_on_stderr(files: Path, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_skipped_detectors_are_named_on_stderr(
+    files: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import loopguard.cli.lint_cmd as lint_cmd
     import loopguard.cli.schema_cmd as schema_cmd
-    from loopguard.detection.registry import load_registry
     from loopguard.config.schema import assemble
+    from loopguard.detection.registry import load_registry
 
     class Broken:
         id = "broken"
@@ -204,7 +219,9 @@ def test_skipped_detectors_are_named_on_stderr(files: Path, monkeypatch: pytest.
     monkeypatch.setattr(schema_cmd, "default_assembly", lambda: assembly)
     code, out, err = run(capsys, "lint", "clean.yaml")
     assert (code, out) == (0, "")
-    assert "loopguard: warning: detector 'broken' (thirdparty[broken]): invalid options schema" in err
+    assert (
+        "loopguard: warning: detector 'broken' (thirdparty[broken]): invalid options schema" in err
+    )
     code, out, err = run(capsys, "schema")
     assert code == 0 and "broken" not in json.loads(out)["properties"]["detectors"]["properties"]
     assert "thirdparty[broken]" in err

@@ -39,9 +39,17 @@ def test_every_registered_code_is_documented() -> None:
 @pytest.mark.slow
 def test_check_mode_fails_on_a_stale_table(tmp_path: Path) -> None:
     module = _script()
-    stale = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8").replace(
-        "| `unused-set` |", "| `unused-sets` |")
+    stale = (
+        (ROOT / "docs" / "rules.md")
+        .read_text(encoding="utf-8")
+        .replace("| `unused-set` |", "| `unused-sets` |")
+    )
     assert module.rendered(stale) != stale  # type: ignore[attr-defined]
-    done = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True,
-                          text=True, cwd=ROOT, check=False)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr

@@ -6,11 +6,11 @@ import importlib
 from pathlib import Path
 
 import pytest
+from plugin_fakes import fake_site
 
 from loopguard.cli import main
-from loopguard.lint.linter import lint_bytes
 from loopguard.lint.checks import BUILTIN_CHECKS, LintCheck, SelectionError, checks, select
-from plugin_fakes import fake_site
+from loopguard.lint.linter import lint_bytes
 
 CASES = Path(__file__).parent / "lint_cases"
 
@@ -30,12 +30,15 @@ def test_every_builtin_check_module_declares_code_level_and_examples() -> None:
         assert checks()[module.CODE].check is module.check
 
 
-def test_every_code_lint_reports_on_the_cases_is_registered(monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]
-                                                            ) -> None:
+def test_every_code_lint_reports_on_the_cases_is_registered(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(CASES)
-    paths = sorted(str(p.relative_to(CASES)) for p in (CASES / "invalid").iterdir()
-                   if p.suffix in (".yaml", ".json5"))
+    paths = sorted(
+        str(p.relative_to(CASES))
+        for p in (CASES / "invalid").iterdir()
+        if p.suffix in (".yaml", ".json5")
+    )
     main(["lint", "--format", "json", "--enable", "redundant-value", "--agent", "x", *paths])
     import json
 
@@ -51,11 +54,14 @@ def test_selection_defaults_enable_and_disable() -> None:
     assert "unused-set" not in select(disable=["unused-set"])
 
 
-@pytest.mark.parametrize("disable, enable, words", [
-    (["unused-sets"], [], "unknown lint check 'unused-sets'"),
-    (["unknown-key"], [], "cannot be disabled"),
-    (["unused-set"], ["unused-set"], "both --disable and --enable"),
-])
+@pytest.mark.parametrize(
+    "disable, enable, words",
+    [
+        (["unused-sets"], [], "unknown lint check 'unused-sets'"),
+        (["unknown-key"], [], "cannot be disabled"),
+        (["unused-set"], ["unused-set"], "both --disable and --enable"),
+    ],
+)
 def test_bad_selection_is_refused(disable: list[str], enable: list[str], words: str) -> None:
     with pytest.raises(SelectionError, match=words):
         select(disable, enable)
@@ -68,17 +74,26 @@ def test_cli_bad_selection_exits_2_without_a_traceback(capsys: pytest.CaptureFix
 
 
 def test_comma_separated_codes_are_accepted(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "lint", "--disable", "unused-set,duplicate-keyword",
-                       str(CASES / "invalid" / "disable.yaml"))
+    code, out, _ = run(
+        capsys,
+        "lint",
+        "--disable",
+        "unused-set,duplicate-keyword",
+        str(CASES / "invalid" / "disable.yaml"),
+    )
     assert code == 0 and "[empty-set]" in out and "[unused-set]" not in out
 
 
-def test_list_checks_names_every_code_with_level_and_default(capsys: pytest.CaptureFixture[str]
-                                                             ) -> None:
+def test_list_checks_names_every_code_with_level_and_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out, _ = run(capsys, "lint", "--list-checks")
     assert code == 0
-    rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines()
-            if line and not line.startswith(("on:", " "))}
+    rows = {
+        line.split()[0]: line.split()[1:3]
+        for line in out.splitlines()
+        if line and not line.startswith(("on:", " "))
+    }
     assert set(rows) == set(checks())
     assert rows["unknown-key"] == ["error", "always"]
     assert rows["unused-set"] == ["warning", "on"]
@@ -101,7 +116,8 @@ def test_lint_without_paths_is_a_usage_error(capsys: pytest.CaptureFixture[str])
 
 
 def test_a_directory_is_linted_recursively_skipping_hidden_folders(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(CASES)
     code, out, err = run(capsys, "lint", "tree")
     assert out == (CASES / "tree.expected").read_text(encoding="utf-8")
@@ -109,8 +125,9 @@ def test_a_directory_is_linted_recursively_skipping_hidden_folders(
     assert ".cache" not in out and "notes.txt" not in out
 
 
-def test_a_directory_without_rules_files_exits_2(tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_directory_without_rules_files_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "readme.txt").write_text("hi", encoding="utf-8")
     code, _, err = run(capsys, "lint", str(tmp_path))
     assert code == 2 and "no rules files" in err
@@ -119,8 +136,9 @@ def test_a_directory_without_rules_files_exits_2(tmp_path: Path,
 def test_ignore_comments_apply_to_stdin_too() -> None:
     text = b"version: 1\n# loopguard: disable=unused-set\nkeyword_sets: {spare: [x]}\n"
     assert lint_bytes(text).findings == []
-    assert [f.code for f in lint_bytes(text.replace(b"unused-set", b"empty-set")).findings] \
-        == ["unused-set"]
+    assert [f.code for f in lint_bytes(text.replace(b"unused-set", b"empty-set")).findings] == [
+        "unused-set"
+    ]
 
 
 def test_ignore_comment_after_content_silences_only_with_disable_line() -> None:
@@ -129,8 +147,10 @@ def test_ignore_comment_after_content_silences_only_with_disable_line() -> None:
 
 
 def test_disable_all_keeps_load_errors() -> None:
-    text = (b"version: 1\n# loopguard: disable=all\nkeyword_sets: {spare: [x]}\n"
-            b"turn: {max_tool_round: 3}\n")
+    text = (
+        b"version: 1\n# loopguard: disable=all\nkeyword_sets: {spare: [x]}\n"
+        b"turn: {max_tool_round: 3}\n"
+    )
     assert [f.code for f in lint_bytes(text).findings] == ["unknown-key"]
 
 
@@ -162,23 +182,27 @@ def loopguard_register_lint_checks():
 '''
 
 
-def test_plugin_lint_checks_join_the_registry_isolated(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_plugin_lint_checks_join_the_registry_isolated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     with fake_site(tmp_path, monkeypatch) as site:
         site.add_dist("lgfake-lint", {"shout": "lgfake_lint"}, {"lgfake_lint": PLUGIN})
         site.registry()
         assert checks()["no-shouting"].origin == "lgfake-lint[shout]"
         assert checks()["unused-set"].origin == "loopguard"
         rules = tmp_path / "r.yaml"
-        rules.write_text("version: 1\nkeyword_sets: {BUY: [buy]}\nintents:\n"
-                         "  - {id: a, when: {text_contains: BUY}, require: {tool: t}}\n",
-                         encoding="utf-8")
+        rules.write_text(
+            "version: 1\nkeyword_sets: {BUY: [buy]}\nintents:\n"
+            "  - {id: a, when: {text_contains: BUY}, require: {tool: t}}\n",
+            encoding="utf-8",
+        )
         code, out, err = run(capsys, "lint", str(rules))
         assert code == 0
         assert "2:16: warning[no-shouting]: keyword set 'BUY' shouts" in out
-        assert "warning[check-failed]: lint check 'broken-check' (lgfake-lint[shout]) failed: " \
-               "RuntimeError: kaput" in out
+        assert (
+            "warning[check-failed]: lint check 'broken-check' (lgfake-lint[shout]) failed: "
+            "RuntimeError: kaput" in out
+        )
         assert "'unused-set' is already registered by loopguard" in err
         assert "is not a loopguard.lint.checks.LintCheck" in err
         code, out, _ = run(capsys, "lint", "--disable", "no-shouting,broken-check", str(rules))

@@ -24,34 +24,52 @@ def codes(text: str) -> list[str]:
 def test_master_switch_false_makes_configured_rolling_detectors_warnings() -> None:
     text = "version: 1\nloop_detection: {enabled: false}\ndetectors:\n  generic_repeat: {enabled: true}\n"
     [finding] = lint_bytes(text.encode()).findings
-    assert (finding.level, finding.code, finding.line, finding.col) == ("warning", "gated-off", 4, 29)
+    assert (finding.level, finding.code, finding.line, finding.col) == (
+        "warning",
+        "gated-off",
+        4,
+        29,
+    )
     assert "never runs" in finding.message and finding.hint
 
 
 def test_no_warning_without_a_false_master_or_for_always_on_detectors() -> None:
     assert codes("version: 1\ndetectors:\n  generic_repeat: {enabled: true}\n") == []
-    assert codes("version: 1\nloop_detection: {enabled: false}\n"
-                 "detectors:\n  doom_loop_exact: {threshold: 4}\n  ping_pong: {enabled: false}\n") == []
+    assert (
+        codes(
+            "version: 1\nloop_detection: {enabled: false}\n"
+            "detectors:\n  doom_loop_exact: {threshold: 4}\n  ping_pong: {enabled: false}\n"
+        )
+        == []
+    )
 
 
 def test_an_agent_turning_the_master_on_keeps_global_options_meaningful() -> None:
-    text = ("version: 1\nloop_detection: {enabled: false}\ndetectors:\n  ping_pong: {enabled: true}\n"
-            "agents:\n  night:\n    loop_detection: {enabled: true}\n")
+    text = (
+        "version: 1\nloop_detection: {enabled: false}\ndetectors:\n  ping_pong: {enabled: true}\n"
+        "agents:\n  night:\n    loop_detection: {enabled: true}\n"
+    )
     assert codes(text) == []
 
 
 def test_an_agent_block_inherits_the_global_false_master() -> None:
-    text = ("version: 1\nloop_detection: {enabled: false}\nagents:\n  night:\n"
-            "    detectors:\n      post_compaction_guard: {enabled: true}\n")
+    text = (
+        "version: 1\nloop_detection: {enabled: false}\nagents:\n  night:\n"
+        "    detectors:\n      post_compaction_guard: {enabled: true}\n"
+    )
     assert codes(text) == ["gated-off"]
 
 
-def test_replay_warns_about_an_unknown_agent_and_goes_on(capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_warns_about_an_unknown_agent_and_goes_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code = main(["replay", "--rules", RULES, "--agent", "nobdy", POLL])
     out, err = capsys.readouterr()
     assert code == 0 and "summary: 1 session" in out
-    assert err == (f"{RULES}: warning: agent 'nobdy' has no block under agents; it runs with the "
-                   "global rules\n    hint: check the --agent name\n")
+    assert err == (
+        f"{RULES}: warning: agent 'nobdy' has no block under agents; it runs with the "
+        "global rules\n    hint: check the --agent name\n"
+    )
 
 
 def test_explain_warns_about_an_unknown_agent_too(capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,18 +100,24 @@ def test_unknown_agent_names_remembered_are_bounded(caplog: pytest.LogCaptureFix
     assert len(guard._reported_agents) == guard_module.MAX_REPORTED_AGENTS
 
 
-def test_from_file_logs_each_lint_error_of_a_file_it_loads(tmp_path: Path,
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+def test_from_file_logs_each_lint_error_of_a_file_it_loads(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     rules = tmp_path / "rules.yaml"
-    rules.write_text("version: 1\nloop_detection:\n  warning_threshold: 15\n  critical_threshold: 15\n"
-                     "intents:\n  - {id: a, when: {text_contains: x}, require: {tool: t}}\n"
-                     "  - {id: a, when: {text_contains: y}, require: {tool: u}}\n"
-                     "keyword_sets: {x: [x], y: [y]}\n", encoding="utf-8")
+    rules.write_text(
+        "version: 1\nloop_detection:\n  warning_threshold: 15\n  critical_threshold: 15\n"
+        "intents:\n  - {id: a, when: {text_contains: x}, require: {tool: t}}\n"
+        "  - {id: a, when: {text_contains: y}, require: {tool: u}}\n"
+        "keyword_sets: {x: [x], y: [y]}\n",
+        encoding="utf-8",
+    )
     with caplog.at_level(logging.WARNING, logger="loopguard"):
         Guard.from_file(rules)
     messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(messages) == 2
-    assert messages[0].startswith(f"{rules}:4:23: lint error: critical_threshold (15) must be greater")
+    assert messages[0].startswith(
+        f"{rules}:4:23: lint error: critical_threshold (15) must be greater"
+    )
     assert "intent id 'a' is used twice" in messages[1] and "(hint: " in messages[1]
 
 

@@ -22,8 +22,11 @@ def test_bundled_rules_and_schemas_are_package_data() -> None:
     default = yaml.safe_load(rules.joinpath("default.yaml").read_text(encoding="utf-8"))
     assert default["version"] == 1
     assert default["loop_detection"]["history_size"] == 30
-    schema = json.loads(resources.files("loopguard.schemas").joinpath("rules.schema.json")
-                        .read_text(encoding="utf-8"))
+    schema = json.loads(
+        resources.files("loopguard.schemas")
+        .joinpath("rules.schema.json")
+        .read_text(encoding="utf-8")
+    )
     assert schema["$schema"].endswith("2020-12/schema")
 
 
@@ -32,17 +35,29 @@ def test_console_script_and_entry_points_are_declared() -> None:
     scripts = {ep.name: ep.value for ep in dist.entry_points if ep.group == "console_scripts"}
     assert scripts == {"loopguard": "loopguard.cli:main"}
     detectors = sorted(ep.name for ep in dist.entry_points if ep.group == "loopguard.detectors")
-    assert detectors == sorted([
-        "generic_repeat", "known_poll_no_progress", "ping_pong", "unknown_tool_repeat",
-        "global_circuit_breaker", "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard",
-        "cycle",
-    ])
+    assert detectors == sorted(
+        [
+            "generic_repeat",
+            "known_poll_no_progress",
+            "ping_pong",
+            "unknown_tool_repeat",
+            "global_circuit_breaker",
+            "doom_loop_exact",
+            "doom_loop_fuzzy",
+            "post_compaction_guard",
+            "cycle",
+        ]
+    )
 
 
 @pytest.mark.slow
 def test_the_installed_command_runs() -> None:
-    done = subprocess.run([sys.executable, "-m", "loopguard.cli", "detectors"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "loopguard.cli", "detectors"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "doom_loop_fuzzy" in done.stdout
 
@@ -57,8 +72,20 @@ def test_guard_default_loads_the_bundled_pack() -> None:
 def test_wheel_maps_folders_into_loopguard_only(tmp_path: Path) -> None:
     """A built wheel holds loopguard/…, never a bare engine/, detectors/, rules/ or schemas/."""
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(ROOT)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--quiet",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if done.returncode != 0:
         pytest.skip(f"cannot build a wheel here: {done.stderr.strip()[-300:]}")
@@ -66,10 +93,16 @@ def test_wheel_maps_folders_into_loopguard_only(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
     assert tops == {"loopguard", next(t for t in tops if t.endswith(".dist-info"))}
-    for needed in ("loopguard/rules/default.yaml", "loopguard/rules/portfolio.yaml",
-                   "loopguard/rules/portfolio-en.yaml", "loopguard/schemas/rules.schema.json",
-                   "loopguard/py.typed", "loopguard/detectors/ping_pong.py",
-                   "loopguard/cli/__init__.py", "loopguard/replay/transcripts/__init__.py"):
+    for needed in (
+        "loopguard/rules/default.yaml",
+        "loopguard/rules/portfolio.yaml",
+        "loopguard/rules/portfolio-en.yaml",
+        "loopguard/schemas/rules.schema.json",
+        "loopguard/py.typed",
+        "loopguard/detectors/ping_pong.py",
+        "loopguard/cli/__init__.py",
+        "loopguard/replay/transcripts/__init__.py",
+    ):
         assert needed in names
     # Every module of the source tree ships (a subpackage missing from pyproject's
     # `packages` list would leave its modules out of the wheel).

@@ -13,8 +13,9 @@ import loopguard
 VETO = "veto"
 
 
-def reference(history: list[dict[str, Any]], digest: str, run_id: str | None,
-              warning: int, critical: int) -> tuple[str, int, tuple[int, ...]] | None:
+def reference(
+    history: list[dict[str, Any]], digest: str, run_id: str | None, warning: int, critical: int
+) -> tuple[str, int, tuple[int, ...]] | None:
     """SPEC §3.3, read straight off a history snapshot."""
     scoped = [e for e in reversed(history) if e["run_id"] == run_id]
     if len(scoped) < 2 or scoped[1]["args_digest"] == scoped[0]["args_digest"]:
@@ -57,16 +58,37 @@ step = st.tuples(
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(steps=st.lists(step, min_size=1, max_size=60), history_size=st.sampled_from([5, 8, 30]))
-def test_memo_matches_a_fresh_walk(steps: list[tuple[str, str, str | None]], history_size: int) -> None:
+def test_memo_matches_a_fresh_walk(
+    steps: list[tuple[str, str, str | None]], history_size: int
+) -> None:
     warning, critical = 3, 6
-    off = {name: {"enabled": False} for name in (
-        "generic_repeat", "known_poll_no_progress", "unknown_tool_repeat", "global_circuit_breaker",
-        "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard", "cycle")}
-    guard = loopguard.Guard.from_dict({
-        "version": 1, "detectors": off, "aggregator": {"escalate_criticals": 0},
-        "loop_detection": {"enabled": True, "history_size": history_size,
-                           "warning_threshold": warning, "critical_threshold": critical,
-                           "global_circuit_breaker_threshold": critical + 1}})
+    off = {
+        name: {"enabled": False}
+        for name in (
+            "generic_repeat",
+            "known_poll_no_progress",
+            "unknown_tool_repeat",
+            "global_circuit_breaker",
+            "doom_loop_exact",
+            "doom_loop_fuzzy",
+            "post_compaction_guard",
+            "cycle",
+        )
+    }
+    guard = loopguard.Guard.from_dict(
+        {
+            "version": 1,
+            "detectors": off,
+            "aggregator": {"escalate_criticals": 0},
+            "loop_detection": {
+                "enabled": True,
+                "history_size": history_size,
+                "warning_threshold": warning,
+                "critical_threshold": critical,
+                "global_circuit_breaker_threshold": critical + 1,
+            },
+        }
+    )
     session = guard.session("s")
     tools = {"a": ("read", {"p": 1}), "b": ("list", {"d": "."}), "c": ("read", {"p": 2})}
     digests: dict[str, str] = {}
@@ -77,7 +99,9 @@ def test_memo_matches_a_fresh_walk(steps: list[tuple[str, str, str | None]], his
         before = [e.to_dict() for e in session.history()]
         decision = session.before_call(tool, args, call_id=f"c{i}", run_id=run_id)
         digests.setdefault(which, session.history()[-1].to_dict()["args_digest"])
-        votes = [(v.level, v.count, v.evidence) for v in decision.votes if v.detector == "ping_pong"]
+        votes = [
+            (v.level, v.count, v.evidence) for v in decision.votes if v.detector == "ping_pong"
+        ]
         expected = reference(before, digests[which], run_id, warning, critical)
         assert votes == ([expected] if expected else []), (i, steps[: i + 1])
         if result != "pending":

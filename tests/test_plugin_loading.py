@@ -37,21 +37,29 @@ def detectors_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, 
 
 # -- discovery ---------------------------------------------------------------------------
 def test_discovery_does_not_import_plugin_code(site: FakeSite) -> None:
-    site.add_dist("lgfake-boom", {"boom": "lgfake_boom"},
-                  {"lgfake_boom": "raise RuntimeError('imported at discovery')\n"})
+    site.add_dist(
+        "lgfake-boom",
+        {"boom": "lgfake_boom"},
+        {"lgfake_boom": "raise RuntimeError('imported at discovery')\n"},
+    )
     found = find_plugins()
     assert third_party(found) == [Plugin("lgfake-boom", "boom", "lgfake_boom")]
     assert "lgfake_boom" not in sys.modules
     loaded = load_plugins(found, new_plugin_manager())
     assert [str(f) for f in loaded.faults] == [
-        "lgfake-boom[boom]: import failed: RuntimeError: imported at discovery"]
+        "lgfake-boom[boom]: import failed: RuntimeError: imported at discovery"
+    ]
     assert [d.id for _, d in loaded.detectors()] == list(BUILTINS)
 
 
-def test_a_blocked_or_disabled_plugin_is_never_imported(site: FakeSite,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    site.add_dist("lgfake-boom", {"boom": "lgfake_boom"},
-                  {"lgfake_boom": "raise RuntimeError('imported although blocked')\n"})
+def test_a_blocked_or_disabled_plugin_is_never_imported(
+    site: FakeSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.add_dist(
+        "lgfake-boom",
+        {"boom": "lgfake_boom"},
+        {"lgfake_boom": "raise RuntimeError('imported although blocked')\n"},
+    )
     assert third_party(find_plugins(blocked=["boom"])) == []
     assert third_party(find_plugins(blocked=["lgfake-boom[boom]"])) == []
     assert third_party(find_plugins(autoload=False)) == []
@@ -66,15 +74,21 @@ def test_discovery_is_sorted_by_distribution_then_entry_after_the_builtins(site:
     site.add_dist("lgfake-mid", {"m": "lgfake_mid"})
     found = find_plugins()
     assert [(p.package, p.name) for p in found if p.builtin] == [
-        (OWN_DISTRIBUTION, name) for name, _ in BUILTIN_PLUGINS]
+        (OWN_DISTRIBUTION, name) for name, _ in BUILTIN_PLUGINS
+    ]
     assert [p.source for p in third_party(found)] == [
-        "lgfake-alpha[only]", "lgfake-mid[m]", "lgfake-zeta[aa]", "lgfake-zeta[zz]"]
+        "lgfake-alpha[only]",
+        "lgfake-mid[m]",
+        "lgfake-zeta[aa]",
+        "lgfake-zeta[zz]",
+    ]
     assert third_party(found)[2].value == "lgfake_aa:plugin"
     assert find_plugins() == found
 
 
-def test_a_distribution_found_twice_is_discovered_once(site: FakeSite, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_distribution_found_twice_is_discovered_once(
+    site: FakeSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     site.add_dist("lgfake-twice", {"t": "lgfake_twice"})
     other = tmp_path / "second-site"
     other.mkdir()
@@ -87,8 +101,11 @@ def test_a_distribution_found_twice_is_discovered_once(site: FakeSite, tmp_path:
 
 
 def test_builtin_plugins_match_the_declared_entry_points() -> None:
-    declared = {ep.name: ep.value for ep in metadata.distribution(OWN_DISTRIBUTION).entry_points
-                if ep.group == "loopguard.detectors"}
+    declared = {
+        ep.name: ep.value
+        for ep in metadata.distribution(OWN_DISTRIBUTION).entry_points
+        if ep.group == "loopguard.detectors"
+    }
     detectors = {name: value for name, value in BUILTIN_PLUGINS if name != "lint_checks"}
     assert declared == detectors
     assert tuple(detectors) == BUILTINS
@@ -96,29 +113,46 @@ def test_builtin_plugins_match_the_declared_entry_points() -> None:
 
 # -- loading: pluggy's validation ----------------------------------------------------------
 BROKEN = {
-    "no-marker": ("import loopguard\n\n\ndef loopguard_register_detectors():\n    return []\n",
-                  "loopguard_register_detectors is not marked with @loopguard.hookimpl"),
-    "no-hooks": ("VALUE = 1\n\n\ndef helper():\n    return []\n",
-                 "no @loopguard.hookimpl found (implement one of loopguard_register_detectors"),
-    "misspelt": ("import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decisions(session_id, "
-                 "decision):\n    pass\n", "unknown hook 'loopguard_on_decisions'"),
-    "wrong-argument": ("import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decision(session, "
-                       "decision):\n    pass\n",
-                       "Argument(s) {'session'} are declared in the hookimpl but can not be found"),
-    "argument-to-register": ("import loopguard\n\n\n@loopguard.hookimpl\n"
-                             "def loopguard_register_detectors(config):\n    return []\n",
-                             "Argument(s) {'config'}"),
-    "defaulted-argument": ("import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decision("
-                           "session_id, decision=None):\n    pass\n",
-                           "loopguard_on_decision: parameter(s) decision have a default"),
-    "one-marked-one-not": (detector_module("", "half") + "\n\ndef loopguard_on_decision(session_id, "
-                           "decision):\n    pass\n", "loopguard_on_decision is not marked"),
+    "no-marker": (
+        "import loopguard\n\n\ndef loopguard_register_detectors():\n    return []\n",
+        "loopguard_register_detectors is not marked with @loopguard.hookimpl",
+    ),
+    "no-hooks": (
+        "VALUE = 1\n\n\ndef helper():\n    return []\n",
+        "no @loopguard.hookimpl found (implement one of loopguard_register_detectors",
+    ),
+    "misspelt": (
+        "import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decisions(session_id, "
+        "decision):\n    pass\n",
+        "unknown hook 'loopguard_on_decisions'",
+    ),
+    "wrong-argument": (
+        "import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decision(session, "
+        "decision):\n    pass\n",
+        "Argument(s) {'session'} are declared in the hookimpl but can not be found",
+    ),
+    "argument-to-register": (
+        "import loopguard\n\n\n@loopguard.hookimpl\n"
+        "def loopguard_register_detectors(config):\n    return []\n",
+        "Argument(s) {'config'}",
+    ),
+    "defaulted-argument": (
+        "import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decision("
+        "session_id, decision=None):\n    pass\n",
+        "loopguard_on_decision: parameter(s) decision have a default",
+    ),
+    "one-marked-one-not": (
+        detector_module("", "half") + "\n\ndef loopguard_on_decision(session_id, "
+        "decision):\n    pass\n",
+        "loopguard_on_decision is not marked",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
-def test_a_plugin_pluggy_refuses_is_a_named_register_fault(site: FakeSite, case: str,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_plugin_pluggy_refuses_is_a_named_register_fault(
+    site: FakeSite, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     source, message = BROKEN[case]
     site.add_example()
     site.add_dist("lgfake-bad", {"bad": "lgfake_bad"}, {"lgfake_bad": source})
@@ -134,16 +168,19 @@ def test_a_plugin_pluggy_refuses_is_a_named_register_fault(site: FakeSite, case:
 
 
 def test_a_refused_plugin_leaves_the_others_listening(site: FakeSite) -> None:
-    listener = ("import loopguard\nSEEN = []\n\n\n@loopguard.hookimpl\n"
-                "def loopguard_on_decision(session_id, decision):\n    SEEN.append(decision.action)\n")
+    listener = (
+        "import loopguard\nSEEN = []\n\n\n@loopguard.hookimpl\n"
+        "def loopguard_on_decision(session_id, decision):\n    SEEN.append(decision.action)\n"
+    )
     site.add_dist("lgfake-ear", {"ear": "lgfake_ear"}, {"lgfake_ear": listener})
     site.add_dist("lgfake-bad", {"bad": "lgfake_bad"}, {"lgfake_bad": BROKEN["wrong-argument"][0]})
     registry = site.registry()
     assert faults(registry) == [("lgfake-bad[bad]", "register")]
     hook = registry.plugin_manager.hook.loopguard_on_decision
     assert [impl.plugin_name for impl in hook.get_hookimpls()] == ["lgfake-ear[ear]"]
-    session = loopguard.Guard.from_dict({"version": 1, "detectors": {"doom_loop_exact": {
-        "window": 2, "threshold": 2}}}).session("s")
+    session = loopguard.Guard.from_dict(
+        {"version": 1, "detectors": {"doom_loop_exact": {"window": 2, "threshold": 2}}}
+    ).session("s")
     for i in range(3):
         session.before_call("read", {"path": "x"}, call_id=str(i))
         session.after_call("read", {"path": "x"}, result="same", call_id=str(i))
@@ -151,12 +188,17 @@ def test_a_refused_plugin_leaves_the_others_listening(site: FakeSite) -> None:
 
 
 def test_an_object_plugin_named_by_module_and_attribute_is_loaded(site: FakeSite) -> None:
-    source = ("import loopguard\n\n\nclass Detector(loopguard.Detector):\n    id = 'objd'\n"
-              "    levels = ('warn',)\n\n\nclass Plugin:\n    @loopguard.hookimpl\n"
-              "    def loopguard_register_detectors(self):\n        return [Detector()]\n\n\n"
-              "plugin = Plugin()\n")
-    site.add_dist("lgfake-obj", {"obj": "lgfake_obj:plugin", "missing": "lgfake_obj:nothing"},
-                  {"lgfake_obj": source})
+    source = (
+        "import loopguard\n\n\nclass Detector(loopguard.Detector):\n    id = 'objd'\n"
+        "    levels = ('warn',)\n\n\nclass Plugin:\n    @loopguard.hookimpl\n"
+        "    def loopguard_register_detectors(self):\n        return [Detector()]\n\n\n"
+        "plugin = Plugin()\n"
+    )
+    site.add_dist(
+        "lgfake-obj",
+        {"obj": "lgfake_obj:plugin", "missing": "lgfake_obj:nothing"},
+        {"lgfake_obj": source},
+    )
     registry = site.registry()
     assert ids(registry) == (*BUILTINS, "objd")
     assert registry.get("objd").source == "lgfake-obj[obj]"  # type: ignore[union-attr]
@@ -165,8 +207,11 @@ def test_an_object_plugin_named_by_module_and_attribute_is_loaded(site: FakeSite
 
 
 def test_two_entries_naming_one_module_register_it_once(site: FakeSite) -> None:
-    site.add_dist("lgfake-dup", {"a": "lgfake_dup", "b": "lgfake_dup"},
-                  {"lgfake_dup": detector_module("", "dup")})
+    site.add_dist(
+        "lgfake-dup",
+        {"a": "lgfake_dup", "b": "lgfake_dup"},
+        {"lgfake_dup": detector_module("", "dup")},
+    )
     registry = site.registry()
     assert ids(registry) == (*BUILTINS, "dup")
     assert faults(registry) == [("lgfake-dup[b]", "register")]
@@ -190,42 +235,70 @@ def {hook}():
 '''
 
 
-@pytest.mark.parametrize("marker, hook, message", [
-    ("", "loopguard_register_lint_checks", "loopguard_register_lint_checks is not marked"),
-    ("@loopguard.hookimpl", "loopguard_register_lint_check", "unknown hook 'loopguard_register_lint_check'"),
-])
-def test_a_broken_lint_check_plugin_is_a_named_fault(site: FakeSite, tmp_path: Path, marker: str,
-                                                      hook: str, message: str,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    site.add_dist("lgfake-lint", {"quiet": "lgfake_lint"},
-                  {"lgfake_lint": LINT_PLUGIN.format(marker=marker, hook=hook, code="quiet-check")})
+@pytest.mark.parametrize(
+    "marker, hook, message",
+    [
+        ("", "loopguard_register_lint_checks", "loopguard_register_lint_checks is not marked"),
+        (
+            "@loopguard.hookimpl",
+            "loopguard_register_lint_check",
+            "unknown hook 'loopguard_register_lint_check'",
+        ),
+    ],
+)
+def test_a_broken_lint_check_plugin_is_a_named_fault(
+    site: FakeSite,
+    tmp_path: Path,
+    marker: str,
+    hook: str,
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    site.add_dist(
+        "lgfake-lint",
+        {"quiet": "lgfake_lint"},
+        {"lgfake_lint": LINT_PLUGIN.format(marker=marker, hook=hook, code="quiet-check")},
+    )
     registry = site.registry()
     assert faults(registry) == [("lgfake-lint[quiet]", "register")]
     assert message in registry.faults[0].message
     assert "quiet-check" not in checks()
     code, out = detectors_cli(capsys, "--format", "json")
     assert code == 0
-    assert json.loads(out)["faults"] == [{"source": "lgfake-lint[quiet]", "stage": "register",
-                                          "message": registry.faults[0].message}]
+    assert json.loads(out)["faults"] == [
+        {"source": "lgfake-lint[quiet]", "stage": "register", "message": registry.faults[0].message}
+    ]
     rules = tmp_path / "r.yaml"
     rules.write_text("version: 1\n", encoding="utf-8")
     assert main(["lint", str(rules)]) == 0
     err = capsys.readouterr().err
-    assert f"loopguard: warning: lgfake-lint[quiet]: register failed: {registry.faults[0].message}" \
+    assert (
+        f"loopguard: warning: lgfake-lint[quiet]: register failed: {registry.faults[0].message}"
         in err
+    )
 
 
 def test_lint_checks_of_plugins_come_in_load_order(site: FakeSite) -> None:
     for dist in ("lgfake-zz", "lgfake-aa"):  # both claim one code; installed zz first
         module = dist.replace("-", "_") + "_mod"
-        site.add_dist(dist, {"lint": module}, {module: LINT_PLUGIN.format(
-            marker="@loopguard.hookimpl", hook="loopguard_register_lint_checks", code="a-check")})
+        site.add_dist(
+            dist,
+            {"lint": module},
+            {
+                module: LINT_PLUGIN.format(
+                    marker="@loopguard.hookimpl",
+                    hook="loopguard_register_lint_checks",
+                    code="a-check",
+                )
+            },
+        )
     site.registry()
     from loopguard.lint.checks import registry as lint_registry
 
     assert checks()["a-check"].origin == "lgfake-aa[lint]"  # sorted first, so it keeps the code
     assert lint_registry().problems == (
-        "lgfake-zz[lint]: lint check 'a-check' is already registered by lgfake-aa[lint]",)
+        "lgfake-zz[lint]: lint check 'a-check' is already registered by lgfake-aa[lint]",
+    )
     assert checks()["unused-set"].origin == "loopguard"
 
 
@@ -238,44 +311,62 @@ def test_the_builtin_lint_checks_are_a_registered_plugin() -> None:
     assert impls[0][0].builtin
 
 
-def test_sys_exit_in_a_lint_check_hook_is_a_problem_not_the_end(site: FakeSite, tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]
-                                                                ) -> None:
-    site.add_dist("lgfake-exit", {"exit": "lgfake_exit"}, {"lgfake_exit": (
-        "import loopguard, sys\n\n\n@loopguard.hookimpl\n"
-        "def loopguard_register_lint_checks():\n    sys.exit(4)\n")})
+def test_sys_exit_in_a_lint_check_hook_is_a_problem_not_the_end(
+    site: FakeSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site.add_dist(
+        "lgfake-exit",
+        {"exit": "lgfake_exit"},
+        {
+            "lgfake_exit": (
+                "import loopguard, sys\n\n\n@loopguard.hookimpl\n"
+                "def loopguard_register_lint_checks():\n    sys.exit(4)\n"
+            )
+        },
+    )
     site.registry()
     rules = tmp_path / "r.yaml"
     rules.write_text("version: 1\n", encoding="utf-8")
     assert main(["lint", str(rules)]) == 0
-    assert ("lgfake-exit[exit]: loopguard_register_lint_checks failed: SystemExit: 4"
-            in capsys.readouterr().err)
+    assert (
+        "lgfake-exit[exit]: loopguard_register_lint_checks failed: SystemExit: 4"
+        in capsys.readouterr().err
+    )
     assert "unused-set" in checks()
 
 
 def test_a_plugin_refused_halfway_through_leaves_no_hook_behind(site: FakeSite) -> None:
     """pluggy before 1.6 registers the hooks it met before the refused one: they are removed."""
-    source = ("import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decision(session_id, "
-              "decision):\n    pass\n\n\n@loopguard.hookimpl\n"
-              "def loopguard_register_lint_checks(config):\n    return []\n")
+    source = (
+        "import loopguard\n\n\n@loopguard.hookimpl\ndef loopguard_on_decision(session_id, "
+        "decision):\n    pass\n\n\n@loopguard.hookimpl\n"
+        "def loopguard_register_lint_checks(config):\n    return []\n"
+    )
     site.add_dist("lgfake-half", {"half": "lgfake_half"}, {"lgfake_half": source})
     site.add_example()
     registry = site.registry()
     assert faults(registry) == [("lgfake-half[half]", "register")]
     assert "Argument(s) {'config'}" in registry.faults[0].message
-    names = {impl.plugin_name for caller in vars(registry.plugin_manager.hook).values()
-             if hasattr(caller, "get_hookimpls") for impl in caller.get_hookimpls()}
+    names = {
+        impl.plugin_name
+        for caller in vars(registry.plugin_manager.hook).values()
+        if hasattr(caller, "get_hookimpls")
+        for impl in caller.get_hookimpls()
+    }
     assert "lgfake-half[half]" not in names
     assert "error_cascade" in ids(registry)
 
 
-def test_unhashable_plugin_objects_and_detectors_do_not_break_lint(site: FakeSite, tmp_path: Path
-                                                                    ) -> None:
-    source = ("import dataclasses\nimport loopguard\n\n\n@dataclasses.dataclass\n"
-              "class Detector(loopguard.Detector):\n    id: str = 'eqd'\n    levels: tuple = ('warn',)\n"
-              "\n\n@dataclasses.dataclass\nclass Plugin:\n    name: str = 'p'\n\n"
-              "    @loopguard.hookimpl\n    def loopguard_register_detectors(self):\n"
-              "        return [Detector()]\n\n\nplugin = Plugin()\n")
+def test_unhashable_plugin_objects_and_detectors_do_not_break_lint(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    source = (
+        "import dataclasses\nimport loopguard\n\n\n@dataclasses.dataclass\n"
+        "class Detector(loopguard.Detector):\n    id: str = 'eqd'\n    levels: tuple = ('warn',)\n"
+        "\n\n@dataclasses.dataclass\nclass Plugin:\n    name: str = 'p'\n\n"
+        "    @loopguard.hookimpl\n    def loopguard_register_detectors(self):\n"
+        "        return [Detector()]\n\n\nplugin = Plugin()\n"
+    )
     site.add_dist("lgfake-eq", {"eq": "lgfake_eq:plugin"}, {"lgfake_eq": source})
     assert "eqd" in ids(site.registry())
     rules = tmp_path / "r.yaml"

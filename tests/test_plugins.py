@@ -22,8 +22,9 @@ def guard(site: FakeSite, **detectors: Any) -> loopguard.Guard:
     return loopguard.Guard.from_dict({**RULES, "detectors": detectors})
 
 
-def fail(session: loopguard.Session, tool: str, args: Any, run_id: str | None = None
-         ) -> loopguard.Decision:
+def fail(
+    session: loopguard.Session, tool: str, args: Any, run_id: str | None = None
+) -> loopguard.Decision:
     """One call that runs and fails; returns the decision made before it ran."""
     decision = session.before_call(tool, args, run_id=run_id)
     session.after_call(tool, args, error="HTTP 500: upstream unavailable", run_id=run_id)
@@ -36,13 +37,18 @@ def cascade_votes(decision: loopguard.Decision) -> list[loopguard.Vote]:
 
 # -- discovery -------------------------------------------------------------------
 
+
 def test_example_plugin_is_discovered_after_the_builtins(site: FakeSite) -> None:
     site.add_example()
     registry = site.registry()
     assert ids(registry) == (*BUILTINS, "error_cascade")
     entry = registry.get("error_cascade")
     assert entry is not None
-    assert (entry.source, entry.builtin, entry.levels) == (EXAMPLE_SOURCE, False, ("warn", "critical"))
+    assert (entry.source, entry.builtin, entry.levels) == (
+        EXAMPLE_SOURCE,
+        False,
+        ("warn", "critical"),
+    )
     assert registry.faults == ()
 
 
@@ -53,15 +59,22 @@ def test_without_plugins_only_the_builtins_are_registered(site: FakeSite) -> Non
 
 
 def test_discovery_order_is_sorted_by_distribution_then_entry(site: FakeSite) -> None:
-    site.add_dist("lgfake-zeta", {"zb": "lgfake_zb", "za": "lgfake_za"},
-                  {"lgfake_zb": detector_module("", "zeta_b"), "lgfake_za": detector_module("", "zeta_a")})
-    site.add_dist("lgfake-alpha", {"only": "lgfake_alpha"}, {"lgfake_alpha": detector_module("", "alpha")})
+    site.add_dist(
+        "lgfake-zeta",
+        {"zb": "lgfake_zb", "za": "lgfake_za"},
+        {"lgfake_zb": detector_module("", "zeta_b"), "lgfake_za": detector_module("", "zeta_a")},
+    )
+    site.add_dist(
+        "lgfake-alpha", {"only": "lgfake_alpha"}, {"lgfake_alpha": detector_module("", "alpha")}
+    )
     first = ids(site.registry())
     assert first == (*BUILTINS, "alpha", "zeta_a", "zeta_b")
     assert ids(site.registry()) == first
 
 
-def test_disable_autoload_loads_only_the_builtins(site: FakeSite, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_disable_autoload_loads_only_the_builtins(
+    site: FakeSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
     site.add_example()
     site.add_dist("lgfake-broken", {"broken": "lgfake_missing_module"})
     monkeypatch.setenv("LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD", "1")
@@ -70,10 +83,17 @@ def test_disable_autoload_loads_only_the_builtins(site: FakeSite, monkeypatch: p
     assert registry.faults == ()
 
 
-@pytest.mark.parametrize("blocked", [
-    "error_cascade", EXAMPLE_SOURCE, "something_else, error_cascade ",
-])
-def test_blocked_plugin_is_left_out(site: FakeSite, monkeypatch: pytest.MonkeyPatch, blocked: str) -> None:
+@pytest.mark.parametrize(
+    "blocked",
+    [
+        "error_cascade",
+        EXAMPLE_SOURCE,
+        "something_else, error_cascade ",
+    ],
+)
+def test_blocked_plugin_is_left_out(
+    site: FakeSite, monkeypatch: pytest.MonkeyPatch, blocked: str
+) -> None:
     site.add_example()
     monkeypatch.setenv("LOOPGUARD_BLOCK_PLUGINS", blocked)
     registry = site.registry()
@@ -84,28 +104,53 @@ def test_blocked_plugin_is_left_out(site: FakeSite, monkeypatch: pytest.MonkeyPa
 # -- faults at load time ----------------------------------------------------------
 
 BROKEN_PLUGINS = {
-    "import": ("import", {"lgfake_bad": "import lgfake_no_such_dependency\n"},
-               "No module named 'lgfake_no_such_dependency'"),
+    "import": (
+        "import",
+        {"lgfake_bad": "import lgfake_no_such_dependency\n"},
+        "No module named 'lgfake_no_such_dependency'",
+    ),
     "missing-module": ("import", {}, "No module named 'lgfake_bad'"),
-    "register-raises": ("register", {"lgfake_bad": """
+    "register-raises": (
+        "register",
+        {
+            "lgfake_bad": """
         import loopguard
 
         @loopguard.hookimpl
         def loopguard_register_detectors():
             raise RuntimeError("no detectors today")
-        """}, "RuntimeError: no detectors today"),
-    "misspelt-hook": ("register", {"lgfake_bad": """
+        """
+        },
+        "RuntimeError: no detectors today",
+    ),
+    "misspelt-hook": (
+        "register",
+        {
+            "lgfake_bad": """
         import loopguard
 
         @loopguard.hookimpl
         def loopguard_register_detector():
             return []
-        """}, "unknown hook 'loopguard_register_detector'"),
-    "invalid-schema": ("schema", {"lgfake_bad": detector_module(
-        "options_schema = {'type': 'object', 'properties': {'n': {'type': 'whole number'}}}",
-        "bad_schema")}, "invalid options schema"),
-    "duplicate-id": ("register", {"lgfake_bad": detector_module("", "doom_loop_exact")},
-                     "'doom_loop_exact' is already registered"),
+        """
+        },
+        "unknown hook 'loopguard_register_detector'",
+    ),
+    "invalid-schema": (
+        "schema",
+        {
+            "lgfake_bad": detector_module(
+                "options_schema = {'type': 'object', 'properties': {'n': {'type': 'whole number'}}}",
+                "bad_schema",
+            )
+        },
+        "invalid options schema",
+    ),
+    "duplicate-id": (
+        "register",
+        {"lgfake_bad": detector_module("", "doom_loop_exact")},
+        "'doom_loop_exact' is already registered",
+    ),
 }
 
 
@@ -122,6 +167,7 @@ def test_broken_plugin_is_named_and_isolated(site: FakeSite, case: str) -> None:
 
 
 # -- the example plugin's votes ---------------------------------------------------
+
 
 def test_failures_with_different_arguments_warn_on_the_next_call(site: FakeSite) -> None:
     site.add_example()
@@ -186,7 +232,11 @@ def test_options_from_the_rules_change_threshold_and_level(site: FakeSite) -> No
     fail(session, "fetch", {"url": "a"})
     fail(session, "fetch", {"url": "b"})
     decision = session.before_call("fetch", {"url": "c"})
-    assert (decision.action, decision.detector, decision.blocked) == ("critical", "error_cascade", True)
+    assert (decision.action, decision.detector, decision.blocked) == (
+        "critical",
+        "error_cascade",
+        True,
+    )
 
 
 def test_its_switch_turns_it_off(site: FakeSite) -> None:
@@ -199,8 +249,11 @@ def test_its_switch_turns_it_off(site: FakeSite) -> None:
 
 # -- faults at call time ----------------------------------------------------------
 
-EXPLODING = {"lgfake_explode": detector_module(
-    "def check(self, call, state, cfg):\n    raise RuntimeError('kaput')", "explode")}
+EXPLODING = {
+    "lgfake_explode": detector_module(
+        "def check(self, call, state, cfg):\n    raise RuntimeError('kaput')", "explode"
+    )
+}
 
 
 def test_a_detector_raising_in_check_is_isolated_and_recorded(site: FakeSite) -> None:
@@ -209,7 +262,8 @@ def test_a_detector_raising_in_check_is_isolated_and_recorded(site: FakeSite) ->
     session = guard(site).session("s1")
     for url in "abcd":
         assert fail(session, "fetch", {"url": url}).faults == (
-            "lgfake-explode[explode]: RuntimeError: kaput",)
+            "lgfake-explode[explode]: RuntimeError: kaput",
+        )
     decision = session.before_call("fetch", {"url": "e"})
     assert (decision.action, decision.detector) == ("warn", "error_cascade")
     assert decision.faults == ("lgfake-explode[explode]: RuntimeError: kaput",)
@@ -230,8 +284,15 @@ def test_fail_mode_closed_turns_a_raising_detector_into_critical(site: FakeSite)
 
 
 def test_a_detector_returning_garbage_is_a_fault_not_a_crash(site: FakeSite) -> None:
-    site.add_dist("lgfake-garbage", {"garbage": "lgfake_garbage"}, {"lgfake_garbage": detector_module(
-        "def check(self, call, state, cfg):\n    return {'level': 'fatal'}", "garbage")})
+    site.add_dist(
+        "lgfake-garbage",
+        {"garbage": "lgfake_garbage"},
+        {
+            "lgfake_garbage": detector_module(
+                "def check(self, call, state, cfg):\n    return {'level': 'fatal'}", "garbage"
+            )
+        },
+    )
     decision = guard(site).session("s1").before_call("read", {"path": "x"})
     assert decision.action == "allow"
     assert len(decision.faults) == 1 and decision.faults[0].startswith("lgfake-garbage[garbage]: ")
@@ -241,7 +302,8 @@ def test_a_distribution_without_a_name_does_not_break_discovery(site: FakeSite) 
     site.add_example()
     site.add_dist("lgfake-nameless", {"bad": "lgfake_missing_module"})
     (site.root / "lgfake_nameless-0.1.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nVersion: 0.1.0\n", encoding="utf-8")
+        "Metadata-Version: 2.1\nVersion: 0.1.0\n", encoding="utf-8"
+    )
     registry = site.registry()
     assert ids(registry) == (*BUILTINS, "error_cascade")
     assert [(f.source, f.stage) for f in registry.faults] == [("unknown[bad]", "import")]

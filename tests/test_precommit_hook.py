@@ -31,8 +31,12 @@ def test_the_hook_is_declared_with_a_files_pattern() -> None:
     assert hook["id"] == "loopguard-lint" and hook["entry"] == "loopguard lint"
     assert hook["language"] == "python"
     pattern = re.compile(hook["files"])
-    for name in ("loopguard.yaml", "conf/loopguard-ops.yml", "loopguard/team.yaml",
-                 "agents/loopguard/a/b.json5"):
+    for name in (
+        "loopguard.yaml",
+        "conf/loopguard-ops.yml",
+        "loopguard/team.yaml",
+        "agents/loopguard/a/b.json5",
+    ):
         assert pattern.search(name), name
     for name in ("rules.yaml", ".github/workflows/ci.yml", "loopguard.toml", "myloopguard/x.txt"):
         assert not pattern.search(name), name
@@ -44,25 +48,46 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
         pytest.skip("needs git and a git checkout of loopguard")
     base = tmp_path_factory.mktemp("precommit")
     source, project = base / "loopguard-src", base / "project"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", ROOT.as_uri(), str(source)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", ROOT.as_uri(), str(source)],
+        check=True,
+        capture_output=True,
+    )
     project.mkdir()
     _git("init", "-q", cwd=project)
     (project / "loopguard.yaml").write_text(
         "version: 1\nloop_detection: {warning_threshold: 5, critical_threshold: 9}\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (project / "loopguard").mkdir()
     (project / "loopguard" / "broken.yaml").write_text(
-        "version: 1\nloop_detection: {warning_treshold: 5}\n", encoding="utf-8")
+        "version: 1\nloop_detection: {warning_treshold: 5}\n", encoding="utf-8"
+    )
     (project / "unrelated.yaml").write_text("not: [a rules file\n", encoding="utf-8")
     _git("add", ".", cwd=project)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "VIRTUAL_ENV"))}
     env["PRE_COMMIT_HOME"] = str(base / "cache")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(source),
-                               "loopguard-lint", "--color", "never", *args], cwd=project, env=env,
-                              capture_output=True, text=True, timeout=900, check=False)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pre_commit",
+                "try-repo",
+                str(source),
+                "loopguard-lint",
+                "--color",
+                "never",
+                *args,
+            ],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
 
     return run
 
@@ -79,7 +104,9 @@ def test_try_repo_fails_a_bad_rules_file_and_names_the_finding(try_repo) -> None
     done = try_repo("--all-files")
     assert done.returncode == 1, done.stdout + done.stderr
     assert re.search(r"loopguard lint\.+Failed", done.stdout)
-    assert "loopguard/broken.yaml:2:18: error[unknown-key]: unknown key 'warning_treshold'" \
+    assert (
+        "loopguard/broken.yaml:2:18: error[unknown-key]: unknown key 'warning_treshold'"
         in done.stdout
+    )
     assert "unrelated.yaml" not in done.stdout  # outside the hook's files pattern
     assert "2 files, 1 error" in done.stdout

@@ -13,7 +13,7 @@ import sys
 import process_watch
 import pytest
 
-INNER = '''
+INNER = """
 import sys
 
 import pytest
@@ -43,7 +43,7 @@ def starts_in_setup():
 
 def test_a_fixture_starts_one(starts_in_setup):
     pass
-'''
+"""
 
 
 @pytest.fixture
@@ -56,21 +56,26 @@ def test_a_watch_collects_process_starts_only_while_open(own_watches: None) -> N
     sys.audit("subprocess.Popen", None, ["tool", "--flag"], None, None)
     sys.audit("os.system", b"echo hi")
     sys.audit("open", "file.txt", "r", 0)  # not a process
-    assert process_watch.unwatch(started) == ["subprocess.Popen ['tool', '--flag']",
-                                              "os.system b'echo hi'"]
+    assert process_watch.unwatch(started) == [
+        "subprocess.Popen ['tool', '--flag']",
+        "os.system b'echo hi'",
+    ]
     sys.audit("os.posix_spawn", "/bin/true", ["true"], {})
     assert started == ["subprocess.Popen ['tool', '--flag']", "os.system b'echo hi'"]
 
 
 def test_an_unmarked_test_that_starts_a_process_fails_with_the_fix(
-        own_watches: None, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    own_watches: None, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # no third-party plugins: faster
     pytester.makeini("[pytest]\nmarkers =\n    slow: starts a process\n")
     pytester.makepyfile(test_inner=INNER)
     result = pytester.runpytest_inprocess("-p", "process_watch", "-p", "no:cacheprovider", "-rE")
     result.assert_outcomes(passed=4, errors=2)
     out = result.stdout.str()
-    assert ("test_inner.py::test_unmarked_start started a process (subprocess.Popen ['tool', "
-            "'--flag']) without @pytest.mark.slow: mark the test, or its module, slow") in out
+    assert (
+        "test_inner.py::test_unmarked_start started a process (subprocess.Popen ['tool', "
+        "'--flag']) without @pytest.mark.slow: mark the test, or its module, slow"
+    ) in out
     assert "ERROR at teardown of test_a_fixture_starts_one" in out
     assert "test_marked_start started" not in out and "test_no_process started" not in out

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PROGRAM = '''\
+PROGRAM = """\
 from __future__ import annotations
 
 import asyncio
@@ -45,7 +45,7 @@ async def main() -> str:
 
 print(text, events, asyncio.run(main()))
 wrong: int = result.text  # the one expected error
-'''
+"""
 
 
 def link_tree(target: Path) -> Path:
@@ -63,12 +63,28 @@ def test_a_user_program_calling_run_turn_type_checks(tmp_path: Path) -> None:
     tree = link_tree(tmp_path / "site")
     program = tmp_path / "user_program.py"
     program.write_text(PROGRAM, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file",
-                           str(ROOT / "pyproject.toml"), str(program)], cwd=tmp_path,
-                          env={**os.environ, "MYPYPATH": str(tree)}, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-incremental",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            str(program),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     # the package's own errors are test_typing's business: here only the program's count
-    errors = [line for line in done.stdout.splitlines() if re.match(r"user_program\.py:\d+: error: ", line)]
+    errors = [
+        line
+        for line in done.stdout.splitlines()
+        if re.match(r"user_program\.py:\d+: error: ", line)
+    ]
     wrong = PROGRAM.splitlines().index("wrong: int = result.text  # the one expected error") + 1
     assert done.returncode == 1 and len(errors) == 1, done.stdout + done.stderr  # 1: errors found
     assert f"user_program.py:{wrong}: error: Incompatible types in assignment" in errors[0]

@@ -20,15 +20,27 @@ def event_log(session: str, calls: list[tuple[str, str]]) -> str:
     """An event log: one user message, then one round per (command, output)."""
     rows = [{"event": "user_message", "session_id": session, "text": "go"}]
     for i, (command, output) in enumerate(calls):
-        rows.append({"event": "assistant_message", "session_id": session, "text": "",
-                     "tool_calls": [{"id": f"c{i}", "name": "bash", "arguments": {"command": command}}]})
-        rows.append({"event": "tool_result", "session_id": session, "call_id": f"c{i}", "content": output})
+        rows.append(
+            {
+                "event": "assistant_message",
+                "session_id": session,
+                "text": "",
+                "tool_calls": [{"id": f"c{i}", "name": "bash", "arguments": {"command": command}}],
+            }
+        )
+        rows.append(
+            {"event": "tool_result", "session_id": session, "call_id": f"c{i}", "content": output}
+        )
     return "\n".join(json.dumps(r) for r in rows) + "\n"
 
 
 def run(corpus: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), str(corpus), *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), str(corpus), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def write_corpus(tmp_path: Path, labels: list[dict[str, Any]], files: dict[str, str]) -> Path:
@@ -42,20 +54,48 @@ def write_corpus(tmp_path: Path, labels: list[dict[str, Any]], files: dict[str, 
 @pytest.mark.slow
 def test_first_stops_are_scored_caught_early_late_missed_and_false(tmp_path: Path) -> None:
     # Six distinct reads, then `make` failing the same way: the default rules block call 8.
-    calls = [(f"cat f{i}", f"body {i}") for i in range(6)] + [("make", "make: command not found")] * 3
+    calls = [(f"cat f{i}", f"body {i}") for i in range(6)] + [
+        ("make", "make: command not found")
+    ] * 3
     healthy = [(f"cat g{i}", f"text {i}") for i in range(5)]
-    files = {"loop.eventlog.jsonl": event_log("loop", calls),
-             "healthy.eventlog.jsonl": event_log("healthy", healthy),
-             "stopped.eventlog.jsonl": event_log("stopped", [("ls", "a b")] * 3)}
+    files = {
+        "loop.eventlog.jsonl": event_log("loop", calls),
+        "healthy.eventlog.jsonl": event_log("healthy", healthy),
+        "stopped.eventlog.jsonl": event_log("stopped", [("ls", "a b")] * 3),
+    }
     labels = [
-        {"file": "loop.eventlog.jsonl", "label": "loop", "loop_type": "exact_repeat", "source": "own",
-         "loop_first_index": 6, "intervene_index": 8},  # stop at 8: caught
-        {"file": "loop.eventlog.jsonl", "label": "loop", "loop_type": "exact_repeat", "source": "own",
-         "loop_first_index": 9, "intervene_index": 9},  # stop at 8 < 9: early
-        {"file": "loop.eventlog.jsonl", "label": "loop", "loop_type": "other", "source": "own",
-         "loop_first_index": 0, "intervene_index": 4},  # stop at 8 > 4 + 3: late
-        {"file": "healthy.eventlog.jsonl", "label": "loop", "loop_type": "other", "source": "own",
-         "loop_first_index": 0, "intervene_index": 2},  # never stopped: missed
+        {
+            "file": "loop.eventlog.jsonl",
+            "label": "loop",
+            "loop_type": "exact_repeat",
+            "source": "own",
+            "loop_first_index": 6,
+            "intervene_index": 8,
+        },  # stop at 8: caught
+        {
+            "file": "loop.eventlog.jsonl",
+            "label": "loop",
+            "loop_type": "exact_repeat",
+            "source": "own",
+            "loop_first_index": 9,
+            "intervene_index": 9,
+        },  # stop at 8 < 9: early
+        {
+            "file": "loop.eventlog.jsonl",
+            "label": "loop",
+            "loop_type": "other",
+            "source": "own",
+            "loop_first_index": 0,
+            "intervene_index": 4,
+        },  # stop at 8 > 4 + 3: late
+        {
+            "file": "healthy.eventlog.jsonl",
+            "label": "loop",
+            "loop_type": "other",
+            "source": "own",
+            "loop_first_index": 0,
+            "intervene_index": 2,
+        },  # never stopped: missed
         {"file": "healthy.eventlog.jsonl", "label": "healthy", "source": "own"},
         {"file": "stopped.eventlog.jsonl", "label": "healthy", "source": "own"},  # a false stop
     ]
@@ -65,12 +105,22 @@ def test_first_stops_are_scored_caught_early_late_missed_and_false(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
     verdicts = [(t["verdict"], t["stop_index"]) for t in data["transcripts"]]
-    assert verdicts == [("caught", 8), ("early", 8), ("late", 8), ("missed", None), ("clean", None),
-                        ("false_stop", 2)]
+    assert verdicts == [
+        ("caught", 8),
+        ("early", 8),
+        ("late", 8),
+        ("missed", None),
+        ("clean", None),
+        ("false_stop", 2),
+    ]
     overall = data["all"]
     assert overall["loops_caught"] == {"n": 1, "of": 4, "pct": 25.0}
     assert overall["healthy_stopped"] == {"n": 1, "of": 2, "pct": 50.0}
-    assert overall["precision"] == {"n": 1, "of": 4, "pct": 25.0}  # 4 labelled transcripts were stopped
+    assert overall["precision"] == {
+        "n": 1,
+        "of": 4,
+        "pct": 25.0,
+    }  # 4 labelled transcripts were stopped
     assert overall["median_delay"] == 2.0  # caught at +0, late at +4
     assert data["by_detector"]["doom_loop_exact"] == {"caught": 1, "false_stops": 1}
     assert "| loops caught | 25.0 % (1/4) |" in done.stdout
@@ -99,7 +149,9 @@ def test_smoke_on_a_few_bundled_transcripts(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_folder_without_labels_is_a_clear_error(tmp_path: Path) -> None:
     done = run(tmp_path)
-    assert done.returncode == 2 and "no labels.jsonl" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        done.returncode == 2 and "no labels.jsonl" in done.stderr and "Traceback" not in done.stderr
+    )
 
 
 def test_the_bundled_copy_stays_small_and_attributed() -> None:
@@ -107,5 +159,7 @@ def test_the_bundled_copy_stays_small_and_attributed() -> None:
     assert size <= 10 * 1024 * 1024
     attribution = (BUNDLED / "ATTRIBUTION.md").read_text(encoding="utf-8")
     for folder in {p.relative_to(BUNDLED).parts[0] for p in BUNDLED.rglob("*") if p.is_file()} - {
-            "labels.jsonl", "ATTRIBUTION.md"}:
+        "labels.jsonl",
+        "ATTRIBUTION.md",
+    }:
         assert f"## {folder}/" in attribution

@@ -59,7 +59,9 @@ def test_quickstart_report_lines_are_what_replay_prints(capsys: pytest.CaptureFi
     quickstart = README.split("## Quickstart", 1)[1]
     shown = re.search(r"```text\n(.*?)```", quickstart, re.DOTALL)
     assert shown is not None
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples" / "transcripts").glob("*.json*"))
+    files = sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "examples" / "transcripts").glob("*.json*")
+    )
     cwd = os.getcwd()
     os.chdir(ROOT)  # the report names files as given, relative to the clone
     try:
@@ -73,7 +75,9 @@ def test_quickstart_report_lines_are_what_replay_prints(capsys: pytest.CaptureFi
         assert line in printed, line
 
 
-def test_the_annotated_rules_example_lints_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_annotated_rules_example_lints_clean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from loopguard.cli import main
 
     section = README.split("## Rules files", 1)[1]

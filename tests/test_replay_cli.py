@@ -28,11 +28,20 @@ def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and err == ""  # no progress bar when stderr is not a terminal
     assert f"session {POLL}" in out
     assert "  1 turn, 10 tool calls: 4 allow, 3 warn, 1 critical, 2 breaker" in out
-    assert f"  #1  {POLL}:118  turn 1 call 5  command_status  WARN  known_poll_no_progress (count 3)" in out
+    assert (
+        f"  #1  {POLL}:118  turn 1 call 5  command_status  WARN  known_poll_no_progress (count 3)"
+        in out
+    )
     assert "BREAKER  known_poll_no_progress (count 7, escalated)" in out
-    assert "      … and 1 more call blocked by the same loop (#6)" in out  # folded after its breaker
+    assert (
+        "      … and 1 more call blocked by the same loop (#6)" in out
+    )  # folded after its breaker
     assert "#6  " not in out
-    assert out.rstrip().splitlines()[-2].startswith("summary: 1 session, 1 turn, 10 tool calls — 3 warn, 1 critical")
+    assert (
+        out.rstrip()
+        .splitlines()[-2]
+        .startswith("summary: 1 session, 1 turn, 10 tool calls — 3 warn, 1 critical")
+    )
 
 
 def test_text_report_of_skipped_tools(capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,25 +68,41 @@ def test_github_annotations(capsys: pytest.CaptureFixture[str]) -> None:
     lines = out.splitlines()
     assert sum(line.startswith("::warning file=") for line in lines) == 3
     assert sum(line.startswith("::error file=") for line in lines) == 2
-    assert sum(line.startswith("::notice file=") and "1 more call blocked by the same loop (#6)" in line
-               for line in lines) == 1
-    assert lines[0].startswith(f"::warning file={POLL},line=118,title=loopguard warn%3A known_poll_no_progress::")
+    assert (
+        sum(
+            line.startswith("::notice file=")
+            and "1 more call blocked by the same loop (#6)" in line
+            for line in lines
+        )
+        == 1
+    )
+    assert lines[0].startswith(
+        f"::warning file={POLL},line=118,title=loopguard warn%3A known_poll_no_progress::"
+    )
 
 
 @pytest.mark.parametrize(("level", "expected"), [("warn", 1), ("critical", 1), ("breaker", 1)])
-def test_fail_on_levels_reached(capsys: pytest.CaptureFixture[str], level: str, expected: int) -> None:
+def test_fail_on_levels_reached(
+    capsys: pytest.CaptureFixture[str], level: str, expected: int
+) -> None:
     assert run(capsys, "replay", "--rules", RULES, "--fail-on", level, POLL)[0] == expected
 
 
 def test_fail_on_not_reached(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "replay", "--fail-on", "warn", HEALTHY)[0] == 0
     rules = ("--rules", "builtin:portfolio")
-    assert run(capsys, "replay", *rules, "--fail-on", "critical", PORTFOLIO)[0] == 0  # skipped tools count as warn
+    assert (
+        run(capsys, "replay", *rules, "--fail-on", "critical", PORTFOLIO)[0] == 0
+    )  # skipped tools count as warn
     assert run(capsys, "replay", *rules, "--fail-on", "warn", PORTFOLIO)[0] == 1
-    assert run(capsys, "replay", "--fail-on", "warn", PORTFOLIO)[0] == 0  # the default requires no tool
+    assert (
+        run(capsys, "replay", "--fail-on", "warn", PORTFOLIO)[0] == 0
+    )  # the default requires no tool
 
 
-def test_missing_file_exit_2_but_other_files_are_replayed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_missing_file_exit_2_but_other_files_are_replayed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     missing = str(tmp_path / "gone.jsonl")
     code, out, err = run(capsys, "replay", missing, HEALTHY)
     assert code == 2
@@ -85,25 +110,42 @@ def test_missing_file_exit_2_but_other_files_are_replayed(capsys: pytest.Capture
     assert "319 tool calls" in out and "1 unreadable input" in out
 
 
-@pytest.mark.parametrize(("content", "needle"), [
-    (b"", "the file is empty"), (b"\x7fELF\x02\x01\x01\x00\x00\x00", "binary"),
-    (b'{"foo": 1}', "cannot tell the transcript format")])
-def test_unreadable_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, needle: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"", "the file is empty"),
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00", "binary"),
+        (b'{"foo": 1}', "cannot tell the transcript format"),
+    ],
+)
+def test_unreadable_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, needle: str
+) -> None:
     path = tmp_path / "bad.json"
     path.write_bytes(content)
     code, _, err = run(capsys, "replay", str(path))
     assert code == 2 and f"{path}:1:1: error:" in err and needle in err
 
 
-def test_invalid_arguments_do_not_stop_the_replay(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_invalid_arguments_do_not_stop_the_replay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "args.jsonl"
-    rows = [{"role": "user", "content": "go"},
-            {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "w", "arguments": "{nope"}}]},
-            {"role": "tool", "tool_call_id": "a", "content": "ok"}, {"role": "assistant", "content": "done"}]
+    rows = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "a", "function": {"name": "w", "arguments": "{nope"}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "ok"},
+        {"role": "assistant", "content": "done"},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, out, _ = run(capsys, "replay", str(path))
     assert code == 0 and "1 tool call: 1 allow" in out
-    assert f"{path}:2:1: the arguments of call a (w) are not valid JSON; replayed as raw text" in out
+    assert (
+        f"{path}:2:1: the arguments of call a (w) are not valid JSON; replayed as raw text" in out
+    )
 
 
 def test_bad_rules_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -132,7 +174,10 @@ def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
     history = out.split("history at that moment")[1].split("thresholds")[0]
     assert sum(line.lstrip().startswith("*") for line in history.splitlines()) >= 5
     assert "> 8 " in history.replace("  ", " ")
-    assert "loop_detection.critical_threshold = 6" in out and "aggregator.escalate_criticals = 2" in out
+    assert (
+        "loop_detection.critical_threshold = 6" in out
+        and "aggregator.escalate_criticals = 2" in out
+    )
 
 
 def test_replay_explain_flag_matches_explain(capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,15 +192,21 @@ def test_explain_a_decision_that_does_not_exist(capsys: pytest.CaptureFixture[st
     assert run(capsys, "explain", HEALTHY, "--decision", "0")[0] == 2
 
 
-def test_progress_only_on_a_terminal_for_large_input(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_progress_only_on_a_terminal_for_large_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from loopguard.cli import replay_cmd
 
     path = tmp_path / "log.jsonl"
     rows = [{"event": "user_message", "text": "go"}]
     for i in range(1500):
-        rows += [{"event": "assistant_message", "tool_calls": [{"id": f"c{i}", "name": "read", "arguments": {"i": i}}]},
-                 {"event": "tool_result", "call_id": f"c{i}", "content": "ok"}]
+        rows += [
+            {
+                "event": "assistant_message",
+                "tool_calls": [{"id": f"c{i}", "name": "read", "arguments": {"i": i}}],
+            },
+            {"event": "tool_result", "call_id": f"c{i}", "content": "ok"},
+        ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert run(capsys, "replay", str(path))[2] == ""  # not a terminal: nothing on stderr
     monkeypatch.setattr(replay_cmd, "stderr_is_terminal", lambda: True)

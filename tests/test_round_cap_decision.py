@@ -46,9 +46,13 @@ def distinct_calls(messages: list[Any], _tools: bool) -> dict[str, Any]:
 
 def run_to_the_cap(session: loopguard.Session) -> Any:
     model = ScriptedModel([distinct_calls], repeat_last=True)
-    result = loopguard.run_turn(model, {"search": lambda a: {"page": a["q"]}},
-                                [{"role": "user", "content": "search everything"}], session,
-                                run_id="r1")
+    result = loopguard.run_turn(
+        model,
+        {"search": lambda a: {"page": a["q"]}},
+        [{"role": "user", "content": "search everything"}],
+        session,
+        run_id="r1",
+    )
     assert result.stopped and model.calls == 3
     return result
 
@@ -93,19 +97,25 @@ def test_report_hands_over_non_allow_decisions_only(seen: list[Any]) -> None:
 
 @pytest.mark.parametrize("race", ["end_round", "other_call"])
 def test_a_method_re_run_after_a_lost_write_notifies_only_its_last_run(
-        seen: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race: str) -> None:
+    seen: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race: str
+) -> None:
     rules = {"version": 1, "detectors": {"doom_loop_exact": {"window": 2, "threshold": 2}}}
     store = SqliteStore(tmp_path / "state.db")
     session = loopguard.Guard.from_dict(rules, store=store).session("raced")
-    other = loopguard.Guard.from_dict(rules, store=SqliteStore(tmp_path / "state.db")).session("raced")
+    other = loopguard.Guard.from_dict(rules, store=SqliteStore(tmp_path / "state.db")).session(
+        "raced"
+    )
     session.before_call("read", {"path": "x"}, call_id="1")
     session.after_call("read", {"path": "x"}, result="same", call_id="1")
     real_commit, raced = store.commit, []
 
     def commit(*args: Any) -> Any:
         if not raced:  # another worker writes this session first: the method runs again
-            raced.append(other.end_round() if race == "end_round"
-                         else other.before_call("list", {}, call_id="o"))
+            raced.append(
+                other.end_round()
+                if race == "end_round"
+                else other.before_call("list", {}, call_id="o")
+            )
         return real_commit(*args)
 
     monkeypatch.setattr(store, "commit", commit)

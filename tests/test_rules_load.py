@@ -7,10 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.errors import RulesError
-from loopguard.config.load import (RulesDocument, builtin_names, load_rules_mapping,
-                                 load_rules_path, load_rules_text)
+from loopguard.config.load import (
+    RulesDocument,
+    builtin_names,
+    load_rules_mapping,
+    load_rules_path,
+    load_rules_text,
+)
 from loopguard.config.read import MAX_BYTES
+from loopguard.errors import RulesError
 
 
 def error_of(call: object, *args: object) -> RulesError:
@@ -45,8 +50,10 @@ def test_enabled_stays_absent_unless_written() -> None:
 
 
 def test_mappings_merge_key_by_key_lists_replace() -> None:
-    data = load_rules_text("version: 1\ndetectors:\n  doom_loop_exact: {exempt: [a]}\n"
-                           "keyword_sets: {extra: [x]}\nintents: []\n").data
+    data = load_rules_text(
+        "version: 1\ndetectors:\n  doom_loop_exact: {exempt: [a]}\n"
+        "keyword_sets: {extra: [x]}\nintents: []\n"
+    ).data
     exact = data["detectors"]["doom_loop_exact"]
     base = load_rules_mapping({"version": 1}).data["detectors"]["doom_loop_exact"]
     assert exact == dict(base, exempt=["a"]) and len(base) > 1
@@ -62,8 +69,9 @@ def test_mapping_input_is_not_mutated() -> None:
 
 
 def test_agents_are_kept_as_written() -> None:
-    data = load_rules_mapping({"version": 1, "agents": {"a": {"loop_detection": {
-        "warning_threshold": 50}}}}).data
+    data = load_rules_mapping(
+        {"version": 1, "agents": {"a": {"loop_detection": {"warning_threshold": 50}}}}
+    ).data
     assert data["agents"] == {"a": {"loop_detection": {"warning_threshold": 50}}}
 
 
@@ -72,17 +80,26 @@ def test_bundled_packs_are_listed_and_load() -> None:
     data = load_rules_text("version: 1\nextends: [builtin:portfolio-en]\n").data
     ids = [intent["id"] for intent in data["intents"]]
     assert ids[:2] == ["portfolio_view", "portfolio_view_en"]
-    assert "portfolio_diagnose_en" in data["keyword_sets"] or "affirmative_en" in data["keyword_sets"]
+    assert (
+        "portfolio_diagnose_en" in data["keyword_sets"] or "affirmative_en" in data["keyword_sets"]
+    )
 
 
 def test_the_portfolio_pack_extends_the_default_and_portfolio_en_extends_it() -> None:
     portfolio = load_rules_path("builtin:portfolio")
     assert [layer.name for layer in portfolio.layers] == ["builtin:default", "builtin:portfolio"]
     assert [i["id"] for i in portfolio.data["intents"]] == [
-        "portfolio_view", "portfolio_diagnose", "portfolio_followup", "portfolio_affirmative"]
+        "portfolio_view",
+        "portfolio_diagnose",
+        "portfolio_followup",
+        "portfolio_affirmative",
+    ]
     english = load_rules_path("builtin:portfolio-en")
     assert [layer.name for layer in english.layers] == [
-        "builtin:default", "builtin:portfolio", "builtin:portfolio-en"]
+        "builtin:default",
+        "builtin:portfolio",
+        "builtin:portfolio-en",
+    ]
     assert set(portfolio.data["keyword_sets"]) < set(english.data["keyword_sets"])
     chinese = [i for i in english.data["intents"] if not i["id"].endswith("_en")]
     assert chinese == portfolio.data["intents"]  # restated as the pack writes them
@@ -96,12 +113,16 @@ def test_an_unknown_bundled_pack_is_a_rules_error_naming_the_packs() -> None:
 def test_extends_applies_layers_in_order_relative_to_the_including_file(tmp_path: Path) -> None:
     (tmp_path / "packs").mkdir()
     (tmp_path / "packs" / "one.yaml").write_text(
-        "version: 1\nturn: {max_tool_rounds: 5, context_messages: 2}\n", encoding="utf-8")
+        "version: 1\nturn: {max_tool_rounds: 5, context_messages: 2}\n", encoding="utf-8"
+    )
     (tmp_path / "packs" / "two.yaml").write_text(
-        "version: 1\nextends: [one.yaml]\nturn: {max_tool_rounds: 6}\n", encoding="utf-8")
+        "version: 1\nextends: [one.yaml]\nturn: {max_tool_rounds: 6}\n", encoding="utf-8"
+    )
     main = tmp_path / "rules.yaml"
-    main.write_text("version: 1\nextends: [packs/two.yaml, packs/one.yaml]\n"
-                    "aggregator: {warn_every: 3}\n", encoding="utf-8")
+    main.write_text(
+        "version: 1\nextends: [packs/two.yaml, packs/one.yaml]\naggregator: {warn_every: 3}\n",
+        encoding="utf-8",
+    )
     data = load_rules_path(main).data
     # one, then two (one again is skipped: each layer applies once), then the file
     assert data["turn"]["max_tool_rounds"] == 6
@@ -130,15 +151,18 @@ def test_extends_unknown_pack_and_missing_file() -> None:
 
 
 def test_undefined_keyword_set_fails_loading() -> None:
-    text = "version: 1\nintents:\n  - id: a\n    when: {text_contains: nope}\n" \
-           "    require: {tool: t}\n"
+    text = (
+        "version: 1\nintents:\n  - id: a\n    when: {text_contains: nope}\n    require: {tool: t}\n"
+    )
     file, line, col, code, _ = only(load_rules_text, text, "r.yaml")
     assert (file, line, col, code) == ("r.yaml", 4, 27, "undefined-set")
 
 
 def test_unknown_detector_in_order_fails_loading() -> None:
-    assert only(load_rules_text, "version: 1\naggregator: {order: [ping_pongg]}\n")[3] == \
-        "unknown-detector"
+    assert (
+        only(load_rules_text, "version: 1\naggregator: {order: [ping_pongg]}\n")[3]
+        == "unknown-detector"
+    )
 
 
 # -- bad input: each a clear error with a position, never a traceback -------------------
@@ -172,8 +196,9 @@ def test_yaml_syntax_error() -> None:
     assert code == "yaml-syntax" and line >= 2 and col >= 1 and "YAML syntax error" in message
 
 
-@pytest.mark.parametrize("text, shown", [("- 1\n- 2\n", "a list"), ("42\n", "a number"),
-                                         ("just text\n", "a string")])
+@pytest.mark.parametrize(
+    "text, shown", [("- 1\n- 2\n", "a list"), ("42\n", "a number"), ("just text\n", "a string")]
+)
 def test_document_is_a_list_or_scalar(text: str, shown: str) -> None:
     _, line, col, code, message = only(load_rules_text, text)
     assert (line, col, code) == (1, 1, "not-a-mapping") and message.endswith(shown)
@@ -181,8 +206,12 @@ def test_document_is_a_list_or_scalar(text: str, shown: str) -> None:
 
 
 def test_missing_version() -> None:
-    assert only(load_rules_text, "turn: {max_tool_rounds: 3}\n")[1:] == (1, 1, "version",
-                                                                        "missing `version`")
+    assert only(load_rules_text, "turn: {max_tool_rounds: 3}\n")[1:] == (
+        1,
+        1,
+        "version",
+        "missing `version`",
+    )
 
 
 def test_future_version_is_checked_before_anything_else() -> None:
@@ -206,12 +235,16 @@ def test_unknown_key_inside_agent_block() -> None:
 
 
 def test_wrong_type() -> None:
-    _, line, col, code, message = only(load_rules_text, "version: 1\nturn: {max_tool_rounds: [1]}\n")
+    _, line, col, code, message = only(
+        load_rules_text, "version: 1\nturn: {max_tool_rounds: [1]}\n"
+    )
     assert (line, col, code) == (2, 25, "type") and "expected a whole number, got a list" in message
 
 
-@pytest.mark.parametrize("value, code", [("-5", "range"), ("0", "range"), ("2.5", "type"),
-                                         ("10.0", "type"), ("true", "type")])
+@pytest.mark.parametrize(
+    "value, code",
+    [("-5", "range"), ("0", "range"), ("2.5", "type"), ("10.0", "type"), ("true", "type")],
+)
 def test_negative_zero_fractional_or_boolean_threshold(value: str, code: str) -> None:
     text = f"version: 1\nloop_detection:\n  warning_threshold: {value}\n"
     _, line, col, got, _ = only(load_rules_text, text)
@@ -227,8 +260,9 @@ def test_alias_bomb_file(tmp_path: Path) -> None:
 
 
 def test_nesting_thousands_of_levels_deep(tmp_path: Path) -> None:
-    (tmp_path / "deep.yaml").write_text("version: 1\nx: " + "[" * 5000 + "]" * 5000,
-                                        encoding="utf-8")
+    (tmp_path / "deep.yaml").write_text(
+        "version: 1\nx: " + "[" * 5000 + "]" * 5000, encoding="utf-8"
+    )
     assert only(load_rules_path, tmp_path / "deep.yaml")[3] == "too-deep"
 
 
@@ -260,6 +294,11 @@ def test_mapping_tuples_become_lists_and_odd_values_are_errors() -> None:
     data = load_rules_mapping({"version": 1, "keyword_sets": {"a": ("x", "y")}}).data
     assert data["keyword_sets"]["a"] == ["x", "y"]
     assert only(load_rules_mapping, {"version": 1, "turn": {1: 2}})[3] == "key-type"
-    message = only(load_rules_mapping, {"version": 1, "intents": [
-        {"id": "a", "when": {"text_contains": object()}, "require": {"tool": "t"}}]})[4]
+    message = only(
+        load_rules_mapping,
+        {
+            "version": 1,
+            "intents": [{"id": "a", "when": {"text_contains": object()}, "require": {"tool": "t"}}],
+        },
+    )[4]
     assert message == "expected a keyword set name or a list of names, got a Python object"

@@ -13,22 +13,34 @@ from loopguard.config.load import load_rules_mapping
 
 BASE: dict[str, Any] = {
     "version": 1,
-    "loop_detection": {"history_size": 30, "warning_threshold": 10, "critical_threshold": 20,
-                       "global_circuit_breaker_threshold": 30,
-                       "post_compaction_guard": {"window_size": 3}},
+    "loop_detection": {
+        "history_size": 30,
+        "warning_threshold": 10,
+        "critical_threshold": 20,
+        "global_circuit_breaker_threshold": 30,
+        "post_compaction_guard": {"window_size": 3},
+    },
     "detectors": {"ping_pong": {"enabled": True}, "doom_loop_exact": {"window": 6, "threshold": 3}},
     "agents": {
-        "fast": {"loop_detection": {"enabled": True, "warning_threshold": 25,
-                                    "post_compaction_guard": {"window_size": 5}},
-                 "detectors": {"doom_loop_exact": {"threshold": 4}}},
+        "fast": {
+            "loop_detection": {
+                "enabled": True,
+                "warning_threshold": 25,
+                "post_compaction_guard": {"window_size": 5},
+            },
+            "detectors": {"doom_loop_exact": {"threshold": 4}},
+        },
     },
 }
 
 
 def loop(config: dict[str, Any]) -> tuple[int, int, int]:
     block = config["loop_detection"]
-    return (block["warning_threshold"], block["critical_threshold"],
-            block["global_circuit_breaker_threshold"])
+    return (
+        block["warning_threshold"],
+        block["critical_threshold"],
+        block["global_circuit_breaker_threshold"],
+    )
 
 
 def test_agent_block_overrides_field_by_field_and_nested_blocks_merge() -> None:
@@ -49,8 +61,10 @@ def test_repair_raises_critical_then_breaker_and_reports_it() -> None:
     data["agents"]["fast"]["loop_detection"]["warning_threshold"] = 40
     config, repairs = effective_config(data, "fast")
     assert loop(config) == (40, 41, 42)
-    assert repairs == [Repair("loop_detection.critical_threshold", 20, 41),
-                       Repair("loop_detection.global_circuit_breaker_threshold", 30, 42)]
+    assert repairs == [
+        Repair("loop_detection.critical_threshold", 20, 41),
+        Repair("loop_detection.global_circuit_breaker_threshold", 30, 42),
+    ]
 
 
 def test_breaker_alone_is_repaired_above_critical() -> None:
@@ -77,8 +91,9 @@ def test_input_is_never_mutated_and_result_shares_no_containers() -> None:
 
 
 def test_works_on_the_default_rules() -> None:
-    data = load_rules_mapping({"version": 1, "agents": {"x": {"loop_detection": {
-        "critical_threshold": 5}}}}).data
+    data = load_rules_mapping(
+        {"version": 1, "agents": {"x": {"loop_detection": {"critical_threshold": 5}}}}
+    ).data
     config, repairs = effective_config(data, "x")
     assert loop(config) == (10, 11, 30)
     assert [r.field for r in repairs] == ["loop_detection.critical_threshold"]
@@ -92,15 +107,23 @@ def test_deep_merge_replaces_lists_and_scalars() -> None:
 thresholds = st.integers(min_value=1, max_value=200)
 
 
-@given(w=thresholds, c=thresholds, b=thresholds, aw=st.none() | thresholds,
-       ac=st.none() | thresholds)
-def test_repair_always_orders_and_never_lowers(w: int, c: int, b: int, aw: int | None,
-                                               ac: int | None) -> None:
-    override = {k: v for k, v in (("warning_threshold", aw), ("critical_threshold", ac))
-                if v is not None}
-    data = {"loop_detection": {"warning_threshold": w, "critical_threshold": c,
-                               "global_circuit_breaker_threshold": b},
-            "agents": {"a": {"loop_detection": override}}}
+@given(
+    w=thresholds, c=thresholds, b=thresholds, aw=st.none() | thresholds, ac=st.none() | thresholds
+)
+def test_repair_always_orders_and_never_lowers(
+    w: int, c: int, b: int, aw: int | None, ac: int | None
+) -> None:
+    override = {
+        k: v for k, v in (("warning_threshold", aw), ("critical_threshold", ac)) if v is not None
+    }
+    data = {
+        "loop_detection": {
+            "warning_threshold": w,
+            "critical_threshold": c,
+            "global_circuit_breaker_threshold": b,
+        },
+        "agents": {"a": {"loop_detection": override}},
+    }
     snapshot = copy.deepcopy(data)
     config, repairs = effective_config(data, "a")
     warning, critical, breaker = loop(config)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.errors import RulesError
-from loopguard.config.json5source import load_json5
 from loopguard.config.effective import effective_config
-from loopguard.config.openclaw import snake_case
+from loopguard.config.json5source import load_json5
 from loopguard.config.load import load_rules_mapping, load_rules_path, load_rules_text
+from loopguard.config.openclaw import snake_case
+from loopguard.errors import RulesError
 
 # Both blocks pasted verbatim from the Portuguese seed (comments and trailing commas included).
 SEED_BLOCKS = """\
@@ -55,14 +55,25 @@ SEED_BLOCKS = """\
 
 NATIVE_EQUIVALENT = {
     "version": 1,
-    "loop_detection": {"enabled": False, "history_size": 30, "warning_threshold": 10,
-                       "critical_threshold": 20, "unknown_tool_threshold": 10,
-                       "global_circuit_breaker_threshold": 30,
-                       "post_compaction_guard": {"window_size": 3}},
-    "detectors": {"generic_repeat": {"enabled": True}, "known_poll_no_progress": {"enabled": True},
-                  "ping_pong": {"enabled": True}},
-    "agents": {"safe-runner": {"loop_detection": {"enabled": True, "warning_threshold": 8,
-                                                  "critical_threshold": 16}}},
+    "loop_detection": {
+        "enabled": False,
+        "history_size": 30,
+        "warning_threshold": 10,
+        "critical_threshold": 20,
+        "unknown_tool_threshold": 10,
+        "global_circuit_breaker_threshold": 30,
+        "post_compaction_guard": {"window_size": 3},
+    },
+    "detectors": {
+        "generic_repeat": {"enabled": True},
+        "known_poll_no_progress": {"enabled": True},
+        "ping_pong": {"enabled": True},
+    },
+    "agents": {
+        "safe-runner": {
+            "loop_detection": {"enabled": True, "warning_threshold": 8, "critical_threshold": 16}
+        }
+    },
 }
 
 
@@ -129,8 +140,10 @@ def test_wrong_type_is_reported_where_the_user_wrote_it() -> None:
 
 
 def test_other_openclaw_settings_are_ignored_with_a_warning() -> None:
-    text = "{tools: {exec: {host: 'x'}, loopDetection: {enabled: true}},\n" \
-           " agents: {defaults: {}, list: [{id: 'a', model: 'm', tools: {}}]}}"
+    text = (
+        "{tools: {exec: {host: 'x'}, loopDetection: {enabled: true}},\n"
+        " agents: {defaults: {}, list: [{id: 'a', model: 'm', tools: {}}]}}"
+    )
     document = load_rules_text(text, "full.json5")
     assert document.data["loop_detection"]["enabled"] is True
     assert document.data["agents"] == {"a": {}}
@@ -140,8 +153,7 @@ def test_other_openclaw_settings_are_ignored_with_a_warning() -> None:
 
 
 def test_agent_without_id_and_duplicate_agents_are_errors() -> None:
-    for text in ("{agents: {list: [{tools: {}}]}}",
-                 "{agents: {list: [{id: 'a'}, {id: 'a'}]}}"):
+    for text in ("{agents: {list: [{tools: {}}]}}", "{agents: {list: [{id: 'a'}, {id: 'a'}]}}"):
         with pytest.raises(RulesError):
             load_rules_text(text, "agents.json5")
 
@@ -156,11 +168,19 @@ def test_json5_syntax_errors_have_positions() -> None:
 
 
 def test_json5_reader_covers_the_subset() -> None:
-    doc = load_json5("/* c */ {a: 'x\\'y', \"b\": [1, -2.5, 0x10, +3, .5, Infinity,], c: null,"
-                     " $d_1: true, e: \"\\u00e9\\n\",}", "t")
+    doc = load_json5(
+        "/* c */ {a: 'x\\'y', \"b\": [1, -2.5, 0x10, +3, .5, Infinity,], c: null,"
+        ' $d_1: true, e: "\\u00e9\\n",}',
+        "t",
+    )
     [value] = doc.data
-    assert value == {"a": "x'y", "b": [1, -2.5, 16, 3, 0.5, float("inf")], "c": None,
-                     "$d_1": True, "e": "\u00e9\n"}
+    assert value == {
+        "a": "x'y",
+        "b": [1, -2.5, 16, 3, 0.5, float("inf")],
+        "c": None,
+        "$d_1": True,
+        "e": "\u00e9\n",
+    }
     assert doc.findings == []
 
 

@@ -17,22 +17,32 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from loopguard.config.load import load_rules_text
 from loopguard.errors import RulesError
 from loopguard.lint.linter import lint_bytes
-from loopguard.config.load import load_rules_text
 
 pytestmark = pytest.mark.slow  # Hypothesis searches over whole rules documents
 
-SEEDS = [resources.files("loopguard.rules").joinpath(name).read_text("utf-8")
-         for name in ("default.yaml", "portfolio-en.yaml")]
-SEEDS.append('{version: 1, loop_detection: {enabled: true, warning_threshold: 4}, '
-             'messages: {en: {blocked: "no: {message}"}}, extends: ["builtin:portfolio"]}')
+SEEDS = [
+    resources.files("loopguard.rules").joinpath(name).read_text("utf-8")
+    for name in ("default.yaml", "portfolio-en.yaml")
+]
+SEEDS.append(
+    "{version: 1, loop_detection: {enabled: true, warning_threshold: 4}, "
+    'messages: {en: {blocked: "no: {message}"}}, extends: ["builtin:portfolio"]}'
+)
 SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=12)
 small = st.integers(min_value=-5, max_value=200)
-scalars = st.one_of(st.none(), st.booleans(), small, st.floats(allow_nan=False), words,
-                    st.integers(min_value=-(2**70), max_value=2**70))
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    small,
+    st.floats(allow_nan=False),
+    words,
+    st.integers(min_value=-(2**70), max_value=2**70),
+)
 
 
 @st.composite
@@ -40,25 +50,63 @@ def documents(draw: Any) -> dict[str, Any]:
     """Rules documents close to valid: real keys with values drawn near their domain."""
     doc: dict[str, Any] = {"version": draw(st.sampled_from([1, 1, 1, 1.0, 2, "1", True]))}
     if draw(st.booleans()):
-        doc["loop_detection"] = draw(st.dictionaries(st.sampled_from(
-            ["enabled", "warning_threshold", "critical_threshold", "history_size",
-             "global_circuit_breaker_threshold", "unknown_tool_threshold"]),
-            st.one_of(small, st.booleans()), max_size=4))
+        doc["loop_detection"] = draw(
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "enabled",
+                        "warning_threshold",
+                        "critical_threshold",
+                        "history_size",
+                        "global_circuit_breaker_threshold",
+                        "unknown_tool_threshold",
+                    ]
+                ),
+                st.one_of(small, st.booleans()),
+                max_size=4,
+            )
+        )
     if draw(st.booleans()):
         doc["keyword_sets"] = draw(st.dictionaries(words, st.lists(words, max_size=3), max_size=3))
     if draw(st.booleans()):
-        doc["messages"] = {"en": draw(st.dictionaries(st.sampled_from(
-            ["blocked", "warn_note", "breaker", "round_cap", "retry"]),
-            st.one_of(words, st.sampled_from(["{message}", "{rounds}", "{x.y}", "{message:>9}",
-                                               "{{ok}}", "}", "{"])), max_size=3))}
+        doc["messages"] = {
+            "en": draw(
+                st.dictionaries(
+                    st.sampled_from(["blocked", "warn_note", "breaker", "round_cap", "retry"]),
+                    st.one_of(
+                        words,
+                        st.sampled_from(
+                            ["{message}", "{rounds}", "{x.y}", "{message:>9}", "{{ok}}", "}", "{"]
+                        ),
+                    ),
+                    max_size=3,
+                )
+            )
+        }
     if draw(st.booleans()):
-        doc["detectors"] = {"unknown_tool_repeat": {"patterns": draw(st.lists(st.sampled_from(
-            ["x+", "(a+)+", "(?:(?:a{1000}){1000}){1000}", "(", "\\p{L}+", "a{3,}"]), max_size=2))}}
+        doc["detectors"] = {
+            "unknown_tool_repeat": {
+                "patterns": draw(
+                    st.lists(
+                        st.sampled_from(
+                            ["x+", "(a+)+", "(?:(?:a{1000}){1000}){1000}", "(", "\\p{L}+", "a{3,}"]
+                        ),
+                        max_size=2,
+                    )
+                )
+            }
+        }
     if draw(st.booleans()):
         doc[draw(words)] = draw(scalars)
     if draw(st.booleans()):
-        doc["extends"] = draw(st.lists(st.sampled_from(
-            ["builtin:portfolio", "builtin:nope", "../x.yaml", "/etc/passwd", "a\x00b"]), max_size=2))
+        doc["extends"] = draw(
+            st.lists(
+                st.sampled_from(
+                    ["builtin:portfolio", "builtin:nope", "../x.yaml", "/etc/passwd", "a\x00b"]
+                ),
+                max_size=2,
+            )
+        )
     return doc
 
 
@@ -82,14 +130,25 @@ def mutated(draw: Any) -> tuple[str, str]:
         if kind == "truncate":
             text = text[:at]
         elif kind == "flip" and text:
-            text = text[:at] + chr(draw(st.integers(0, 0x10FFFF).filter(
-                lambda c: not 0xD800 <= c <= 0xDFFF))) + text[at + 1:]
+            text = (
+                text[:at]
+                + chr(draw(st.integers(0, 0x10FFFF).filter(lambda c: not 0xD800 <= c <= 0xDFFF)))
+                + text[at + 1 :]
+            )
         elif kind == "insert":
-            text = text[:at] + draw(st.sampled_from(list("{}[],:'\"\n -#&*!|>\\") + ["\\ud83d", "\t"])) + text[at:]
+            text = (
+                text[:at]
+                + draw(st.sampled_from(list("{}[],:'\"\n -#&*!|>\\") + ["\\ud83d", "\t"]))
+                + text[at:]
+            )
         elif kind == "delete":
-            text = text[:at] + text[at + 1:]
+            text = text[:at] + text[at + 1 :]
         elif kind == "swap":
-            text = text[:at] + draw(st.sampled_from(["[]", "{}", "null", "1.5", "true", "'s'", "9" * 80])) + text[at:]
+            text = (
+                text[:at]
+                + draw(st.sampled_from(["[]", "{}", "null", "1.5", "true", "'s'", "9" * 80]))
+                + text[at:]
+            )
     name = "rules.json5" if as_json and draw(st.booleans()) else "rules.yaml"
     return text, name
 
@@ -103,7 +162,9 @@ def _positioned(findings: list[Any]) -> None:
 
 @settings(suppress_health_check=SLOW)
 @given(documents(), st.booleans())
-def test_generated_documents_load_or_fail_with_positions(doc: dict[str, Any], as_json: bool) -> None:
+def test_generated_documents_load_or_fail_with_positions(
+    doc: dict[str, Any], as_json: bool
+) -> None:
     text = _render(doc, as_json)
     try:
         load_rules_text(text, "rules.json5" if as_json else "rules.yaml")

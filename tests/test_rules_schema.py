@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from loopguard.config.positions import SourceDoc
 from loopguard.config.load import analyze_text
+from loopguard.config.positions import SourceDoc
 from loopguard.config.schema import assemble, assemble_schema, core_schema
 from loopguard.config.validate import schema_findings
 
@@ -24,8 +24,10 @@ class FakeDetector:
     levels: tuple[str, ...] = ("warn",)
 
 
-GOOD = FakeDetector("slow_tool", {"type": "object", "properties": {
-    "max_seconds": {"type": "integer", "minimum": 1}}})
+GOOD = FakeDetector(
+    "slow_tool",
+    {"type": "object", "properties": {"max_seconds": {"type": "integer", "minimum": 1}}},
+)
 
 
 def test_core_schema_is_valid_draft_2020_12_package_data() -> None:
@@ -42,24 +44,32 @@ def test_detector_options_are_placed_under_their_id_with_enabled() -> None:
     block = schema["properties"]["detectors"]
     assert block["additionalProperties"] is False
     options = block["properties"]["slow_tool"]
-    assert options["properties"]["enabled"] == {"description": "Turn this detector on or off.",
-                                                "type": "boolean"}
+    assert options["properties"]["enabled"] == {
+        "description": "Turn this detector on or off.",
+        "type": "boolean",
+    }
     assert options["properties"]["max_seconds"] == {"type": "integer", "minimum": 1}
     assert options["additionalProperties"] is False
 
 
 def test_plugin_options_are_validated_like_builtins() -> None:
     schema = assemble_schema([GOOD])
-    doc = SourceDoc("r.yaml", {"version": 1, "detectors": {
-        "slow_tool": {"max_seconds": 0, "max_secs": 3}, "other": {}}},
-        positions={(): (1, 1)})
+    doc = SourceDoc(
+        "r.yaml",
+        {"version": 1, "detectors": {"slow_tool": {"max_seconds": 0, "max_secs": 3}, "other": {}}},
+        positions={(): (1, 1)},
+    )
     messages = sorted(f.message for f in schema_findings(doc, schema))
-    assert messages == ["must be >= 1, got 0", "unknown detector 'other'",
-                        "unknown key 'max_secs' (did you mean 'max_seconds'?)"]
+    assert messages == [
+        "must be >= 1, got 0",
+        "unknown detector 'other'",
+        "unknown key 'max_secs' (did you mean 'max_seconds'?)",
+    ]
 
 
-@pytest.mark.parametrize("bad", [{"type": "no-such-type"}, {"properties": 5}, "not a mapping",
-                                 {"minimum": "x"}])
+@pytest.mark.parametrize(
+    "bad", [{"type": "no-such-type"}, {"properties": 5}, "not a mapping", {"minimum": "x"}]
+)
 def test_invalid_options_schema_is_skipped_and_reported(bad: Any) -> None:
     assembly = assemble([FakeDetector("broken", bad, source="pkg[broken]"), GOOD])
     assert assembly.detector_ids == ("slow_tool",)
@@ -71,8 +81,9 @@ def test_invalid_options_schema_is_skipped_and_reported(bad: Any) -> None:
 def test_detector_without_schema_gets_just_enabled_and_duplicates_are_skipped() -> None:
     assembly = assemble([FakeDetector("plain", None), FakeDetector("plain")])
     options = assembly.schema["properties"]["detectors"]["properties"]["plain"]
-    assert options["properties"] == {"enabled": {"description": "Turn this detector on or off.",
-                                                 "type": "boolean"}}
+    assert options["properties"] == {
+        "enabled": {"description": "Turn this detector on or off.", "type": "boolean"}
+    }
     assert len(assembly.problems) == 1 and "twice" in assembly.problems[0]
 
 
@@ -95,15 +106,17 @@ def test_without_a_registry_the_core_schema_is_used(monkeypatch: pytest.MonkeyPa
     assembly = assemble()
     assert not assembly.closed and assembly.problems == ("no registry",)
     assert assembly.schema == core_schema()
-    result = analyze_text("version: 1\ndetectors:\n  anything: {enabled: 3}\n", "o.yaml",
-                          assembly=assembly)
+    result = analyze_text(
+        "version: 1\ndetectors:\n  anything: {enabled: 3}\n", "o.yaml", assembly=assembly
+    )
     assert [(f.line, f.col, f.code) for f in result.errors] == [(3, 23, "type")]
 
 
 def test_a_fake_registry_is_used_when_loading(monkeypatch: pytest.MonkeyPatch) -> None:
     assembly = assemble([GOOD])
-    result = analyze_text("version: 1\ndetectors:\n  slow_tool: {max_seconds: 'x'}\n",
-                          "p.yaml", assembly=assembly)
+    result = analyze_text(
+        "version: 1\ndetectors:\n  slow_tool: {max_seconds: 'x'}\n", "p.yaml", assembly=assembly
+    )
     mine = [(f.line, f.col, f.code) for f in result.errors if f.file == "p.yaml"]
     assert mine == [(3, 28, "type")]
     # the built-in detectors are unknown to this fake registry, so default.yaml's are errors too

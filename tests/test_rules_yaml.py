@@ -18,8 +18,11 @@ def codes(text: str) -> list[str]:
 
 def test_values_keep_their_line_and_column() -> None:
     doc = load_yaml("version: 1\nloop_detection:\n  history_size: 30\nlist: [a, {id: b}]\n", "t")
-    assert doc.data == {"version": 1, "loop_detection": {"history_size": 30},
-                        "list": ["a", {"id": "b"}]}
+    assert doc.data == {
+        "version": 1,
+        "loop_detection": {"history_size": 30},
+        "list": ["a", {"id": "b"}],
+    }
     assert doc.positions[("loop_detection", "history_size")] == (3, 17)
     assert doc.key_positions[("loop_detection", "history_size")] == (3, 3)
     assert doc.positions[("list", 1, "id")] == (4, 16)
@@ -29,15 +32,32 @@ def test_values_keep_their_line_and_column() -> None:
 def test_duplicate_keys_are_errors_naming_both_lines() -> None:
     doc = load_yaml("a: 1\nb:\n  c: 1\n  c: 2\n", "t")
     [finding] = doc.findings
-    assert (finding.line, finding.col, finding.level, finding.code) == (4, 3, "error", "duplicate-key")
+    assert (finding.line, finding.col, finding.level, finding.code) == (
+        4,
+        3,
+        "error",
+        "duplicate-key",
+    )
     assert "first defined at line 3" in finding.message
     assert finding.path == "b.c"
 
 
 def test_yes_no_on_off_stay_strings_and_numbers_follow_yaml_1_2() -> None:
     doc = load_yaml("a: [yes, no, on, off, true, False, 017, 0x1f, 1.5, 2024-01-01, 1:30, ~]", "t")
-    assert doc.data["a"] == ["yes", "no", "on", "off", True, False, 17, 31, 1.5, "2024-01-01",
-                             "1:30", None]
+    assert doc.data["a"] == [
+        "yes",
+        "no",
+        "on",
+        "off",
+        True,
+        False,
+        17,
+        31,
+        1.5,
+        "2024-01-01",
+        "1:30",
+        None,
+    ]
 
 
 def test_merge_keys_are_supported_and_explicit_keys_win() -> None:
@@ -132,7 +152,12 @@ def test_an_escape_beyond_the_last_code_point_is_a_positioned_syntax_error(tmp_p
         assert "beyond U+10FFFF" in doc.findings[0].message
     path = tmp_path / "rules.yaml"
     path.write_text('version: 1\nmessages:\n  en:\n    warn: "\\U7fffffff"\n', encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "loopguard", "lint", str(path)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "loopguard", "lint", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"{path}:4:" in done.stdout and "beyond U+10FFFF" in done.stdout

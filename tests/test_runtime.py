@@ -16,8 +16,8 @@ import pytest
 from fakes import AsyncScriptedModel, Portfolio, ScriptedModel, calls, say
 
 import loopguard
-from loopguard.text.messages import render
 from loopguard.runtime.loop import TurnResult, arun_turn, run_turn
+from loopguard.text.messages import render
 
 Driver = Callable[..., tuple[TurnResult, ScriptedModel]]
 PORTFOLIO = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio"]})
@@ -28,7 +28,9 @@ def _asyncify(tools: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., A
         async def tool(args: dict[str, Any]) -> Any:
             await asyncio.sleep(0)
             return fn(args)
+
         return tool
+
     return {name: wrap(fn) for name, fn in tools.items()}
 
 
@@ -36,8 +38,14 @@ def _asyncify(tools: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., A
 def drive(request: pytest.FixtureRequest) -> Driver:
     """drive(rounds, tools, messages, session=None, **kw) -> (result, model)."""
 
-    def run(rounds: list[Any], tools: dict[str, Any], messages: list[dict[str, Any]],
-            session: Any = None, repeat_last: bool = False, **kw: Any) -> tuple[TurnResult, ScriptedModel]:
+    def run(
+        rounds: list[Any],
+        tools: dict[str, Any],
+        messages: list[dict[str, Any]],
+        session: Any = None,
+        repeat_last: bool = False,
+        **kw: Any,
+    ) -> tuple[TurnResult, ScriptedModel]:
         session = session or loopguard.Guard.default().session("s1")
         if request.param == "sync":
             model = ScriptedModel(rounds, repeat_last)
@@ -57,7 +65,12 @@ def tool_messages(result: TurnResult) -> list[dict[str, Any]]:
 
 
 def assert_every_id_answered(result: TurnResult) -> None:
-    asked = [c["id"] for m in result.messages if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+    asked = [
+        c["id"]
+        for m in result.messages
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls", [])
+    ]
     answered = [m["tool_call_id"] for m in tool_messages(result)]
     assert sorted(asked) == sorted(answered)
 
@@ -68,10 +81,16 @@ def payload(message: dict[str, Any]) -> dict[str, Any]:
 
 def test_plan_only_then_retry_then_tool_then_answer(drive: Driver) -> None:
     portfolio = Portfolio()
-    result, model = drive([say("计划：1. 先读取持仓 2. 再分析"),
-                           calls(("portfolio", {"mode": "diagnose"})),
-                           say("你的持仓很健康")],
-                          {"portfolio": portfolio}, user("帮我看看持仓"), PORTFOLIO.session("p"))
+    result, model = drive(
+        [
+            say("计划：1. 先读取持仓 2. 再分析"),
+            calls(("portfolio", {"mode": "diagnose"})),
+            say("你的持仓很健康"),
+        ],
+        {"portfolio": portfolio},
+        user("帮我看看持仓"),
+        PORTFOLIO.session("p"),
+    )
     assert model.calls == 3
     assert portfolio.calls == [{"mode": "diagnose"}]
     assert result.text == "你的持仓很健康"
@@ -82,8 +101,12 @@ def test_plan_only_then_retry_then_tool_then_answer(drive: Driver) -> None:
 
 
 def test_three_text_answers_end_with_the_warning(drive: Driver) -> None:
-    result, model = drive([say("持仓不错"), say("真的不错"), say("非常不错")], {"portfolio": Portfolio()},
-                          user("帮我看看持仓"), PORTFOLIO.session("w"))
+    result, model = drive(
+        [say("持仓不错"), say("真的不错"), say("非常不错")],
+        {"portfolio": Portfolio()},
+        user("帮我看看持仓"),
+        PORTFOLIO.session("w"),
+    )
     assert model.calls == 3
     session_config = PORTFOLIO.session("x").config
     warning = render(session_config, "exhausted", "中", tool="portfolio", retries=2)
@@ -94,7 +117,9 @@ def test_three_text_answers_end_with_the_warning(drive: Driver) -> None:
 
 def test_a_required_tool_the_agent_does_not_offer_is_no_requirement(drive: Driver) -> None:
     session = PORTFOLIO.session("offered")
-    result, model = drive([say("持仓不错")], {"search": lambda a: "none"}, user("帮我看看持仓"), session)
+    result, model = drive(
+        [say("持仓不错")], {"search": lambda a: "none"}, user("帮我看看持仓"), session
+    )
     assert (model.calls, result.text) == (1, "持仓不错")
     assert result.messages == [{"role": "assistant", "content": "持仓不错"}]
     assert [e.kind for e in result.events] == ["finish"] and result.events[0].detail == "ok"
@@ -114,9 +139,12 @@ def test_a_question_needing_no_tool_takes_one_model_call(drive: Driver) -> None:
 def test_the_same_call_three_rounds_in_a_row_gets_one_doom_loop_error(drive: Driver) -> None:
     search = calls(("search", {"q": "海德股份"}))
     ran: list[Any] = []
-    result, model = drive([search, search, search, say("never asked")],
-                          {"search": lambda a: ran.append(a) or {"hits": 0}}, user("查一下海德股份"),
-                          session=PORTFOLIO.session("doom"))  # the seed's rules: a breaker at once
+    result, model = drive(
+        [search, search, search, say("never asked")],
+        {"search": lambda a: ran.append(a) or {"hits": 0}},
+        user("查一下海德股份"),
+        session=PORTFOLIO.session("doom"),
+    )  # the seed's rules: a breaker at once
     errors = [payload(m) for m in tool_messages(result) if payload(m).get("status") == "error"]
     assert len(errors) == 1 and errors[0]["detector"] == "doom_loop_exact"
     assert errors[0]["reason"] == "tool-loop" and errors[0]["count"] == 3
@@ -124,7 +152,9 @@ def test_the_same_call_three_rounds_in_a_row_gets_one_doom_loop_error(drive: Dri
     # SPEC §1: the breaker ends the turn (no required tool here, so no retry): 3 model calls,
     # and as the model wrote no text, the answer is the breaker's explanation.
     assert model.calls == 3
-    breaker = next(e.decision for e in result.events if e.decision and e.decision.action == "breaker")
+    breaker = next(
+        e.decision for e in result.events if e.decision and e.decision.action == "breaker"
+    )
     assert breaker.message and result.text == breaker.message
     assert result.messages[-1] == {"role": "assistant", "content": result.text}
     assert_every_id_answered(result)
@@ -133,8 +163,12 @@ def test_the_same_call_three_rounds_in_a_row_gets_one_doom_loop_error(drive: Dri
 def test_a_breaker_keeps_the_text_the_model_wrote_so_far(drive: Driver) -> None:
     search = calls(("search", {"q": "x"}))
     first = calls(("search", {"q": "x"}), content="我先搜索一下。")
-    result, model = drive([first, search, search], {"search": lambda a: "none"}, user("查一下 x"),
-                          session=PORTFOLIO.session("text"))
+    result, model = drive(
+        [first, search, search],
+        {"search": lambda a: "none"},
+        user("查一下 x"),
+        session=PORTFOLIO.session("text"),
+    )
     assert model.calls == 3
     assert result.text == "我先搜索一下。"
     assert result.messages[-1] == {"role": "assistant", "content": "我先搜索一下。"}
@@ -144,10 +178,21 @@ def test_a_breaker_in_a_round_with_several_calls_answers_all_of_them(drive: Driv
     ran: list[Any] = []
     tools = {"search": lambda a: ran.append(a) or "ok"}
     search = ("search", {"q": "x"})
-    result, _ = drive([calls(search), calls(search),
-                       calls(search, ("search", {"q": "y"}), ("search", {"q": "z"})), say("好")],
-                      tools, user("搜索 x"), session=PORTFOLIO.session("several"))
-    statuses = [payload(m)["status"] if m["content"].startswith("{") else "ok" for m in tool_messages(result)]
+    result, _ = drive(
+        [
+            calls(search),
+            calls(search),
+            calls(search, ("search", {"q": "y"}), ("search", {"q": "z"})),
+            say("好"),
+        ],
+        tools,
+        user("搜索 x"),
+        session=PORTFOLIO.session("several"),
+    )
+    statuses = [
+        payload(m)["status"] if m["content"].startswith("{") else "ok"
+        for m in tool_messages(result)
+    ]
     assert statuses == ["ok", "ok", "error", "aborted", "aborted"]
     assert len(ran) == 2
     assert_every_id_answered(result)
@@ -156,14 +201,21 @@ def test_a_breaker_in_a_round_with_several_calls_answers_all_of_them(drive: Driv
 def test_default_rules_block_the_third_repeat_then_stop_the_fourth(drive: Driver) -> None:
     search = calls(("search", {"q": "x"}))
     ran: list[Any] = []
-    result, model = drive([search, search, search, search, say("never asked")],
-                          {"search": lambda a: ran.append(a) or {"hits": 0}}, user("search x"))
-    statuses = [payload(m).get("status") if m["content"].startswith("{\"status") else "ok"
-                for m in tool_messages(result)]
+    result, model = drive(
+        [search, search, search, search, say("never asked")],
+        {"search": lambda a: ran.append(a) or {"hits": 0}},
+        user("search x"),
+    )
+    statuses = [
+        payload(m).get("status") if m["content"].startswith('{"status') else "ok"
+        for m in tool_messages(result)
+    ]
     # the third identical call is blocked with a message and the turn goes on; the model
     # repeating it anyway is a second critical in the run: a breaker ends the turn
     assert statuses == ["ok", "ok", "blocked", "error"] and len(ran) == 2
-    actions = [e.decision.action for e in result.events if e.decision and e.decision.action != "allow"]
+    actions = [
+        e.decision.action for e in result.events if e.decision and e.decision.action != "allow"
+    ]
     assert actions == ["critical", "breaker"] and model.calls == 4
     assert_every_id_answered(result)
 
@@ -172,8 +224,13 @@ def test_the_round_cap_stops_the_turn(drive: Driver) -> None:
     session = loopguard.Guard.default().session("cap")
     cap = session.config["turn"]["max_tool_rounds"]
     distinct = lambda messages, _tools: calls(("search", {"q": f"page {len(messages)}"}))  # noqa: E731
-    result, model = drive([distinct], {"search": lambda a: {"page": a["q"]}}, user("search everything"),
-                          session=session, repeat_last=True)
+    result, model = drive(
+        [distinct],
+        {"search": lambda a: {"page": a["q"]}},
+        user("search everything"),
+        session=session,
+        repeat_last=True,
+    )
     assert model.calls == cap and result.stopped
     stop = result.events[-1]
     assert stop.kind == "stop" and stop.decision is not None and stop.decision.action == "breaker"
@@ -187,8 +244,12 @@ def test_a_raising_tool_reaches_the_model_as_an_error_and_is_a_failure(drive: Dr
         raise RuntimeError("quote service down")
 
     session = loopguard.Guard.default().session("err")
-    result, model = drive([calls(("quote", {"code": "600000"})), say("报价服务暂时不可用")],
-                          {"quote": broken}, user("查一下 600000 的报价"), session=session)
+    result, model = drive(
+        [calls(("quote", {"code": "600000"})), say("报价服务暂时不可用")],
+        {"quote": broken},
+        user("查一下 600000 的报价"),
+        session=session,
+    )
     error = payload(tool_messages(result)[0])
     assert error == {"status": "error", "error": "RuntimeError: quote service down"}
     assert model.requests[1][0][-1]["content"] == tool_messages(result)[0]["content"]
@@ -197,8 +258,11 @@ def test_a_raising_tool_reaches_the_model_as_an_error_and_is_a_failure(drive: Dr
 
 def test_invalid_json_arguments_give_an_error_result_and_do_not_run(drive: Driver) -> None:
     ran: list[Any] = []
-    result, _ = drive([calls(("search", "{not json")), calls(("search", "[1, 2]")), say("好")],
-                      {"search": ran.append}, user("搜索"))
+    result, _ = drive(
+        [calls(("search", "{not json")), calls(("search", "[1, 2]")), say("好")],
+        {"search": ran.append},
+        user("搜索"),
+    )
     results = [payload(m) for m in tool_messages(result)]
     assert [r["status"] for r in results] == ["error", "error"]
     assert "invalid JSON" in results[0]["error"] and "JSON object" in results[1]["error"]
@@ -213,9 +277,19 @@ def test_an_unknown_tool_is_an_error_result(drive: Driver) -> None:
 def test_a_retry_after_a_breaker_reopens_the_tools(drive: Driver) -> None:
     portfolio = Portfolio()
     loop = calls(("search", {"q": "持仓"}))
-    result, model = drive([loop, loop, loop, say("没查到"), calls(("portfolio", {"mode": "diagnose"})),
-                           say("诊断完成")], {"search": lambda a: "none", "portfolio": portfolio},
-                          user("帮我看看持仓"), PORTFOLIO.session("b"))
+    result, model = drive(
+        [
+            loop,
+            loop,
+            loop,
+            say("没查到"),
+            calls(("portfolio", {"mode": "diagnose"})),
+            say("诊断完成"),
+        ],
+        {"search": lambda a: "none", "portfolio": portfolio},
+        user("帮我看看持仓"),
+        PORTFOLIO.session("b"),
+    )
     # round 3: breaker, requirement unmet -> retry 1; round 4: a text answer -> retry 2;
     # round 5: the required call; round 6: the answer. Tools are offered on every retry.
     assert [enabled for _, enabled in model.requests] == [True] * 6
@@ -233,27 +307,41 @@ def test_on_round_can_replace_the_context_and_reports_compaction(drive: Driver) 
         seen.append(rnd)
         return [{"role": "system", "content": "summary"}, *messages[-2:]] if rnd == 2 else None
 
-    result, model = drive([calls(("search", {"q": 1})), say("done")], {"search": lambda a: "r"},
-                          user("search"), on_round=compact)
+    result, model = drive(
+        [calls(("search", {"q": 1})), say("done")],
+        {"search": lambda a: "r"},
+        user("search"),
+        on_round=compact,
+    )
     assert seen == [2]
     assert model.requests[1][0][0] == {"role": "system", "content": "summary"}
     assert len(result.messages) == 3
 
 
 def test_events_are_renderable(drive: Driver) -> None:
-    result, _ = drive([calls(("search", {"q": 1})), say("done")], {"search": lambda a: "r"}, user("hi"))
+    result, _ = drive(
+        [calls(("search", {"q": 1})), say("done")], {"search": lambda a: "r"}, user("hi")
+    )
     kinds = [e.to_dict()["kind"] for e in result.events]
     assert kinds == ["decision", "finish"]
     assert result.events[0].to_dict()["decision"]["action"] == "allow"
 
 
 def test_a_warning_note_is_appended_to_the_result_the_model_sees(drive: Driver) -> None:
-    guard = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:default"],
-                                       "loop_detection": {"enabled": True, "warning_threshold": 2}})
+    guard = loopguard.Guard.from_dict(
+        {
+            "version": 1,
+            "extends": ["builtin:default"],
+            "loop_detection": {"enabled": True, "warning_threshold": 2},
+        }
+    )
     poll = calls(("check_background_tasks", {}))
-    result, _ = drive([poll, poll, poll, say("still running")],
-                      {"check_background_tasks": lambda a: {"running": 1}}, user("wait for it"),
-                      session=guard.session("warn"))
+    result, _ = drive(
+        [poll, poll, poll, say("still running")],
+        {"check_background_tasks": lambda a: {"running": 1}},
+        user("wait for it"),
+        session=guard.session("warn"),
+    )
     contents = [m["content"] for m in tool_messages(result)]
     warned = [e.decision for e in result.events if e.decision and e.decision.action == "warn"]
     assert len(warned) == 1 and warned[0].notify and warned[0].message
@@ -271,9 +359,12 @@ def test_a_breaker_from_after_call_closes_the_tools(drive: Driver) -> None:
             return list(messages)
         return None
 
-    result, model = drive([poll, poll, poll, poll, say("never asked")],
-                          {"check_background_tasks": lambda a: {"running": 1}}, user("wait for it"),
-                          on_round=compact)
+    result, model = drive(
+        [poll, poll, poll, poll, say("never asked")],
+        {"check_background_tasks": lambda a: {"running": 1}},
+        user("wait for it"),
+        on_round=compact,
+    )
     breaker = [e.decision for e in result.events if e.decision and e.decision.action == "breaker"]
     assert len(breaker) == 1 and breaker[0].phase == "after"
     assert breaker[0].detector == "post_compaction_guard"
@@ -287,9 +378,12 @@ def test_a_breaker_from_after_call_closes_the_tools(drive: Driver) -> None:
 def test_a_looping_model_under_a_requirement_gets_its_retries_then_a_warning(drive: Driver) -> None:
     ran: list[Any] = []
     loop = calls(("search", {"q": "持仓"}))
-    result, model = drive([loop, loop, loop, loop, loop],
-                          {"search": lambda a: ran.append(a) or "none", "portfolio": Portfolio()},
-                          user("帮我看看持仓"), PORTFOLIO.session("l"))
+    result, model = drive(
+        [loop, loop, loop, loop, loop],
+        {"search": lambda a: ran.append(a) or "none", "portfolio": Portfolio()},
+        user("帮我看看持仓"),
+        PORTFOLIO.session("l"),
+    )
     # rounds 3, 4 and 5 each end in a doom-loop breaker; the first two get retries, the last
     # finishes with the exhausted warning in front of the breaker's explanation.
     assert model.calls == 5 and len(ran) == 2
@@ -312,8 +406,9 @@ def test_run_turn_refuses_async_callables_clearly() -> None:
         return "never"
 
     session = loopguard.Guard.default().session("sync-async")
-    result = run_turn(ScriptedModel([calls(("slow", {})), say("ok")]), {"slow": slow_tool},
-                      user("hi"), session)
+    result = run_turn(
+        ScriptedModel([calls(("slow", {})), say("ok")]), {"slow": slow_tool}, user("hi"), session
+    )
     assert "use arun_turn" in payload(tool_messages(result)[0])["error"]
     with pytest.raises(TypeError, match="arun_turn"):
         run_turn(AsyncScriptedModel([say("hi")]), {}, user("hi"), session)

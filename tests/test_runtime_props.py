@@ -31,15 +31,23 @@ def _boom(args: dict[str, Any]) -> Any:
     raise ValueError("boom")
 
 
-TOOLS = {"search": lambda a: {"hits": 1}, "portfolio": lambda a: {"mode": a.get("mode")}, "boom": _boom}
+TOOLS = {
+    "search": lambda a: {"hits": 1},
+    "portfolio": lambda a: {"mode": a.get("mode")},
+    "boom": _boom,
+}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(script=st.lists(round_, min_size=1, max_size=8),
-       question=st.sampled_from(["帮我看看持仓", "我有什么持仓", "hello", "做个体检"]),
-       guard=st.sampled_from(GUARDS), offered=st.booleans())
-def test_every_call_is_answered_and_the_turn_ends(script: list[Any], question: str,
-                                                   guard: loopguard.Guard, offered: bool) -> None:
+@given(
+    script=st.lists(round_, min_size=1, max_size=8),
+    question=st.sampled_from(["帮我看看持仓", "我有什么持仓", "hello", "做个体检"]),
+    guard=st.sampled_from(GUARDS),
+    offered=st.booleans(),
+)
+def test_every_call_is_answered_and_the_turn_ends(
+    script: list[Any], question: str, guard: loopguard.Guard, offered: bool
+) -> None:
     session = guard.session(f"prop-{next(IDS)}")
     model = ScriptedModel(script, repeat_last=True)
     tools = TOOLS if offered else {k: v for k, v in TOOLS.items() if k != "portfolio"}
@@ -47,7 +55,12 @@ def test_every_call_is_answered_and_the_turn_ends(script: list[Any], question: s
     cap = session.config["turn"]["max_tool_rounds"]
     assert isinstance(result.text, str)
     assert 1 <= model.calls <= cap and result.model_calls == model.calls
-    asked = [c["id"] for m in result.messages if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+    asked = [
+        c["id"]
+        for m in result.messages
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls", [])
+    ]
     answered = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
     assert sorted(asked) == sorted(answered)
     if not result.stopped:

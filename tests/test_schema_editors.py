@@ -31,7 +31,9 @@ def _native_cases() -> list[Path]:
     """Valid lint cases written in loopguard's own keys (OpenClaw blocks are translated first)."""
     found = []
     for path in sorted(CASES.rglob("*")):
-        if path.suffix in (".yaml", ".yml") and not is_openclaw(yaml.safe_load(path.read_text("utf-8"))):
+        if path.suffix in (".yaml", ".yml") and not is_openclaw(
+            yaml.safe_load(path.read_text("utf-8"))
+        ):
             found.append(path)
     return found
 
@@ -71,10 +73,13 @@ def test_no_ecma_regex_format_and_python_patterns_are_marked() -> None:
 
 
 def test_every_property_has_a_description() -> None:
-    missing = [f"{p}/{key}" for p, n in _nodes(assemble_schema()) if isinstance(n, dict)
-               and isinstance(n.get("properties"), dict)
-               for key, prop in n["properties"].items()
-               if not (isinstance(prop, dict) and prop.get("description"))]
+    missing = [
+        f"{p}/{key}"
+        for p, n in _nodes(assemble_schema())
+        if isinstance(n, dict) and isinstance(n.get("properties"), dict)
+        for key, prop in n["properties"].items()
+        if not (isinstance(prop, dict) and prop.get("description"))
+    ]
     assert missing == []
 
 
@@ -90,10 +95,16 @@ def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 def _check(schema: dict[str, Any], node: dict[str, Any], value: Any, path: str) -> int:
     """Each value `value` sets is the default of its property (mappings walked by properties)."""
     inner = _resolve(schema, node)
-    if isinstance(value, dict) and value and "default" not in node \
-            and isinstance(inner.get("properties"), dict):
-        return sum(_check(schema, inner["properties"][key], item, f"{path}.{key}")
-                   for key, item in value.items())
+    if (
+        isinstance(value, dict)
+        and value
+        and "default" not in node
+        and isinstance(inner.get("properties"), dict)
+    ):
+        return sum(
+            _check(schema, inner["properties"][key], item, f"{path}.{key}")
+            for key, item in value.items()
+        )
     if value == {} and isinstance(inner.get("properties"), dict):
         return 0  # an empty block of options: its own options carry the defaults
     assert node.get("default") == value, path
@@ -102,8 +113,9 @@ def _check(schema: dict[str, Any], node: dict[str, Any], value: Any, path: str) 
 
 def test_every_default_comes_from_default_yaml() -> None:
     schema = assemble_schema()
-    defaults = yaml.safe_load(resources.files("loopguard.rules").joinpath("default.yaml")
-                              .read_text(encoding="utf-8"))
+    defaults = yaml.safe_load(
+        resources.files("loopguard.rules").joinpath("default.yaml").read_text(encoding="utf-8")
+    )
     defaults.pop("version")
     assert _check(schema, schema, defaults, "") >= 60
     loop = schema["$defs"]["loop_detection"]["properties"]
@@ -114,8 +126,12 @@ def test_every_default_comes_from_default_yaml() -> None:
 @pytest.mark.slow
 def test_check_jsonschema_accepts_every_pack_and_valid_case(schema_file: Path) -> None:
     files = [str(p) for p in (*_packs(), *_native_cases())]
-    done = subprocess.run([sys.executable, "-m", "check_jsonschema", "--schemafile",
-                           str(schema_file), *files], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--schemafile", str(schema_file), *files],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ok -- validation done" in done.stdout
 
@@ -124,25 +140,32 @@ def test_check_jsonschema_accepts_every_pack_and_valid_case(schema_file: Path) -
 def test_check_jsonschema_still_rejects_a_wrong_type(schema_file: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nloop_detection: {warning_threshold: ten}\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "check_jsonschema", "--schemafile",
-                           str(schema_file), str(bad)], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--schemafile", str(schema_file), str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 1 and "warning_threshold" in done.stdout
 
 
 @pytest.mark.parametrize("path", [*_packs(), *_native_cases()], ids=lambda p: p.name)
 def test_plain_jsonschema_accepts_it(path: Path) -> None:
-    validator = Draft202012Validator(assemble_schema(),
-                                     format_checker=Draft202012Validator.FORMAT_CHECKER)
+    validator = Draft202012Validator(
+        assemble_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
     errors = [e.message for e in validator.iter_errors(yaml.safe_load(path.read_text("utf-8")))]
     assert errors == []
 
 
-def test_a_pattern_that_does_not_compile_is_still_a_lint_error(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]
-                                                               ) -> None:
+def test_a_pattern_that_does_not_compile_is_still_a_lint_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rules = tmp_path / "r.yaml"
-    rules.write_text("version: 1\ndetectors:\n  unknown_tool_repeat: {patterns: ['(?P<name']}\n",
-                     encoding="utf-8")
+    rules.write_text(
+        "version: 1\ndetectors:\n  unknown_tool_repeat: {patterns: ['(?P<name']}\n",
+        encoding="utf-8",
+    )
     assert main(["lint", str(rules)]) == 1
     assert "error[bad-regex]: pattern does not compile" in capsys.readouterr().out
 

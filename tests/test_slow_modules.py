@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from slow_modules import INNER_LOOP, declares_slow
 
-SLOW_MODULE = '''
+SLOW_MODULE = """
 import pytest
 
 pytestmark = pytest.mark.slow  # a comment after the marker is fine
@@ -17,8 +17,8 @@ raise RuntimeError("the slow module was imported")
 
 def test_slow():
     pass
-'''
-FAST_MODULE = '''
+"""
+FAST_MODULE = """
 import pytest
 
 
@@ -29,7 +29,7 @@ def test_marked_slow():
 
 def test_fast():
     pass
-'''
+"""
 
 
 @pytest.fixture
@@ -41,9 +41,12 @@ def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 
 
 @pytest.mark.parametrize("expression", ["not slow", "  not   slow "])
-def test_the_inner_loop_does_not_import_a_whole_slow_module(inner: pytest.Pytester,
-                                                            expression: str) -> None:
-    result = inner.runpytest_inprocess("-p", "slow_modules", "-p", "no:cacheprovider", "-m", expression)
+def test_the_inner_loop_does_not_import_a_whole_slow_module(
+    inner: pytest.Pytester, expression: str
+) -> None:
+    result = inner.runpytest_inprocess(
+        "-p", "slow_modules", "-p", "no:cacheprovider", "-m", expression
+    )
     result.assert_outcomes(passed=1, deselected=1)
     assert "the slow module was imported" not in result.stdout.str()
 

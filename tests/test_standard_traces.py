@@ -46,9 +46,13 @@ def test_healthy_traces_are_allowed() -> None:
             assert set(decide(rules, name)) == {("allow", None)}
 
 
-@pytest.mark.parametrize(("name", "detector"), [
-    ("repeat", "doom_loop_exact"), ("ping_pong", "cycle"), ("big_args", "doom_loop_fuzzy")])
-def test_loop_traces_are_blocked_then_stopped_by_the_default_rules(name: str, detector: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "detector"),
+    [("repeat", "doom_loop_exact"), ("ping_pong", "cycle"), ("big_args", "doom_loop_fuzzy")],
+)
+def test_loop_traces_are_blocked_then_stopped_by_the_default_rules(
+    name: str, detector: str
+) -> None:
     seen = decide(RULES["default"], name)
     assert seen[("critical", detector)] == 1  # the first detection blocks with a message …
     assert seen[("breaker", detector)] > 0  # … and the model persisting is stopped

@@ -13,12 +13,21 @@ from store_worker import workload
 import loopguard
 from loopguard.stores.codec import StateCodecError, decode, encode
 
-ALL_ON = {"version": 1,
-          "loop_detection": {"enabled": True, "warning_threshold": 3, "critical_threshold": 5,
-                             "global_circuit_breaker_threshold": 8, "unknown_tool_threshold": 3},
-          "detectors": {"doom_loop_fuzzy": {"min_chars": 10, "similarity": 0.6, "window": 8},
-                        "known_poll_no_progress": {"enabled": True}},
-          "aggregator": {"escalate_criticals": 0}}
+ALL_ON = {
+    "version": 1,
+    "loop_detection": {
+        "enabled": True,
+        "warning_threshold": 3,
+        "critical_threshold": 5,
+        "global_circuit_breaker_threshold": 8,
+        "unknown_tool_threshold": 3,
+    },
+    "detectors": {
+        "doom_loop_fuzzy": {"min_chars": 10, "similarity": 0.6, "window": 8},
+        "known_poll_no_progress": {"enabled": True},
+    },
+    "aggregator": {"escalate_criticals": 0},
+}
 
 
 def _steps(seed: int, n: int) -> list[tuple]:
@@ -35,9 +44,15 @@ def _steps(seed: int, n: int) -> list[tuple]:
         tool = rng.choice(["read", "write", "command_status", "serach", "list"])
         text = rng.choice(["a", "b" * 300, "c" * 1500 + str(rng.randint(0, 2)), "数据" * 5])
         args = {"p": text, "run": rng.randint(0, 1)}
-        outcome = rng.choice([{"result": "same"}, {"result": "running 40%"},
-                              {"error": f"Unknown tool: {tool}"}, {"error": f"line {i}: boom"},
-                              None])  # None: never answered
+        outcome = rng.choice(
+            [
+                {"result": "same"},
+                {"result": "running 40%"},
+                {"error": f"Unknown tool: {tool}"},
+                {"error": f"line {i}: boom"},
+                None,
+            ]
+        )  # None: never answered
         steps.append(("call", tool, args, f"c{i}", rng.choice([None, "r1"]), outcome))
     return steps
 
@@ -65,7 +80,9 @@ def _play(guard: loopguard.Guard, steps: list[tuple], round_trip: bool) -> list[
                     state = guard.store._sessions["s"]
                     guard.store._sessions["s"] = decode(encode(state), 30, state.index is not None)
                     session = guard.session("s")
-                out.append(session.after_call(tool, args, call_id=cid, run_id=run, **outcome).to_dict())
+                out.append(
+                    session.after_call(tool, args, call_id=cid, run_id=run, **outcome).to_dict()
+                )
     out.append([e.to_dict() for e in guard.session("s").history()])
     return out
 
@@ -88,25 +105,32 @@ def test_size_stays_bounded_and_the_fuzzy_window_is_exact() -> None:
     assert len(window.items) == 7
     blob = encode(state)
     again = decode(blob, 30, True)
-    for (t1, g1, s1, r1), (t2, g2, s2, r2) in zip(window.items, again.scratch["doom_loop_fuzzy"].items):
+    for (t1, g1, s1, r1), (t2, g2, s2, r2) in zip(
+        window.items, again.scratch["doom_loop_fuzzy"].items
+    ):
         assert (t1, s1, r1) == (t2, s2, r2)
-        assert type(g1) is type(g2) and (g1 == g2 if isinstance(g1, (str, frozenset)) else (g1 == g2).all())
+        assert type(g1) is type(g2) and (
+            g1 == g2 if isinstance(g1, (str, frozenset)) else (g1 == g2).all()
+        )
     plain = loopguard.Guard.default()
     _play(plain, [s for s in _steps(6, 600) if s[0] != "call" or len(s[2]["p"]) < 1000], False)
     assert len(encode(plain.store._sessions["s"])) <= 12 * 1024
 
 
-@pytest.mark.parametrize("blob, message", [
-    (b"", "bad header"),
-    (b"PK\x03\x04zip", "bad header"),
-    (b"LGS\x02\x00[]", "format version 2"),
-    (b"LGS\x01\x00[1, 2", "truncated or damaged"),
-    (b"LGS\x01\x01xx", "truncated or damaged"),
-    (b"LGS\x01\x00{\"a\": 1}", "truncated or damaged"),
-    (b"LGS\x01\x00[0,0,0,false,false,null,[[1]],null,[],[],null,{}]", "truncated or damaged"),
-    (b"LGS\x01\x07[]", "truncated or damaged"),
-    ("text", "must be bytes"),
-])
+@pytest.mark.parametrize(
+    "blob, message",
+    [
+        (b"", "bad header"),
+        (b"PK\x03\x04zip", "bad header"),
+        (b"LGS\x02\x00[]", "format version 2"),
+        (b"LGS\x01\x00[1, 2", "truncated or damaged"),
+        (b"LGS\x01\x01xx", "truncated or damaged"),
+        (b'LGS\x01\x00{"a": 1}', "truncated or damaged"),
+        (b"LGS\x01\x00[0,0,0,false,false,null,[[1]],null,[],[],null,{}]", "truncated or damaged"),
+        (b"LGS\x01\x07[]", "truncated or damaged"),
+        ("text", "must be bytes"),
+    ],
+)
 def test_hostile_blobs_give_a_clear_error(blob: object, message: str) -> None:
     with pytest.raises(StateCodecError, match=message):
         decode(blob, 30, True)  # type: ignore[arg-type]
@@ -121,7 +145,9 @@ def test_truncated_real_blob() -> None:
             decode(blob[:cut], 30, True)
 
 
-def _worker(seed: int, sessions: list[str], calls: int) -> Generator[tuple[str, str, tuple], bool, None]:
+def _worker(
+    seed: int, sessions: list[str], calls: int
+) -> Generator[tuple[str, str, tuple], bool, None]:
     """A store worker's methods (tests/store_worker.py); sent whether each call was blocked."""
     rng = random.Random(seed)
     for n in range(calls):
@@ -170,8 +196,9 @@ def test_interleaved_store_workers_on_decoded_states_decide_as_one_process() -> 
         except StopIteration:
             del ready[w]
     for sid in sessions:
-        assert ([e.to_dict() for e in coded.session(sid).history()]
-                == [e.to_dict() for e in memory.session(sid).history()])
+        assert [e.to_dict() for e in coded.session(sid).history()] == [
+            e.to_dict() for e in memory.session(sid).history()
+        ]
     assert blocked > 50
 
 
@@ -183,7 +210,8 @@ OLD_TURN_STATE_BLOB = (
     "YiIsIjZmNmIzYTQ0MmE0NDQ1NzEzNzY3MmIzMjE4YzEwMDdkYzhmNzZhIixudWxsLDEsImMxIiwxLG51bGwsbnVsbCw0XV0s"
     "WzEsIngiXSxbXSxbXSxbWyJ2aWV3IiwicG9ydGZvbGlvIix7Im1vZGUiOiJ2aWV3In0sInIiXSwxLGZhbHNlLHRydWUsMSwi"
     "5biu5oiR55yL55yL5oyB5LuTIl0seyJkb29tX2xvb3BfZnV6enkiOlswLDUsW1sicmVhZCIsWyJ0Iiwie1wicGF0aFwiOiBc"
-    "ImFcIn0iXSwxLDFdXV0sIl9vcGVuIjpbXX1d")
+    "ImFcIn0iXSwxLDFdXV0sIl9vcGVuIjpbXX1d"
+)
 
 
 def test_a_state_stored_with_the_old_turn_fields_still_loads() -> None:
@@ -193,7 +221,11 @@ def test_a_state_stored_with_the_old_turn_fields_still_loads() -> None:
     state = decode(base64.b64decode(OLD_TURN_STATE_BLOB), 30, False)
     turn = state.turn_state
     assert turn is not None and turn.expectation is not None
-    assert (turn.expectation.tool, turn.expectation.args, turn.retries) == ("portfolio", {"mode": "view"}, 1)
+    assert (turn.expectation.tool, turn.expectation.args, turn.retries) == (
+        "portfolio",
+        {"mode": "view"},
+        1,
+    )
     assert (turn.satisfied, turn.user_text, turn.other_args) == (False, "帮我看看持仓", False)
     assert [(e.seq, e.tool) for e in state.history] == [(1, "read")]
     # written back, the retired slots hold false and 0, so older versions read it too

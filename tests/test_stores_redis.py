@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import threading
 import time
@@ -31,8 +30,11 @@ WORKERS, SESSIONS, CALLS = 4, 50, 2000
 
 
 def _store(url: str, **kwargs: object) -> RedisStore:
-    return RedisStore.from_url(url, key_prefix=kwargs.pop("key_prefix", f"t{time.monotonic_ns()}:"),  # type: ignore[arg-type]
-                               **kwargs)  # type: ignore[arg-type]
+    return RedisStore.from_url(
+        url,
+        key_prefix=kwargs.pop("key_prefix", f"t{time.monotonic_ns()}:"),  # type: ignore[arg-type]
+        **kwargs,
+    )  # type: ignore[arg-type]
 
 
 def test_four_workers_match_one_process(redis_url: str, tmp_path: Path) -> None:
@@ -40,7 +42,9 @@ def test_four_workers_match_one_process(redis_url: str, tmp_path: Path) -> None:
     store = {"url": redis_url, "key_prefix": prefix, "timeout_s": 5}
     sessions = [f"s{i}" for i in range(SESSIONS)]
     go = tmp_path / "go"
-    procs = [spawn(tmp_path, f"w{w}", store, sessions, CALLS, seed=w + 1, go=go) for w in range(WORKERS)]
+    procs = [
+        spawn(tmp_path, f"w{w}", store, sessions, CALLS, seed=w + 1, go=go) for w in range(WORKERS)
+    ]
     go.touch()
     for proc, _ in procs:
         assert proc.wait(300) == 0
@@ -49,7 +53,9 @@ def test_four_workers_match_one_process(redis_url: str, tmp_path: Path) -> None:
     per_session = chains(rows)  # none twice, none off the chain
     assert len(per_session) == SESSIONS
     memory = loopguard.Guard.from_dict(RULES)
-    shared = loopguard.Guard.from_dict(RULES, store=RedisStore.from_url(redis_url, key_prefix=prefix))
+    shared = loopguard.Guard.from_dict(
+        RULES, store=RedisStore.from_url(redis_url, key_prefix=prefix)
+    )
     problems: list[str] = []
     for sid, chain in per_session.items():
         problems += replay(chain, memory, sid)
@@ -75,7 +81,9 @@ def test_round_trips_per_call(redis_url: str) -> None:
 
 def test_sigkill_of_a_worker_mid_session(redis_url: str, tmp_path: Path) -> None:
     prefix = f"kill{time.monotonic_ns()}:"
-    proc, log = spawn(tmp_path, "victim", {"url": redis_url, "key_prefix": prefix}, ["k"], 100_000, seed=7)
+    proc, log = spawn(
+        tmp_path, "victim", {"url": redis_url, "key_prefix": prefix}, ["k"], 100_000, seed=7
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and (not log.exists() or log.read_text().count("\n") < 60):
         time.sleep(0.01)
@@ -83,7 +91,9 @@ def test_sigkill_of_a_worker_mid_session(redis_url: str, tmp_path: Path) -> None
     proc.wait(10)
     logged = sum(1 for r in read_logs([log]) if r["op"] == "before")
     started = time.monotonic()
-    session = loopguard.Guard.from_dict(RULES, store=RedisStore.from_url(redis_url, key_prefix=prefix)).session("k")
+    session = loopguard.Guard.from_dict(
+        RULES, store=RedisStore.from_url(redis_url, key_prefix=prefix)
+    ).session("k")
     decision = session.before_call("other", {}, call_id="after-kill")
     assert time.monotonic() - started < 1.0  # no lock to wait for
     assert logged + 1 <= decision.seq <= logged + 2  # the killed worker lost at most its last call
@@ -95,8 +105,9 @@ def test_server_stopped_mid_run(caplog: pytest.LogCaptureFixture) -> None:
     server = private_server()
     try:
         opened = RedisStore.from_url(server.url, timeout_s=0.2, retry_s=0.05, fail_mode="open")
-        closed = RedisStore.from_url(server.url, timeout_s=0.2, retry_s=0.05, fail_mode="closed",
-                                     key_prefix="closed:")
+        closed = RedisStore.from_url(
+            server.url, timeout_s=0.2, retry_s=0.05, fail_mode="closed", key_prefix="closed:"
+        )
         s_open = loopguard.Guard.default(store=opened).session("o")
         s_closed = loopguard.Guard.default(store=closed).session("c")
         for i in range(3):
@@ -111,7 +122,9 @@ def test_server_stopped_mid_run(caplog: pytest.LogCaptureFixture) -> None:
                 s_open.after_call("read", {"path": "x"}, result="same", call_id=f"x{i}")
                 time.sleep(0.03)
             shut = s_closed.before_call("read", {"path": "x"}, call_id="y")
-        assert [d.action for d in decisions] == ["allow"] * 5  # not even the repeats: nothing recorded
+        assert [d.action for d in decisions] == [
+            "allow"
+        ] * 5  # not even the repeats: nothing recorded
         assert all(d.faults for d in decisions)
         assert shut.action == "critical" and shut.detector == "store" and shut.message
         outage_logs = [r for r in caplog.records if "unavailable" in r.getMessage()]
@@ -152,8 +165,9 @@ def test_expiry_prefix_and_damaged_state(redis_url: str, caplog: pytest.LogCaptu
     assert fresh.session("e").before_call("read", {}, call_id="2").seq == 1
     client.hset(prefix + "bad", mapping={"v": "5", "b": b"LGS\x09\x00[]"})
     with caplog.at_level(logging.ERROR, logger="loopguard"):
-        closed = loopguard.Guard.default(store=RedisStore.from_url(redis_url, key_prefix=prefix,
-                                                                   fail_mode="closed"))
+        closed = loopguard.Guard.default(
+            store=RedisStore.from_url(redis_url, key_prefix=prefix, fail_mode="closed")
+        )
         decision = closed.session("bad").before_call("read", {}, call_id="3")
     assert decision.action == "critical" and "format version 9" in decision.faults[0]
     assert any("cannot be read" in r.getMessage() for r in caplog.records)
@@ -164,9 +178,18 @@ def test_async_turn_does_not_block_the_event_loop(redis_url: str) -> None:
     guard = loopguard.Guard.default(store=_store(redis_url))
     session = guard.session("async")
     loop_threads: set[int] = set()
-    calls = iter([{"role": "assistant", "content": None, "tool_calls": [
-        {"id": "1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
-        {"role": "assistant", "content": "done"}])
+    calls = iter(
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+                ],
+            },
+            {"role": "assistant", "content": "done"},
+        ]
+    )
 
     async def model(messages: object, tools_enabled: bool = True) -> object:
         loop_threads.add(threading.get_ident())
@@ -180,7 +203,10 @@ def test_async_turn_does_not_block_the_event_loop(redis_url: str) -> None:
         return original(*args)  # type: ignore[arg-type]
 
     session._run = spy  # type: ignore[method-assign]
-    result = asyncio.run(loopguard.arun_turn(model, {"read": lambda args: "text"}, [
-        {"role": "user", "content": "read it"}], session))
+    result = asyncio.run(
+        loopguard.arun_turn(
+            model, {"read": lambda args: "text"}, [{"role": "user", "content": "read it"}], session
+        )
+    )
     assert result.text == "done"
     assert store_threads and not (store_threads & loop_threads)

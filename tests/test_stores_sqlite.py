@@ -31,8 +31,9 @@ def test_four_processes_match_one_process(tmp_path: Path) -> None:
     problems = []
     for sid, chain in chains(rows).items():
         problems += replay(chain, memory, sid)
-        assert ([e.to_dict() for e in shared.session(sid).history()]
-                == [e.to_dict() for e in memory.session(sid).history()])
+        assert [e.to_dict() for e in shared.session(sid).history()] == [
+            e.to_dict() for e in memory.session(sid).history()
+        ]
     assert not problems, problems[:5]
 
 
@@ -43,7 +44,9 @@ def test_restart_continues_every_session(tmp_path: Path) -> None:
         proc, log = spawn(tmp_path, "life", store, ["a", "b", "c"], 150, seed=5, start=150 * part)
         assert proc.wait(120) == 0
     memory = loopguard.Guard.from_dict(RULES)
-    problems = [p for sid, chain in chains(read_logs([log])).items() for p in replay(chain, memory, sid)]
+    problems = [
+        p for sid, chain in chains(read_logs([log])).items() for p in replay(chain, memory, sid)
+    ]
     assert not problems, problems[:5]
 
 
@@ -68,19 +71,28 @@ def test_rules_store_block_relative_path_and_round_trips(tmp_path: Path) -> None
     assert len(guard.store) == 1
 
 
-def test_unwritable_store_follows_fail_mode(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_unwritable_store_follows_fail_mode(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     missing = tmp_path / "no" / "such" / "dir" / "state.db"
     with caplog.at_level(logging.WARNING, logger="loopguard"):
         opened = loopguard.Guard.default(store=SqliteStore(missing, retry_s=60)).session("s")
-        assert [opened.before_call("read", {}, call_id=str(i)).action for i in range(3)] == ["allow"] * 3
+        assert [opened.before_call("read", {}, call_id=str(i)).action for i in range(3)] == [
+            "allow"
+        ] * 3
         assert opened.after_call("read", {}, result="x", call_id="0").action == "allow"
         assert opened.begin_turn([{"role": "user", "content": "hi"}]) is None
         assert opened.history() == []
     assert len([r for r in caplog.records if "unavailable" in r.getMessage()]) == 1
-    closed = loopguard.Guard.from_dict({"version": 1, "aggregator": {"fail_mode": "closed"}},
-                                       store=SqliteStore(missing))
+    closed = loopguard.Guard.from_dict(
+        {"version": 1, "aggregator": {"fail_mode": "closed"}}, store=SqliteStore(missing)
+    )
     decision = closed.session("s").before_call("read", {}, call_id="1")
-    assert decision.blocked and decision.detector == "store" and "fail_mode is closed" in decision.message
+    assert (
+        decision.blocked
+        and decision.detector == "store"
+        and "fail_mode is closed" in decision.message
+    )
 
 
 def test_rules_never_hold_a_password(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,8 +103,9 @@ def test_rules_never_hold_a_password(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with pytest.raises(RulesError, match="password"):
         store_from_config({"url": "redis://user:hunter2@localhost:6379/0"})
     monkeypatch.setenv("LG_TEST_PW", "s3cret")
-    store = store_from_config({"url": "redis://user@localhost:1/0", "password_env": "LG_TEST_PW",
-                               "key_prefix": "p:"})
+    store = store_from_config(
+        {"url": "redis://user@localhost:1/0", "password_env": "LG_TEST_PW", "key_prefix": "p:"}
+    )
     assert isinstance(store, RedisStore)
     assert store.backend.client.connection_pool.connection_kwargs["password"] == "s3cret"
     with pytest.raises(RulesError):

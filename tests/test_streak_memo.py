@@ -58,9 +58,19 @@ def test_bucket_streak_matches_the_walk(actions: list[tuple[str, bytes | None]])
 
 
 # -- a streak whose oldest vetoes left the history (the shared-store test's flake) ---------
-ONLY_GENERIC = {name: {"enabled": False} for name in (
-    "known_poll_no_progress", "ping_pong", "global_circuit_breaker", "unknown_tool_repeat",
-    "doom_loop_exact", "doom_loop_fuzzy", "post_compaction_guard", "cycle")}
+ONLY_GENERIC = {
+    name: {"enabled": False}
+    for name in (
+        "known_poll_no_progress",
+        "ping_pong",
+        "global_circuit_breaker",
+        "unknown_tool_repeat",
+        "doom_loop_exact",
+        "doom_loop_fuzzy",
+        "post_compaction_guard",
+        "cycle",
+    )
+}
 
 
 def test_bucket_keeps_the_vetoes_still_held_when_progress_follows() -> None:
@@ -82,10 +92,19 @@ def test_bucket_keeps_the_vetoes_still_held_when_progress_follows() -> None:
 def test_a_session_kept_in_memory_counts_like_a_fresh_walk() -> None:
     # Failed once in tests/test_stores_redis.py: a worker that read the state from the
     # store (streak rebuilt from the history) vetoed a call the in-memory replay allowed.
-    guard = loopguard.Guard.from_dict({
-        "version": 1, "detectors": ONLY_GENERIC, "aggregator": {"escalate_criticals": 0},
-        "loop_detection": {"enabled": True, "history_size": 9, "warning_threshold": 3,
-                           "critical_threshold": 5}})
+    guard = loopguard.Guard.from_dict(
+        {
+            "version": 1,
+            "detectors": ONLY_GENERIC,
+            "aggregator": {"escalate_criticals": 0},
+            "loop_detection": {
+                "enabled": True,
+                "history_size": 9,
+                "warning_threshold": 3,
+                "critical_threshold": 5,
+            },
+        }
+    )
     session = guard.session("s")
     actions: list[str] = []
 
@@ -107,9 +126,17 @@ def test_a_session_kept_in_memory_counts_like_a_fresh_walk() -> None:
         call("list", {"i": i}, "x")  # 13-15: 1-6 have left the history
     for _ in range(2):
         call("read", a, "two")  # 16 (3 vetoes held: allowed, progress), 17 (4)
-    assert actions == (["allow"] * 3 + ["warn"] * 2 + ["critical"] + ["allow"] * 3
-                       + ["critical"] * 3 + ["allow"] * 3 + ["warn"] * 2)
+    assert actions == (
+        ["allow"] * 3
+        + ["warn"] * 2
+        + ["critical"]
+        + ["allow"] * 3
+        + ["critical"] * 3
+        + ["allow"] * 3
+        + ["warn"] * 2
+    )
     decision = session.before_call("read", a, call_id="last")  # 17, 16, 12, 11, 10
     assert decision.action == "critical"
     assert [(v.detector, v.count, v.evidence) for v in decision.votes] == [
-        ("generic_repeat", 5, (10, 11, 12, 16, 17))]
+        ("generic_repeat", 5, (10, 11, 12, 16, 17))
+    ]

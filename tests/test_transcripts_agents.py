@@ -12,8 +12,14 @@ import pytest
 
 from loopguard.errors import InputError
 from loopguard.findings import Finding
-from loopguard.replay.transcripts import (AssistantMessage, Compaction, SystemMessage, ToolResult, UserMessage,
-                                   open_transcript)
+from loopguard.replay.transcripts import (
+    AssistantMessage,
+    Compaction,
+    SystemMessage,
+    ToolResult,
+    UserMessage,
+    open_transcript,
+)
 
 SAMPLES = Path(__file__).parent / "agent_samples"
 
@@ -40,16 +46,30 @@ def digest(path: Path | str, fmt: str | None = None) -> list[tuple[Any, ...]]:
 
 def calls(path: Path | str) -> list[list[str]]:
     """Per model response with calls: the tool names, in order."""
-    return [[name for name, _ in item[2]] for item in digest(path) if item[0] == "calls" and item[2]]
+    return [
+        [name for name, _ in item[2]] for item in digest(path) if item[0] == "calls" and item[2]
+    ]
 
 
-@pytest.mark.parametrize("name,fmt", [
-    ("claude-code.jsonl", "claude-code"), ("claude-code-truncated.jsonl", "claude-code"),
-    ("codex.jsonl", "codex"), ("codex-legacy.jsonl", "codex"), ("gemini-checkpoint.json", "gemini"),
-    ("gemini-contents.json", "gemini"), ("swe-agent-text.traj", "swe-agent"), ("swe-agent-fc.traj", "swe-agent"),
-    ("mini-swe-agent-v1.traj.json", "mini-swe-agent"), ("mini-swe-agent-v2.traj.json", "mini-swe-agent"),
-    ("mini-swe-agent-v2-text.traj.json", "mini-swe-agent"), ("tau-bench-results.json", "tau-bench"),
-    ("openhands-trajectory.json", "openhands"), ("openhands-output.jsonl", "openhands")])
+@pytest.mark.parametrize(
+    "name,fmt",
+    [
+        ("claude-code.jsonl", "claude-code"),
+        ("claude-code-truncated.jsonl", "claude-code"),
+        ("codex.jsonl", "codex"),
+        ("codex-legacy.jsonl", "codex"),
+        ("gemini-checkpoint.json", "gemini"),
+        ("gemini-contents.json", "gemini"),
+        ("swe-agent-text.traj", "swe-agent"),
+        ("swe-agent-fc.traj", "swe-agent"),
+        ("mini-swe-agent-v1.traj.json", "mini-swe-agent"),
+        ("mini-swe-agent-v2.traj.json", "mini-swe-agent"),
+        ("mini-swe-agent-v2-text.traj.json", "mini-swe-agent"),
+        ("tau-bench-results.json", "tau-bench"),
+        ("openhands-trajectory.json", "openhands"),
+        ("openhands-output.jsonl", "openhands"),
+    ],
+)
 def test_each_sample_is_detected_from_its_content(name: str, fmt: str) -> None:
     assert open_transcript(str(SAMPLES / name)).format == fmt
 
@@ -57,21 +77,36 @@ def test_each_sample_is_detected_from_its_content(name: str, fmt: str) -> None:
 def test_claude_code_merges_the_lines_of_one_response_and_moves_late_results_back() -> None:
     events = digest(SAMPLES / "claude-code.jsonl")
     main = str(SAMPLES / "claude-code.jsonl")
-    mine = [e for e in events if e[1:2] != (main + " (sidechain)",) and e != ("result", "toolu_9", False)]
+    mine = [
+        e
+        for e in events
+        if e[1:2] != (main + " (sidechain)",) and e != ("result", "toolu_9", False)
+    ]
     assert mine == [
         ("user", main, "Why does the"),
-        ("calls", main, [("Read", {"file_path": "build.log"}), ("Read", {"file_path": "config.toml"})]),
-        ("result", "toolu_1", False), ("result", "toolu_2", False),  # toolu_2 answered after msg_B began
-        ("calls", main, [("Bash", {"command": "make"})]), ("result", "toolu_3", True),
-        ("compaction",), ("user", main, "This session"),
-        ("calls", main, [("Bash", {"command": "make"})]), ("result", "toolu_4", False),
-        ("calls", main, [])]
+        (
+            "calls",
+            main,
+            [("Read", {"file_path": "build.log"}), ("Read", {"file_path": "config.toml"})],
+        ),
+        ("result", "toolu_1", False),
+        ("result", "toolu_2", False),  # toolu_2 answered after msg_B began
+        ("calls", main, [("Bash", {"command": "make"})]),
+        ("result", "toolu_3", True),
+        ("compaction",),
+        ("user", main, "This session"),
+        ("calls", main, [("Bash", {"command": "make"})]),
+        ("result", "toolu_4", False),
+        ("calls", main, []),
+    ]
 
 
 def test_claude_code_sidechain_lines_are_a_session_of_their_own() -> None:
     side = str(SAMPLES / "claude-code.jsonl") + " (sidechain)"
     assert [e for e in digest(SAMPLES / "claude-code.jsonl") if len(e) > 1 and e[1] == side] == [
-        ("user", side, "Find the Mak"), ("calls", side, [("Grep", {"pattern": "^all:"})])]
+        ("user", side, "Find the Mak"),
+        ("calls", side, [("Grep", {"pattern": "^all:"})]),
+    ]
 
 
 def test_claude_code_truncated_last_line_is_a_warning_and_the_rest_is_read() -> None:
@@ -82,14 +117,33 @@ def test_claude_code_truncated_last_line_is_a_warning_and_the_rest_is_read() -> 
 
 def test_codex_rollout() -> None:
     assert digest(SAMPLES / "codex.jsonl") == [
-        ("system",), ("user", str(SAMPLES / "codex.jsonl"), "Run the test"),
-        ("calls", str(SAMPLES / "codex.jsonl"), [("shell", {"command": ["bash", "-lc", "pytest -q"]}),
-                                                 ("shell", {"command": ["bash", "-lc", "git status"]})]),
-        ("result", "call_1", False), ("result", "call_2", False),
-        ("calls", str(SAMPLES / "codex.jsonl"), [("apply_patch", "*** Begin Patch\n*** End Patch")]),
-        ("result", "call_3", False), ("compaction",),
-        ("calls", str(SAMPLES / "codex.jsonl"), [("local_shell", {"type": "exec", "command": ["pytest", "-q"]})]),
-        ("result", "call_4", True), ("calls", str(SAMPLES / "codex.jsonl"), [])]
+        ("system",),
+        ("user", str(SAMPLES / "codex.jsonl"), "Run the test"),
+        (
+            "calls",
+            str(SAMPLES / "codex.jsonl"),
+            [
+                ("shell", {"command": ["bash", "-lc", "pytest -q"]}),
+                ("shell", {"command": ["bash", "-lc", "git status"]}),
+            ],
+        ),
+        ("result", "call_1", False),
+        ("result", "call_2", False),
+        (
+            "calls",
+            str(SAMPLES / "codex.jsonl"),
+            [("apply_patch", "*** Begin Patch\n*** End Patch")],
+        ),
+        ("result", "call_3", False),
+        ("compaction",),
+        (
+            "calls",
+            str(SAMPLES / "codex.jsonl"),
+            [("local_shell", {"type": "exec", "command": ["pytest", "-q"]})],
+        ),
+        ("result", "call_4", True),
+        ("calls", str(SAMPLES / "codex.jsonl"), []),
+    ]
 
 
 def test_codex_legacy_rollout() -> None:
@@ -102,7 +156,11 @@ def test_gemini_parallel_calls_without_ids_are_answered_in_order_and_errors_fail
     assert [e[0] for e in events].count("user") == 2  # function responses start no turn
     assert calls(SAMPLES / "gemini-checkpoint.json") == [["read_file", "read_file"], ["replace"]]
     results = [e for e in events if e[0] == "result"]
-    assert results == [("result", "call@6.2", False), ("result", "call@6.3", False), ("result", "g7", True)]
+    assert results == [
+        ("result", "call@6.2", False),
+        ("result", "call@6.3", False),
+        ("result", "g7", True),
+    ]
 
 
 def test_gemini_cut_off_document_is_an_error_after_what_was_read() -> None:
@@ -117,10 +175,17 @@ def test_gemini_cut_off_document_is_an_error_after_what_was_read() -> None:
 def test_swe_agent_text_actions_are_one_bash_call_each() -> None:
     events = digest(SAMPLES / "swe-agent-text.traj")
     assert [e for e in events if e[0] in ("user", "system")] == [
-        ("system",), ("system",), ("user", str(SAMPLES / "swe-agent-text.traj"), "We're curren")]
-    assert [e[2] for e in events if e[0] == "calls"] == [  # the blank action and exit_cost are no calls
-        [("bash", {"command": "open src/app.py"})], [("bash", {"command": "python src/app.py"})],
-        [("bash", {"command": "python src/app.py"})]]
+        ("system",),
+        ("system",),
+        ("user", str(SAMPLES / "swe-agent-text.traj"), "We're curren"),
+    ]
+    assert [
+        e[2] for e in events if e[0] == "calls"
+    ] == [  # the blank action and exit_cost are no calls
+        [("bash", {"command": "open src/app.py"})],
+        [("bash", {"command": "python src/app.py"})],
+        [("bash", {"command": "python src/app.py"})],
+    ]
 
 
 def test_swe_agent_function_calling_history_keeps_the_batch(tmp_path: Path) -> None:
@@ -150,9 +215,11 @@ def test_mini_swe_agent_v2_exit_answers_the_submitting_call() -> None:
     events = digest(SAMPLES / "mini-swe-agent-v2.traj.json")
     assert calls(SAMPLES / "mini-swe-agent-v2.traj.json") == [["bash", "bash"], ["bash"], ["bash"]]
     assert [e for e in events if e[0] == "result"] == [
-        ("result", "call_00_a", False), ("result", "call_01_b", False),
+        ("result", "call_00_a", False),
+        ("result", "call_01_b", False),
         ("result", "call_00_c", True),  # the tool-call error feedback
-        ("result", "call_00_d", False)]  # answered by the exit message
+        ("result", "call_00_d", False),
+    ]  # answered by the exit message
     assert ("warning", "bad-arguments") in events
 
 
@@ -163,14 +230,19 @@ def test_mini_swe_agent_v2_text_mode_uses_extra_actions() -> None:
 def test_tau_bench_runs_are_sessions_and_react_actions_are_calls() -> None:
     events = digest(SAMPLES / "tau-bench-results.json")
     batches = [(e[1], [n for n, _ in e[2]]) for e in events if e[0] == "calls" and e[2]]
-    assert batches == [("task4-trial0", ["get_user_details", "get_reservation_details"]),
-                       ("task4-trial1", ["get_reservation_details"])]
+    assert batches == [
+        ("task4-trial0", ["get_user_details", "get_reservation_details"]),
+        ("task4-trial1", ["get_reservation_details"]),
+    ]
     assert ("warning", "empty-run") in events
 
 
 def test_openhands_actions_of_one_response_are_one_batch() -> None:
     events = digest(SAMPLES / "openhands-trajectory.json")
-    assert calls(SAMPLES / "openhands-trajectory.json") == [["execute_bash", "str_replace_editor"], ["execute_bash"]]
+    assert calls(SAMPLES / "openhands-trajectory.json") == [
+        ["execute_bash", "str_replace_editor"],
+        ["execute_bash"],
+    ]
     assert ("compaction",) in events and ("result", "toolu_03", True) in events
     assert [e[0] for e in events].count("user") == 1
 
@@ -180,15 +252,27 @@ def test_openhands_evaluation_output_has_one_session_per_instance() -> None:
     assert sessions == {"repo__proj-1", "repo__proj-2"}
 
 
-@pytest.mark.parametrize("fmt,text", [
-    ("claude-code", '{"type": "user"}\n{"type": "assistant", "message": "x"}\n'),
-    ("codex", '{"type": "response_item", "payload": 3}\n{"type": "response_item"}\n'),
-    ("openhands", '[{"action": "run", "args": "no"}, {"observation": "run", "cause": 99}, 7]'),
-    ("tau-bench", '[{"task_id": 1, "traj": [1, {"role": "user", "content": "hi"}]}, {"no": "traj"}]'),
-    ("mini-swe-agent", '{"messages": [5, {"role": "robot"}, {"role": "assistant", "tool_calls": [{"x": 1}]}]}'),
-    ("swe-agent", '{"trajectory": [{"observation": "x"}], "history": [3]}'),
-    ("gemini", '[{"role": "model", "parts": [{"functionCall": {"args": {}}}]}, {"role": "robot", "parts": []}]'),
-])
+@pytest.mark.parametrize(
+    "fmt,text",
+    [
+        ("claude-code", '{"type": "user"}\n{"type": "assistant", "message": "x"}\n'),
+        ("codex", '{"type": "response_item", "payload": 3}\n{"type": "response_item"}\n'),
+        ("openhands", '[{"action": "run", "args": "no"}, {"observation": "run", "cause": 99}, 7]'),
+        (
+            "tau-bench",
+            '[{"task_id": 1, "traj": [1, {"role": "user", "content": "hi"}]}, {"no": "traj"}]',
+        ),
+        (
+            "mini-swe-agent",
+            '{"messages": [5, {"role": "robot"}, {"role": "assistant", "tool_calls": [{"x": 1}]}]}',
+        ),
+        ("swe-agent", '{"trajectory": [{"observation": "x"}], "history": [3]}'),
+        (
+            "gemini",
+            '[{"role": "model", "parts": [{"functionCall": {"args": {}}}]}, {"role": "robot", "parts": []}]',
+        ),
+    ],
+)
 def test_odd_elements_are_warnings_not_tracebacks(tmp_path: Path, fmt: str, text: str) -> None:
     path = tmp_path / "odd.json"
     path.write_text(text)

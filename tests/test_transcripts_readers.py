@@ -6,8 +6,16 @@ import json
 from pathlib import Path
 
 from loopguard import Finding
-from loopguard.replay.transcripts import (AssistantMessage, Compaction, EndOfSession, SystemMessage, ToolCall, ToolResult,
-                                   UserMessage, open_transcript)
+from loopguard.replay.transcripts import (
+    AssistantMessage,
+    Compaction,
+    EndOfSession,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    open_transcript,
+)
 
 
 def events(path: Path, fmt: str | None = None) -> list:
@@ -20,18 +28,42 @@ def kinds(items: list) -> list[str]:
 
 def test_chat_document_with_messages(tmp_path: Path) -> None:
     path = tmp_path / "chat.json"
-    path.write_text(json.dumps({"model": "gpt", "messages": [
-        {"role": "system", "content": "be brief"},
-        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path": "a"}'}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "text of a"},
-        {"role": "assistant", "content": "done"}]}, indent=2))
+    path.write_text(
+        json.dumps(
+            {
+                "model": "gpt",
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "read", "arguments": '{"path": "a"}'},
+                            }
+                        ],
+                    },
+                    {"role": "tool", "tool_call_id": "c1", "content": "text of a"},
+                    {"role": "assistant", "content": "done"},
+                ],
+            },
+            indent=2,
+        )
+    )
     transcript = open_transcript(str(path))
     assert (transcript.format, transcript.layout) == ("openai-chat", "document")
     got = list(transcript.events())
-    assert kinds(got) == ["SystemMessage", "UserMessage", "AssistantMessage", "ToolResult",
-                          "AssistantMessage", "EndOfSession"]
+    assert kinds(got) == [
+        "SystemMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResult",
+        "AssistantMessage",
+        "EndOfSession",
+    ]
     assert got[1] == UserMessage(str(path), "hi", None, str(path), 8)  # the line of its "{"
     assert got[2].tool_calls == (ToolCall("c1", "read", {"path": "a"}),)
     assert got[3].call_id == "c1" and got[3].content == "text of a" and not got[3].is_error
@@ -40,8 +72,10 @@ def test_chat_document_with_messages(tmp_path: Path) -> None:
 
 def test_chat_jsonl_one_conversation_per_line(tmp_path: Path) -> None:
     path = tmp_path / "dataset.jsonl"
-    lines = [{"messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a"}]}
-             for i in range(3)]
+    lines = [
+        {"messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a"}]}
+        for i in range(3)
+    ]
     lines[2]["id"] = "third"
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     got = events(path)
@@ -53,10 +87,19 @@ def test_chat_jsonl_one_conversation_per_line(tmp_path: Path) -> None:
 
 def test_chat_array_and_legacy_function_call(tmp_path: Path) -> None:
     path = tmp_path / "legacy.json"
-    path.write_text(json.dumps([
-        {"role": "user", "content": "x"},
-        {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
-        {"role": "function", "name": "f", "content": "ok"}]))
+    path.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "x"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "function_call": {"name": "f", "arguments": "{}"},
+                },
+                {"role": "function", "name": "f", "content": "ok"},
+            ]
+        )
+    )
     got = events(path)
     call = got[1].tool_calls[0]
     assert call.name == "f" and got[2].call_id == call.id
@@ -64,20 +107,56 @@ def test_chat_array_and_legacy_function_call(tmp_path: Path) -> None:
 
 def test_responses_groups_message_and_function_calls(tmp_path: Path) -> None:
     path = tmp_path / "resp.json"
-    path.write_text(json.dumps({"instructions": "sys", "input": [
-        {"role": "user", "content": [{"type": "input_text", "text": "list files"}]},
-        {"type": "reasoning", "summary": []},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Looking."}]},
-        {"type": "function_call", "call_id": "f1", "name": "ls", "arguments": '{"dir": "."}'},
-        {"type": "function_call", "call_id": "f2", "name": "ls", "arguments": '{"dir": "src"}'},
-        {"type": "function_call_output", "call_id": "f1", "output": "a b"},
-        {"type": "function_call_output", "call_id": "f2", "output": "c"},
-        {"type": "compaction", "encrypted_content": "..."}],
-        "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "instructions": "sys",
+                "input": [
+                    {"role": "user", "content": [{"type": "input_text", "text": "list files"}]},
+                    {"type": "reasoning", "summary": []},
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "Looking."}],
+                    },
+                    {
+                        "type": "function_call",
+                        "call_id": "f1",
+                        "name": "ls",
+                        "arguments": '{"dir": "."}',
+                    },
+                    {
+                        "type": "function_call",
+                        "call_id": "f2",
+                        "name": "ls",
+                        "arguments": '{"dir": "src"}',
+                    },
+                    {"type": "function_call_output", "call_id": "f1", "output": "a b"},
+                    {"type": "function_call_output", "call_id": "f2", "output": "c"},
+                    {"type": "compaction", "encrypted_content": "..."},
+                ],
+                "output": [
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "ok"}],
+                    }
+                ],
+            }
+        )
+    )
     got = events(path)
     assert open_transcript(str(path)).format == "openai-responses"
-    assert kinds(got) == ["SystemMessage", "UserMessage", "AssistantMessage", "ToolResult", "ToolResult",
-                          "Compaction", "AssistantMessage", "EndOfSession"]
+    assert kinds(got) == [
+        "SystemMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResult",
+        "ToolResult",
+        "Compaction",
+        "AssistantMessage",
+        "EndOfSession",
+    ]
     reply = got[2]
     assert reply.text == "Looking." and [c.id for c in reply.tool_calls] == ["f1", "f2"]
     assert reply.tool_calls[1].arguments == {"dir": "src"}
@@ -86,17 +165,50 @@ def test_responses_groups_message_and_function_calls(tmp_path: Path) -> None:
 
 def test_anthropic_tool_use_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "claude.json"
-    path.write_text(json.dumps({"system": "you are an agent", "messages": [
-        {"role": "user", "content": "fix it"},
-        {"role": "assistant", "content": [{"type": "text", "text": "Running."},
-                                          {"type": "tool_use", "id": "t1", "name": "bash", "input": {"cmd": "make"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
-                                      "content": [{"type": "text", "text": "make: *** failed"}]},
-                                     {"type": "text", "text": "(reminder)"}]},
-        {"role": "assistant", "content": "It failed."}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "system": "you are an agent",
+                "messages": [
+                    {"role": "user", "content": "fix it"},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "text", "text": "Running."},
+                            {
+                                "type": "tool_use",
+                                "id": "t1",
+                                "name": "bash",
+                                "input": {"cmd": "make"},
+                            },
+                        ],
+                    },
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": "t1",
+                                "is_error": True,
+                                "content": [{"type": "text", "text": "make: *** failed"}],
+                            },
+                            {"type": "text", "text": "(reminder)"},
+                        ],
+                    },
+                    {"role": "assistant", "content": "It failed."},
+                ],
+            }
+        )
+    )
     got = events(path)
-    assert kinds(got) == ["SystemMessage", "UserMessage", "AssistantMessage", "ToolResult", "AssistantMessage",
-                          "EndOfSession"]
+    assert kinds(got) == [
+        "SystemMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResult",
+        "AssistantMessage",
+        "EndOfSession",
+    ]
     assert got[2].tool_calls == (ToolCall("t1", "bash", {"cmd": "make"}),)
     assert got[3] == ToolResult(str(path), "t1", None, "make: *** failed", True, None, str(path), 1)
 
@@ -105,8 +217,12 @@ def test_eventlog_sessions_runs_and_compaction(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     rows = [
         {"event": "user_message", "session_id": "a", "run_id": "r1", "text": "go"},
-        {"event": "assistant_message", "session_id": "a", "run_id": "r1",
-         "tool_calls": [{"id": "c1", "name": "read", "arguments": {"p": 1}}]},
+        {
+            "event": "assistant_message",
+            "session_id": "a",
+            "run_id": "r1",
+            "tool_calls": [{"id": "c1", "name": "read", "arguments": {"p": 1}}],
+        },
         {"event": "user_message", "session_id": "b", "text": "other"},
         {"event": "tool_result", "session_id": "a", "call_id": "c1", "content": {"ok": True}},
         {"event": "compaction", "session_id": "a"},
@@ -114,25 +230,45 @@ def test_eventlog_sessions_runs_and_compaction(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     got = events(path)
-    assert kinds(got) == ["UserMessage", "AssistantMessage", "UserMessage", "ToolResult", "Compaction",
-                          "EndOfSession"]
+    assert kinds(got) == [
+        "UserMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "ToolResult",
+        "Compaction",
+        "EndOfSession",
+    ]
     assert got[0].run_id == "r1" and got[0].line == 1 and got[2].session == "b"
     assert got[3].content == {"ok": True} and got[4] == Compaction("a", None, str(path), 5)
 
 
 def test_eventlog_without_session_uses_the_file_name(tmp_path: Path) -> None:
     path = tmp_path / "plain.jsonl"
-    path.write_text('{"event": "user_message", "text": "hi"}\n{"event": "system_message", "text": "s"}\n')
+    path.write_text(
+        '{"event": "user_message", "text": "hi"}\n{"event": "system_message", "text": "s"}\n'
+    )
     got = events(path)
-    assert got == [UserMessage(str(path), "hi", None, str(path), 1), SystemMessage(str(path), "s", None, str(path), 2)]
+    assert got == [
+        UserMessage(str(path), "hi", None, str(path), 1),
+        SystemMessage(str(path), "s", None, str(path), 2),
+    ]
 
 
 def test_invalid_arguments_are_kept_raw_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "bad-args.json"
-    path.write_text(json.dumps([
-        {"role": "user", "content": "x"},
-        {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "w", "arguments": '{"a": 1'}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "ok"}], indent=1))
+    path.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "x"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c1", "function": {"name": "w", "arguments": '{"a": 1'}}],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            ],
+            indent=1,
+        )
+    )
     got = events(path)
     warnings = [e for e in got if isinstance(e, Finding)]
     assert len(warnings) == 1 and warnings[0].code == "bad-arguments" and warnings[0].line == 6

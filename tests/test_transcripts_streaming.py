@@ -15,19 +15,37 @@ def write_eventlog(path: Path, calls: int) -> None:
     with path.open("w") as fh:
         fh.write(json.dumps({"event": "user_message", "text": "start"}) + "\n")
         for i in range(calls):
-            fh.write(json.dumps({"event": "assistant_message", "tool_calls": [
-                {"id": f"c{i}", "name": "read", "arguments": {"path": f"src/{i}.py"}}]}) + "\n")
-            fh.write(json.dumps({"event": "tool_result", "call_id": f"c{i}", "content": "x" * 40}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "event": "assistant_message",
+                        "tool_calls": [
+                            {"id": f"c{i}", "name": "read", "arguments": {"path": f"src/{i}.py"}}
+                        ],
+                    }
+                )
+                + "\n"
+            )
+            fh.write(
+                json.dumps({"event": "tool_result", "call_id": f"c{i}", "content": "x" * 40}) + "\n"
+            )
 
 
 def write_chat_document(path: Path, calls: int) -> None:
     with path.open("w") as fh:
         fh.write('{"model": "m", "messages": [\n{"role": "user", "content": "start"}')
         for i in range(calls):
-            call = {"id": f"c{i}", "type": "function",
-                    "function": {"name": "read", "arguments": json.dumps({"path": f"src/{i}.py"})}}
-            fh.write(",\n" + json.dumps({"role": "assistant", "content": None, "tool_calls": [call]}))
-            fh.write(",\n" + json.dumps({"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 40}))
+            call = {
+                "id": f"c{i}",
+                "type": "function",
+                "function": {"name": "read", "arguments": json.dumps({"path": f"src/{i}.py"})},
+            }
+            fh.write(
+                ",\n" + json.dumps({"role": "assistant", "content": None, "tool_calls": [call]})
+            )
+            fh.write(
+                ",\n" + json.dumps({"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 40})
+            )
         fh.write("\n]}\n")
 
 
@@ -67,7 +85,12 @@ def test_json_document_memory_does_not_grow_with_length(tmp_path: Path) -> None:
 
 def test_jsonl_with_a_first_line_longer_than_the_sniffed_head(tmp_path: Path) -> None:
     path = tmp_path / "big-lines.jsonl"
-    convo = {"messages": [{"role": "user", "content": "q" * 100_000}, {"role": "assistant", "content": "a"}]}
+    convo = {
+        "messages": [
+            {"role": "user", "content": "q" * 100_000},
+            {"role": "assistant", "content": "a"},
+        ]
+    }
     path.write_text(json.dumps(convo) + "\n" + json.dumps(convo) + "\n")
     transcript = open_transcript(str(path))
     assert transcript.layout == "jsonl"

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from loopguard.errors import RulesError
-from loopguard.session.guard import Guard
 from loopguard.config.load import load_rules_mapping
+from loopguard.errors import RulesError
 from loopguard.policy.turns import TurnPolicy, offered_names
+from loopguard.session.guard import Guard
 from loopguard.text.content import content_text, strip_recall
 
 DEFAULT = load_rules_mapping({"version": 1}).data
@@ -45,7 +45,10 @@ PORTFOLIO_TABLE = assistant("你的持仓：\n代码 | 名称 | 持股\n600000 |
         ([user("帮我看看持仓")], "portfolio_diagnose"),
         ([PORTFOLIO_TABLE, user("做个体检")], "portfolio_followup"),
         ([PORTFOLIO_TABLE, user("这几只未来走势怎么样")], "portfolio_followup"),
-        ([PORTFOLIO_TABLE, assistant("要不要我帮你分析一下？"), user("好的")], "portfolio_affirmative"),
+        (
+            [PORTFOLIO_TABLE, assistant("要不要我帮你分析一下？"), user("好的")],
+            "portfolio_affirmative",
+        ),
         ([user("我有什么持仓，顺便帮我看看持仓")], "portfolio_view"),  # view beats diagnose
         ([PORTFOLIO_TABLE, recalled("做一下体检")], "portfolio_followup"),
     ],
@@ -60,8 +63,15 @@ def test_each_trigger_fires_on_its_example(messages: list[dict[str, Any]], rule:
         [PORTFOLIO_TABLE, user("分析一下海德股份")],  # a hint without a referential word
         [PORTFOLIO_TABLE, user("走势")],  # a generic hint alone
         [assistant("要不要我帮你分析一下走势？"), user("好的")],  # affirmative, no marker
-        [PORTFOLIO_TABLE, assistant("a"), user("b"), assistant("c"), user("d"), assistant("e"),
-         user("做个体检")],  # the marker is six messages back
+        [
+            PORTFOLIO_TABLE,
+            assistant("a"),
+            user("b"),
+            assistant("c"),
+            user("d"),
+            assistant("e"),
+            user("做个体检"),
+        ],  # the marker is six messages back
         [recalled("今天天气怎么样")],  # memories mention 持仓 and 健康
         [recalled("今天天气怎么样"), assistant("晴"), recalled("做一下体检")],  # ...also in context
         [PORTFOLIO_TABLE, user("好的，不过先讲讲大盘")],  # affirmative must be the whole text
@@ -80,27 +90,37 @@ def test_diagnose_requires_the_diagnose_mode() -> None:
 
 def test_context_is_the_last_four_before_the_last_message_of_any_role() -> None:
     tool_result = {"role": "tool", "tool_call_id": "c1", "content": '{"持股": 100}'}
-    assert rule_of([tool_result, user("a"), assistant("b"), user("体检一下")]) == "portfolio_followup"
+    assert (
+        rule_of([tool_result, user("a"), assistant("b"), user("体检一下")]) == "portfolio_followup"
+    )
     # the user message need not be last; its own text is then inside the context window
     assert rule_of([user("我买了啥"), assistant("稍等")]) == "portfolio_view"
 
 
 def test_content_shapes() -> None:
-    parts = [{"type": "text", "text": "我有什么"}, {"type": "image_url", "image_url": {}},
-             {"type": "text", "text": "持仓"}]
+    parts = [
+        {"type": "text", "text": "我有什么"},
+        {"type": "image_url", "image_url": {}},
+        {"type": "text", "text": "持仓"},
+    ]
     assert content_text(user(parts)) == "我有什么持仓"
     assert rule_of([user(parts)]) == "portfolio_view"
     assert content_text(user({"text": "持仓情况"})) == ""
     assert content_text("not a message") == ""
     # a blank newest user message is skipped in favour of the previous one
-    assert rule_of([user("持仓情况"), assistant("..."), user("   "), user(None)]) == "portfolio_view"
+    assert (
+        rule_of([user("持仓情况"), assistant("..."), user("   "), user(None)]) == "portfolio_view"
+    )
 
 
 def test_recall_stripping_keeps_only_the_last_current_section() -> None:
     text = "<current-user-message>旧</current-user-message>x<current-user-message>新</current-user-message>"
     assert strip_recall(text, "current-user-message", "relevant-memories") == "新"
     assert strip_recall(f"问题{MEMORIES}", "current-user-message", "relevant-memories") == "问题"
-    assert strip_recall("问<relevant-memories>持仓", "current-user-message", "relevant-memories") == "问"
+    assert (
+        strip_recall("问<relevant-memories>持仓", "current-user-message", "relevant-memories")
+        == "问"
+    )
 
 
 def _turn(text: str) -> Any:
@@ -164,7 +184,9 @@ def test_a_breaker_closes_tools_and_a_retry_reopens_them() -> None:
 
 
 def test_zero_retries_finishes_with_the_warning_at_once() -> None:
-    policy = TurnPolicy.from_config(dict(CONFIG, turn=dict(CONFIG["turn"], max_incomplete_tool_retries=0)))
+    policy = TurnPolicy.from_config(
+        dict(CONFIG, turn=dict(CONFIG["turn"], max_incomplete_tool_retries=0))
+    )
     state = policy.new_state()
     policy.begin_turn(state, [user("帮我看看持仓")])
     outcome = policy.finish_round(state, "好")
@@ -174,8 +196,10 @@ def test_zero_retries_finishes_with_the_warning_at_once() -> None:
 @pytest.mark.parametrize(
     ("change", "path"),
     [
-        ({"intents": [{"id": "x", "when": {"text_contains": "nope"}, "require": {"tool": "t"}}]},
-         "intents[x].when.text_contains"),
+        (
+            {"intents": [{"id": "x", "when": {"text_contains": "nope"}, "require": {"tool": "t"}}]},
+            "intents[x].when.text_contains",
+        ),
         ({"intents": [{"id": "x", "when": {"text_contains": "followup"}}]}, "intents[x].require"),
         ({"intents": ["x"]}, "intents[0]"),
         ({"turn": {"max_tool_rounds": -1}}, "turn.max_tool_rounds"),
@@ -195,8 +219,12 @@ def test_the_default_rules_have_no_intents() -> None:
 
 
 def test_the_portfolio_pack_adds_the_four_triggers_in_order_over_the_default() -> None:
-    assert [i.id for i in POLICY.intents] == ["portfolio_view", "portfolio_diagnose",
-                                              "portfolio_followup", "portfolio_affirmative"]
+    assert [i.id for i in POLICY.intents] == [
+        "portfolio_view",
+        "portfolio_diagnose",
+        "portfolio_followup",
+        "portfolio_affirmative",
+    ]
     for key in ("turn", "messages", "loop_detection"):
         assert CONFIG[key] == DEFAULT[key]
     assert {"plan_marker", "step_token", "step_word"} <= set(CONFIG["keyword_sets"])
@@ -210,8 +238,9 @@ def test_a_required_tool_not_offered_is_no_requirement(tools: Any) -> None:
     assert (outcome.action, outcome.text, outcome.retries) == ("finish", "你的持仓不错", 0)
 
 
-@pytest.mark.parametrize("tools", [None, ["portfolio", "read_file"], {"portfolio": print},
-                                   "portfolio", 42, b"portfolio"])
+@pytest.mark.parametrize(
+    "tools", [None, ["portfolio", "read_file"], {"portfolio": print}, "portfolio", 42, b"portfolio"]
+)
 def test_an_offered_or_unknown_tool_set_keeps_the_requirement(tools: Any) -> None:
     state = POLICY.new_state()
     exp = POLICY.begin_turn(state, [user("帮我看看持仓")], tools)

@@ -44,10 +44,17 @@ def test_english_triggers(messages: list[dict[str, Any]], rule: str) -> None:
     "messages",
     [
         [HOLDINGS, user("analyze Tesla for me")],  # a hint without a referential word
-        [{"role": "assistant", "content": "Want me to analyze the market?"}, user("Sure")],  # no marker
+        [
+            {"role": "assistant", "content": "Want me to analyze the market?"},
+            user("Sure"),
+        ],  # no marker
         [HOLDINGS, *[user(str(i)) for i in range(5)], user("run a health check")],  # marker too far
-        [user("<relevant-memories>user holdings need a health check</relevant-memories>"
-              "<current-user-message>what's the weather?</current-user-message>")],
+        [
+            user(
+                "<relevant-memories>user holdings need a health check</relevant-memories>"
+                "<current-user-message>what's the weather?</current-user-message>"
+            )
+        ],
         [OFFER, user("Sure, but first the weather")],  # affirmative must be the whole text
     ],
 )
@@ -56,16 +63,28 @@ def test_english_near_misses(messages: list[dict[str, Any]]) -> None:
 
 
 def test_punctuation_folding_lets_a_bare_yes_with_a_full_stop_count() -> None:
-    folded = loopguard.Guard.from_dict({"version": 1, "extends": ["builtin:portfolio-en"],
-                                        "turn": {"normalize": ["strip", "lower", "fold_punctuation"]}})
+    folded = loopguard.Guard.from_dict(
+        {
+            "version": 1,
+            "extends": ["builtin:portfolio-en"],
+            "turn": {"normalize": ["strip", "lower", "fold_punctuation"]},
+        }
+    )
     assert rule_of([OFFER, user("Yes.")]) is None
     assert rule_of([OFFER, user("Yes.")], folded) == "portfolio_affirmative_en"
 
 
 def test_english_retries_and_warning_through_the_runtime() -> None:
-    model = ScriptedModel([say("You hold some stocks."), say("My plan: look first, then summarise."),
-                           say("Mostly tech.")])
-    result = run_turn(model, {"portfolio": Portfolio()}, [user("What do I own?")], GUARD.session("r"))
+    model = ScriptedModel(
+        [
+            say("You hold some stocks."),
+            say("My plan: look first, then summarise."),
+            say("Mostly tech."),
+        ]
+    )
+    result = run_turn(
+        model, {"portfolio": Portfolio()}, [user("What do I own?")], GUARD.session("r")
+    )
     first_retry = model.requests[1][0][-1]["content"]
     assert first_retry.startswith("You answered without calling the tool")
     assert first_retry.endswith('Call the tool now: portfolio(mode="view")')
@@ -78,5 +97,7 @@ def test_english_retries_and_warning_through_the_runtime() -> None:
 def test_english_view_call_satisfies_the_view_requirement() -> None:
     portfolio = Portfolio()
     model = ScriptedModel([calls(("portfolio", {"mode": "view"})), say("AAPL and MSFT.")])
-    result = run_turn(model, {"portfolio": portfolio}, [user("list my holdings")], GUARD.session("v"))
+    result = run_turn(
+        model, {"portfolio": portfolio}, [user("list my holdings")], GUARD.session("v")
+    )
     assert (result.text, model.calls, portfolio.calls) == ("AAPL and MSFT.", 2, [{"mode": "view"}])

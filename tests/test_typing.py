@@ -19,6 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_mypy_passes() -> None:
     pytest.importorskip("mypy", reason="mypy is part of the test extra")
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "typecheck.py")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "typecheck.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -36,7 +36,7 @@ _SHIFT_2 = np.uint64(21)
 def grams(text: str) -> Any:
     """The set of character 3-grams; a text shorter than 3 is one gram, empty is empty."""
     if len(text) > SAMPLE_CHARS:
-        text = text[: SAMPLE_CHARS // 2] + text[-(SAMPLE_CHARS // 2):]
+        text = text[: SAMPLE_CHARS // 2] + text[-(SAMPLE_CHARS // 2) :]
     if len(text) < 3:
         return frozenset((tuple(text),)) if text else frozenset()
     if len(text) < ARRAY_FROM:
@@ -103,10 +103,16 @@ def pack(value: Any) -> list[Any]:
     if isinstance(value, frozenset):
         return ["s", ["".join(g) for g in value]]
     codes = np.asarray(value, dtype=np.uint64)
-    parts = np.stack((codes >> np.uint64(42), (codes >> np.uint64(21)) & _MASK, codes & _MASK), axis=1)
+    parts = np.stack(
+        (codes >> np.uint64(42), (codes >> np.uint64(21)) & _MASK, codes & _MASK), axis=1
+    )
     top = int(parts.max()) if len(codes) else 0
     dtype = np.uint8 if top < 256 else np.uint16 if top < 65536 else np.uint32
-    return ["a", np.dtype(dtype).itemsize, b2a_base64(parts.astype(dtype).tobytes(), newline=False).decode()]
+    return [
+        "a",
+        np.dtype(dtype).itemsize,
+        b2a_base64(parts.astype(dtype).tobytes(), newline=False).decode(),
+    ]
 
 
 def unpack(row: list[Any]) -> Any:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from importlib import metadata
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain")
 

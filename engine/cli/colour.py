@@ -17,22 +17,39 @@ from typing import Any
 CHOICES = ("auto", "always", "never")
 RESET = "\033[0m"
 BOLD, DIM, RED, GREEN, YELLOW, MAGENTA, CYAN = (
-    "\033[1m", "\033[2m", "\033[31m", "\033[32m", "\033[33m", "\033[35m", "\033[36m")
+    "\033[1m",
+    "\033[2m",
+    "\033[31m",
+    "\033[32m",
+    "\033[33m",
+    "\033[35m",
+    "\033[36m",
+)
 LEVELS = {"error": BOLD + RED, "warning": BOLD + YELLOW}
-ACTIONS = {"WARN": YELLOW, "CRITICAL": BOLD + RED, "BREAKER": BOLD + MAGENTA,
-           "SKIPPED REQUIRED TOOL": BOLD + YELLOW, "ALLOW": GREEN}
+ACTIONS = {
+    "WARN": YELLOW,
+    "CRITICAL": BOLD + RED,
+    "BREAKER": BOLD + MAGENTA,
+    "SKIPPED REQUIRED TOOL": BOLD + YELLOW,
+    "ALLOW": GREEN,
+}
 
 _FINDING = re.compile(r"^(.+?:\d+:\d+): (error|warning)(\[[a-z0-9-]+\])?: ")
 _HINT = re.compile(r"^(\s+)(hint:)")
 _ACTION = re.compile(r"(?<![\w-])(SKIPPED REQUIRED TOOL|WARN|CRITICAL|BREAKER|ALLOW)(?![\w-])")
-_HEADING = re.compile(r"^(session |decision #|votes:|history at that moment|thresholds involved|"
-                      r"summary:|input warnings|loopguard replay )")
+_HEADING = re.compile(
+    r"^(session |decision #|votes:|history at that moment|thresholds involved|"
+    r"summary:|input warnings|loopguard replay )"
+)
 
 
 def add_color_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--color", choices=CHOICES, default="auto",
-                        help="colour the text output: auto (a terminal, unless NO_COLOR is set), "
-                             "always or never")
+    parser.add_argument(
+        "--color",
+        choices=CHOICES,
+        default="auto",
+        help="colour the text output: auto (a terminal, unless NO_COLOR is set), always or never",
+    )
 
 
 def wanted(choice: str | None, stream: Any) -> bool:
@@ -57,7 +74,7 @@ def paint_finding(line: str) -> str:
     if match:
         where, level, code = match.groups()
         shown = _wrap(LEVELS[level], level) + (_wrap(DIM, code) if code else "")
-        return f"{_wrap(BOLD, where)}: {shown}: {line[match.end():]}"
+        return f"{_wrap(BOLD, where)}: {shown}: {line[match.end() :]}"
     return _HINT.sub(lambda m: m.group(1) + _wrap(CYAN, m.group(2)), line, count=1)
 
 
@@ -94,13 +111,18 @@ def paint_detectors(line: str) -> str:
     status = _STATUS.match(line)
     if status:
         lead, state, why, where = status.groups()
-        return (lead + _wrap(GREEN if state == "on" else RED, state) + why
-                + (_wrap(DIM, where) if where else ""))
+        return (
+            lead
+            + _wrap(GREEN if state == "on" else RED, state)
+            + why
+            + (_wrap(DIM, where) if where else "")
+        )
     listed = _LISTED.match(line)
     if listed:
         return _wrap(BOLD, listed.group(1)) + _wrap(DIM, listed.group(2))
-    if line.startswith(("detectors of ", "faults:")) or re.match(r"^\d+ of \d+ detectors on$",
-                                                                  line):
+    if line.startswith(("detectors of ", "faults:")) or re.match(
+        r"^\d+ of \d+ detectors on$", line
+    ):
         return _wrap(BOLD + RED if line == "faults:" else BOLD, line)
     return line
 

@@ -14,40 +14,53 @@ import json
 import sys
 from typing import Any
 
-from loopguard.config.layers import BASE, BUILTIN, Analysis
-from loopguard.config.provenance import Effective, render_text, to_json, trace
-from loopguard.config.load import analyze_builtin, analyze_path
 from loopguard.cli.colour import add_color_option, paint_config, painted
+from loopguard.config.layers import BASE, BUILTIN, Analysis
+from loopguard.config.load import analyze_builtin, analyze_path
+from loopguard.config.provenance import Effective, render_text, to_json, trace
 
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "config", help="print the effective rules and where each value came from",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "config",
+        help="print the effective rules and where each value came from",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_rules_arguments(parser)
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="output format (default: text)")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
     add_color_option(parser)
     parser.set_defaults(run=run)
 
 
 def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     """`--rules R` and `--agent A`, shared with `loopguard detectors`."""
-    parser.add_argument("--rules", metavar="R", default=None,
-                        help=f"rules file or `builtin:NAME` (default: {BASE})")
-    parser.add_argument("--agent", metavar="A", default=None,
-                        help="merge agent A's block over the global blocks")
-    parser.add_argument("--allow-extends-outside", action="store_true",
-                        help="let extends: reach files outside the rules file's folder tree "
-                             "(default: refused; see docs/limits.md)")
+    parser.add_argument(
+        "--rules", metavar="R", default=None, help=f"rules file or `builtin:NAME` (default: {BASE})"
+    )
+    parser.add_argument(
+        "--agent", metavar="A", default=None, help="merge agent A's block over the global blocks"
+    )
+    parser.add_argument(
+        "--allow-extends-outside",
+        action="store_true",
+        help="let extends: reach files outside the rules file's folder tree "
+        "(default: refused; see docs/limits.md)",
+    )
 
 
-def load_effective(rules: str | None, agent: str | None, prog: str,
-                   allow_extends_outside: bool = False) -> Effective | None:
+def load_effective(
+    rules: str | None, agent: str | None, prog: str, allow_extends_outside: bool = False
+) -> Effective | None:
     """The effective rules of `agent` in `rules`, or None after telling stderr why not."""
     name = rules if rules is not None else BASE
-    result: Analysis = (analyze_builtin(name) if name.startswith(BUILTIN)
-                        else analyze_path(name, allow_extends_outside=allow_extends_outside))
+    result: Analysis = (
+        analyze_builtin(name)
+        if name.startswith(BUILTIN)
+        else analyze_path(name, allow_extends_outside=allow_extends_outside)
+    )
     for finding in result.findings:
         if finding.level != "error":
             print(finding.format_text(), file=sys.stderr)
@@ -59,8 +72,11 @@ def load_effective(rules: str | None, agent: str | None, prog: str,
         for finding in result.errors:
             print(finding.format_text(), file=sys.stderr)
         count = len(result.errors)
-        print(f"{prog}: {name}: invalid rules ({count} error{'s' if count != 1 else ''}; "
-              f"see `loopguard lint {name}`)", file=sys.stderr)
+        print(
+            f"{prog}: {name}: invalid rules ({count} error{'s' if count != 1 else ''}; "
+            f"see `loopguard lint {name}`)",
+            file=sys.stderr,
+        )
         return None
     agents = result.data.get("agents") or {}
     if agent is not None and agent not in agents:
@@ -71,7 +87,9 @@ def load_effective(rules: str | None, agent: str | None, prog: str,
 
 
 def run(args: argparse.Namespace) -> int:
-    effective = load_effective(args.rules, args.agent, "loopguard config", args.allow_extends_outside)
+    effective = load_effective(
+        args.rules, args.agent, "loopguard config", args.allow_extends_outside
+    )
     if effective is None:
         return 2
     name = args.rules if args.rules is not None else BASE

@@ -18,20 +18,22 @@ import json
 import sys
 from typing import Any
 
-from loopguard.detection import contract
-from loopguard.detection.registry import PluginFault, Registered, load_registry
 from loopguard.cli.colour import add_color_option, paint_detectors, painted
 from loopguard.cli.config_cmd import add_rules_arguments
 from loopguard.cli.detectors_status import run_status
+from loopguard.detection import contract
+from loopguard.detection.registry import PluginFault, Registered, load_registry
 
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "detectors", help="list registered detectors and plugin faults",
+        "detectors",
+        help="list registered detectors and plugin faults",
         description="List every registered detector (built-in and plugin) and every plugin fault.",
     )
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="output format (default: text)")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a plugin has a fault")
     add_rules_arguments(parser)  # with --rules/--agent: which detectors are on, and why
     add_color_option(parser)
@@ -94,9 +96,14 @@ def format_text(listed: list[dict[str, Any]], faults: list[dict[str, str]]) -> s
             lines.append("  options: none")
             continue
         lines.append("  options:")
-        rows = [(name, summarize(option["schema"]),
-                 f"default {_show(option['default'])}" if "default" in option else "")
-                for name, option in item["options"].items()]
+        rows = [
+            (
+                name,
+                summarize(option["schema"]),
+                f"default {_show(option['default'])}" if "default" in option else "",
+            )
+            for name, option in item["options"].items()
+        ]
         width = max(len(row[0]) for row in rows)
         kinds = max(len(row[1]) for row in rows)
         for name, kind, default in rows:
@@ -105,9 +112,11 @@ def format_text(listed: list[dict[str, Any]], faults: list[dict[str, str]]) -> s
         lines.append("faults:")
         lines.extend(f"  {f['source']}: {f['stage']} failed: {f['message']}" for f in faults)
     plugins = sum(1 for item in listed if not item["builtin"])
-    lines.append(f"{len(listed)} detectors ({len(listed) - plugins} built-in, {plugins} "
-                 f"plugin{'' if plugins == 1 else 's'}), "
-                 f"{len(faults)} fault{'' if len(faults) == 1 else 's'}")
+    lines.append(
+        f"{len(listed)} detectors ({len(listed) - plugins} built-in, {plugins} "
+        f"plugin{'' if plugins == 1 else 's'}), "
+        f"{len(faults)} fault{'' if len(faults) == 1 else 's'}"
+    )
     return "\n".join(lines)
 
 

@@ -14,13 +14,13 @@ import json
 import sys
 from typing import Any
 
-from loopguard.detection import contract
-from loopguard.detection.detector import ALWAYS, setting
-from loopguard.config.layers import BASE
-from loopguard.config.provenance import REPAIRED, Effective, dotted, explain_active
-from loopguard.detection.registry import Registry
 from loopguard.cli.colour import paint_detectors, painted
 from loopguard.cli.config_cmd import load_effective
+from loopguard.config.layers import BASE
+from loopguard.config.provenance import REPAIRED, Effective, dotted, explain_active
+from loopguard.detection import contract
+from loopguard.detection.detector import ALWAYS, setting
+from loopguard.detection.registry import Registry
 
 
 def statuses(effective: Effective, registry: Registry) -> list[dict[str, Any]]:
@@ -33,13 +33,20 @@ def statuses(effective: Effective, registry: Registry) -> list[dict[str, Any]]:
         gating = getattr(entry.detector, "gating", ALWAYS)
         options = options_by_id.get(entry.id) or {}
         active, why = explain_active(gating, options, enabled)
-        listed.append({
-            "id": entry.id, "gating": gating, "on": active, "why": why,
-            "status": f"{'on' if active else 'off'} ({why}; {gating})",
-            "switch": options.get("enabled"),
-            "switch_from": _source(effective, ("detectors", entry.id, "enabled")),
-            "settings": {path: setting(config, path) for path in contract.settings(entry.detector)},
-        })
+        listed.append(
+            {
+                "id": entry.id,
+                "gating": gating,
+                "on": active,
+                "why": why,
+                "status": f"{'on' if active else 'off'} ({why}; {gating})",
+                "switch": options.get("enabled"),
+                "switch_from": _source(effective, ("detectors", entry.id, "enabled")),
+                "settings": {
+                    path: setting(config, path) for path in contract.settings(entry.detector)
+                },
+            }
+        )
     return listed
 
 
@@ -50,8 +57,9 @@ def _source(effective: Effective, path: tuple[str, ...]) -> str | None:
 
 def run_status(args: argparse.Namespace, registry: Registry) -> int:
     """Print the on/off table (or JSON) for `args.rules` / `args.agent`."""
-    effective = load_effective(args.rules, args.agent, "loopguard detectors",
-                               getattr(args, "allow_extends_outside", False))
+    effective = load_effective(
+        args.rules, args.agent, "loopguard detectors", getattr(args, "allow_extends_outside", False)
+    )
     if effective is None:
         return 2
     name = args.rules if args.rules is not None else BASE
@@ -59,19 +67,37 @@ def run_status(args: argparse.Namespace, registry: Registry) -> int:
     master_from = _source(effective, ("loop_detection", "enabled"))
     listed = statuses(effective, registry)
     if registry.faults:
-        print(f"loopguard detectors: {len(registry.faults)} plugin fault(s) left detectors out; "
-              "`loopguard detectors` lists them", file=sys.stderr)
+        print(
+            f"loopguard detectors: {len(registry.faults)} plugin fault(s) left detectors out; "
+            "`loopguard detectors` lists them",
+            file=sys.stderr,
+        )
     if args.format == "json":
-        print(json.dumps({"rules": name, "agent": args.agent,
-                          "master": {"path": dotted(("loop_detection", "enabled")),
-                                     "value": enabled, "from": master_from},
-                          "detectors": listed}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "rules": name,
+                    "agent": args.agent,
+                    "master": {
+                        "path": dotted(("loop_detection", "enabled")),
+                        "value": enabled,
+                        "from": master_from,
+                    },
+                    "detectors": listed,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
     master = "unset" if enabled is None else json.dumps(enabled)
     agent = f" for agent {args.agent}" if args.agent else ""
     out = painted(sys.stdout, getattr(args, "color", "never"), paint_detectors)
-    print(f"detectors of {name}{agent}; loop_detection.enabled: {master}"
-          + (f" (from {master_from})" if master_from else ""), file=out)
+    print(
+        f"detectors of {name}{agent}; loop_detection.enabled: {master}"
+        + (f" (from {master_from})" if master_from else ""),
+        file=out,
+    )
     width = max((len(item["id"]) for item in listed), default=0)
     for item in listed:
         where = f"  # switch from {item['switch_from']}" if item["switch_from"] else ""

@@ -15,15 +15,15 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from loopguard.detection import contract
-from loopguard.detection.registry import load_registry
-from loopguard.findings import Finding
-from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
-from loopguard.replay.intents import intent_rule
 from loopguard.cli.colour import paint_report, painted
 from loopguard.cli.explain_skipped import parse_id, render_skipped
 from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_output import short, where
+from loopguard.detection import contract
+from loopguard.detection.registry import load_registry
+from loopguard.findings import Finding
+from loopguard.replay.intents import intent_rule
+from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
 
 _UNSET_NOTE = "  (unset: a rolling detector runs only when its own enabled is true)"
 
@@ -36,15 +36,26 @@ def _declared(detector_id: str) -> list[str] | None:
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "explain", help="show why loopguard made one decision of a replay",
+        "explain",
+        help="show why loopguard made one decision of a replay",
         description="Replay FILEs and explain decision #N of the replay report: its votes, the history "
-                    "entries that led to it, and the thresholds involved.")
+        "entries that led to it, and the thresholds involved.",
+    )
     add_common(parser)
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text (default), or json: one object with the decision, history and thresholds")
-    parser.add_argument("--decision", "-d", required=True, metavar="N",
-                        help="the decision shown by `loopguard replay` as #N in FILE: N, or FILE#N when "
-                             "several files are replayed (skipped required tools are numbered with them)")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default), or json: one object with the decision, history and thresholds",
+    )
+    parser.add_argument(
+        "--decision",
+        "-d",
+        required=True,
+        metavar="N",
+        help="the decision shown by `loopguard replay` as #N in FILE: N, or FILE#N when "
+        "several files are replayed (skipped required tools are numbered with them)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -62,29 +73,46 @@ def explain(args: argparse.Namespace, wanted: str) -> int:
     guard = load_guard(args.rules, args.agent, args.allow_extends_outside)
     if guard is None:
         return 2
-    replayer = Replayer(guard, args.agent, track_calls=True, join_sessions=getattr(args, "join_sessions", False))
+    replayer = Replayer(
+        guard, args.agent, track_calls=True, join_sessions=getattr(args, "join_sessions", False)
+    )
     failed = False
     for record in replayer.run(args.files, args.input_format):
         if isinstance(record, Finding) and record.level == "error":
             print(record.format_text(), file=sys.stderr)
             failed = True
-        elif isinstance(record, (DecisionRecord, SkippedTool)) and record.index == number and (
-                file is None or record.file == file):
+        elif (
+            isinstance(record, (DecisionRecord, SkippedTool))
+            and record.index == number
+            and (file is None or record.file == file)
+        ):
             session = replayer.live_session(record.key)
             if getattr(args, "format", "text") == "json":  # `replay --explain N --format json` too
-                print(json.dumps(to_json(record, session.history(), session.config, replayer),
-                                 ensure_ascii=False, indent=2, default=str))
+                print(
+                    json.dumps(
+                        to_json(record, session.history(), session.config, replayer),
+                        ensure_ascii=False,
+                        indent=2,
+                        default=str,
+                    )
+                )
             else:
-                lines = (render_skipped(record, session.config) if isinstance(record, SkippedTool)
-                         else render(record, session.history(), session.config, replayer))
+                lines = (
+                    render_skipped(record, session.config)
+                    if isinstance(record, SkippedTool)
+                    else render(record, session.history(), session.config, replayer)
+                )
                 out = painted(sys.stdout, getattr(args, "color", "auto"), paint_report)
                 print("\n".join(lines), file=out)
                 out.flush()
             return 0
     if not failed:
         name = f"#{number}" if file is None else f"{file}#{number}"
-        print(f"loopguard explain: there is no decision {name}; the replay reported "
-              f"{replayer.reported} (run `loopguard replay` to list them)", file=sys.stderr)
+        print(
+            f"loopguard explain: there is no decision {name}; the replay reported "
+            f"{replayer.reported} (run `loopguard replay` to list them)",
+            file=sys.stderr,
+        )
     return 2
 
 
@@ -111,7 +139,9 @@ def value(config: Any, dotted: str) -> Any:
 
 def threshold_paths(decision: Any, config: Any) -> list[str]:
     """Dotted paths of the rules values that shaped a decision (its detectors' and the aggregator's)."""
-    detectors = [v.detector for v in decision.votes] or ([decision.detector] if decision.detector else [])
+    detectors = [v.detector for v in decision.votes] or (
+        [decision.detector] if decision.detector else []
+    )
     paths: list[str] = []
     for detector in detectors:
         known = _declared(detector)
@@ -128,63 +158,96 @@ def threshold_paths(decision: Any, config: Any) -> list[str]:
 
 def thresholds(decision: Any, config: Any) -> list[str]:
     """The text lines `path = value` of `threshold_paths` (unset values shown as null)."""
-    return [f"  {path} = {json.dumps(value(config, path), ensure_ascii=False)}"
-            + (_UNSET_NOTE if path == "loop_detection.enabled" and lookup(config, path) is None else "")
-            for path in threshold_paths(decision, config)]
+    return [
+        f"  {path} = {json.dumps(value(config, path), ensure_ascii=False)}"
+        + (_UNSET_NOTE if path == "loop_detection.enabled" and lookup(config, path) is None else "")
+        for path in threshold_paths(decision, config)
+    ]
 
 
-def history_rows(record: DecisionRecord | SkippedTool, history: list[Any], replayer: Replayer
-                 ) -> list[dict[str, Any]]:
+def history_rows(
+    record: DecisionRecord | SkippedTool, history: list[Any], replayer: Replayer
+) -> list[dict[str, Any]]:
     """The history entries as dicts, each with its mark (`this`, `evidence` or null) and input spot."""
     d = record.decision if isinstance(record, DecisionRecord) else None
     evidence = set(d.top.evidence) if d is not None and d.top else set()
     rows = []
     for entry in history:
         row = entry.to_dict()
-        row["mark"] = ("this" if d is not None and entry.seq == d.seq
-                       else "evidence" if entry.seq in evidence else None)
+        row["mark"] = (
+            "this"
+            if d is not None and entry.seq == d.seq
+            else "evidence"
+            if entry.seq in evidence
+            else None
+        )
         position = replayer.position(record.key, entry.seq)
         row["file"], row["line"], row["args"] = position if position else (None, None, None)
         rows.append(row)
     return rows
 
 
-def to_json(record: DecisionRecord | SkippedTool, history: list[Any], config: Any,
-            replayer: Replayer) -> dict[str, Any]:
+def to_json(
+    record: DecisionRecord | SkippedTool, history: list[Any], config: Any, replayer: Replayer
+) -> dict[str, Any]:
     """`explain --format json`: the record's `to_dict()`, the history rows and the thresholds."""
     if isinstance(record, SkippedTool):
         rule = intent_rule(config, record.intent) or {}
-        values = {"turn.max_incomplete_tool_retries":
-                  lookup(config, "turn.max_incomplete_tool_retries")}
-        extra: dict[str, Any] = {"intent": {"id": record.intent, "when": rule.get("when"),
-                                            "require": rule.get("require")}}
+        values = {
+            "turn.max_incomplete_tool_retries": lookup(config, "turn.max_incomplete_tool_retries")
+        }
+        extra: dict[str, Any] = {
+            "intent": {
+                "id": record.intent,
+                "when": rule.get("when"),
+                "require": rule.get("require"),
+            }
+        }
     else:
         values = {path: value(config, path) for path in threshold_paths(record.decision, config)}
         extra = {}
-    return {"decision": record.to_dict(), **extra, "history": history_rows(record, history, replayer),
-            "thresholds": values}
+    return {
+        "decision": record.to_dict(),
+        **extra,
+        "history": history_rows(record, history, replayer),
+        "thresholds": values,
+    }
 
 
-def render(record: DecisionRecord, history: list[Any], config: Any, replayer: Replayer) -> list[str]:
+def render(
+    record: DecisionRecord, history: list[Any], config: Any, replayer: Replayer
+) -> list[str]:
     d = record.decision
-    lines = [f"decision #{record.index} at {where(record.file, record.line)}",
-             f"  session {record.session}, turn {d.turn}, call {d.seq}"
-             + (f" (id {d.call_id})" if d.call_id else "") + f", checked {'on its result' if d.phase == 'after' else 'before it ran'}",
-             f"  call: {d.tool}({short(_args(record.args), 120)})",
-             f"  action: {d.action.upper()}, decided by {d.detector}" + (" (escalated: a repeated critical)" if d.escalated else "")]
+    lines = [
+        f"decision #{record.index} at {where(record.file, record.line)}",
+        f"  session {record.session}, turn {d.turn}, call {d.seq}"
+        + (f" (id {d.call_id})" if d.call_id else "")
+        + f", checked {'on its result' if d.phase == 'after' else 'before it ran'}",
+        f"  call: {d.tool}({short(_args(record.args), 120)})",
+        f"  action: {d.action.upper()}, decided by {d.detector}"
+        + (" (escalated: a repeated critical)" if d.escalated else ""),
+    ]
     if d.message:
         lines.append(f"  the model would have been told: {short(d.message, 240)}")
     if record.after_breaker:
-        lines.append("  note: a breaker had already closed the tools in this turn; the recorded agent kept calling")
+        lines.append(
+            "  note: a breaker had already closed the tools in this turn; the recorded agent kept calling"
+        )
     lines += ["", "votes:"]
     for vote in d.votes:
-        lines.append(f"  {vote.detector}: {vote.level}, count {vote.count}" + (f", code {vote.code}" if vote.code else ""))
+        lines.append(
+            f"  {vote.detector}: {vote.level}, count {vote.count}"
+            + (f", code {vote.code}" if vote.code else "")
+        )
         lines.append(f"    {short(vote.message, 240)}")
         if vote.evidence:
             lines.append("    evidence: calls " + ", ".join(str(seq) for seq in vote.evidence))
     evidence = set(d.top.evidence) if d.top else set()
-    lines += ["", "history at that moment (oldest first; * = evidence of the deciding vote, > = this call):",
-              "    call  turn  tool                  outcome          where"]
+    lines += [
+        "",
+        "history at that moment (oldest first; * = evidence of the deciding vote, > = this call):",
+        "    call  turn  tool                  outcome          where",
+    ]
     for entry in history:
         info = entry.to_dict()
         mark = ">" if entry.seq == d.seq else ("*" if entry.seq in evidence else " ")
@@ -193,8 +256,14 @@ def render(record: DecisionRecord, history: list[Any], config: Any, replayer: Re
             kind, digest = outcome.split(":", 1)
             outcome = f"{kind}:{digest[:8]}"
         position = replayer.position(record.key, entry.seq)
-        place = f"{where(position[0], position[1])}  {short(_args(position[2]), 60)}" if position else ""
-        lines.append(f"  {mark} {entry.seq:<5} {entry.turn:<5} {short(entry.tool, 20):<21} {outcome:<16} {place}")
+        place = (
+            f"{where(position[0], position[1])}  {short(_args(position[2]), 60)}"
+            if position
+            else ""
+        )
+        lines.append(
+            f"  {mark} {entry.seq:<5} {entry.turn:<5} {short(entry.tool, 20):<21} {outcome:<16} {place}"
+        )
     if not history:
         lines.append("    (empty)")
     lines += ["", "thresholds involved (from the effective rules):", *thresholds(d, config)]

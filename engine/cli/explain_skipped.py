@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loopguard.replay.replayer import SkippedTool
-from loopguard.replay.intents import intent_rule
-from loopguard.replay.transcripts.source import STDIN, STDIN_NAME
 from loopguard.cli.replay_output import short, where
+from loopguard.replay.intents import intent_rule
+from loopguard.replay.replayer import SkippedTool
+from loopguard.replay.transcripts.source import STDIN, STDIN_NAME
 
 
 def parse_id(wanted: str, files: list[str]) -> tuple[str | None, int] | str:
@@ -31,21 +31,28 @@ def parse_id(wanted: str, files: list[str]) -> tuple[str | None, int] | str:
 
 def render_skipped(record: SkippedTool, config: Any) -> list[str]:
     rule = intent_rule(config, record.intent) or {}
-    matched = (f"keyword {json.dumps(record.keyword, ensure_ascii=False)} of set {record.keyword_set} "
-               "in the user's message"
-               if record.keyword else "the condition held on the user's message and its context")
-    lines = [f"decision #{record.index} at {where(record.file, record.line)}: SKIPPED REQUIRED TOOL {record.call}",
-             f"  session {record.session}, turn {record.turn}",
-             f"  intent: {record.intent} ({matched})",
-             f"  condition: {json.dumps(rule.get('when'), ensure_ascii=False)}",
-             f"  requires: {json.dumps(rule.get('require'), ensure_ascii=False)}",
-             f"  why: {short(record.reason, 240)}",
-             f"  user message: {short(record.user_text, 240)}",
-             (f"  the model called {record.tool}, but never with the required arguments"
-              if record.problem == "other_args" else
-              f"  the model {record.problem.replace('_', ' ')}: it answered without calling {record.tool}"),
-             f"  retries this turn: {record.retries} (turn.max_incomplete_tool_retries = "
-             f"{json.dumps((config.get('turn') or {}).get('max_incomplete_tool_retries'))})"]
+    matched = (
+        f"keyword {json.dumps(record.keyword, ensure_ascii=False)} of set {record.keyword_set} "
+        "in the user's message"
+        if record.keyword
+        else "the condition held on the user's message and its context"
+    )
+    lines = [
+        f"decision #{record.index} at {where(record.file, record.line)}: SKIPPED REQUIRED TOOL {record.call}",
+        f"  session {record.session}, turn {record.turn}",
+        f"  intent: {record.intent} ({matched})",
+        f"  condition: {json.dumps(rule.get('when'), ensure_ascii=False)}",
+        f"  requires: {json.dumps(rule.get('require'), ensure_ascii=False)}",
+        f"  why: {short(record.reason, 240)}",
+        f"  user message: {short(record.user_text, 240)}",
+        (
+            f"  the model called {record.tool}, but never with the required arguments"
+            if record.problem == "other_args"
+            else f"  the model {record.problem.replace('_', ' ')}: it answered without calling {record.tool}"
+        ),
+        f"  retries this turn: {record.retries} (turn.max_incomplete_tool_retries = "
+        f"{json.dumps((config.get('turn') or {}).get('max_incomplete_tool_retries'))})",
+    ]
     if record.retry and record.retry_message:
         lines.append(f"  a runtime would have sent: {short(record.retry_message, 240)}")
     else:

@@ -19,11 +19,11 @@ import os
 import sys
 from typing import Any
 
-from loopguard.lint.linter import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
-from loopguard.lint.checks import SelectionError, registry, select
-from loopguard.config.schema import default_assembly
 from loopguard.cli.colour import add_color_option, paint_finding, painted
 from loopguard.cli.lintlist import list_json, list_text
+from loopguard.config.schema import default_assembly
+from loopguard.lint.checks import SelectionError, registry, select
+from loopguard.lint.linter import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
 
 SUFFIXES = (".yaml", ".yml", ".json5")
 NAMES = ("openclaw.json",)
@@ -31,25 +31,51 @@ NAMES = ("openclaw.json",)
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "lint", help="check rules files", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="*", metavar="PATH",
-                        help="rules file or directory, `builtin:NAME` for a bundled pack, or - "
-                             "for stdin")
+        "lint",
+        help="check rules files",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="PATH",
+        help="rules file or directory, `builtin:NAME` for a bundled pack, or - for stdin",
+    )
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
-    parser.add_argument("--agent", metavar="A", action="append", default=None,
-                        help="an agent that runs (repeatable); default: judge every agent block")
-    parser.add_argument("--disable", metavar="CODE", action="append", default=[],
-                        help="do not report CODE (repeatable, or CODE,CODE)")
-    parser.add_argument("--enable", metavar="CODE", action="append", default=[],
-                        help="also report CODE, a check that is off by default")
-    parser.add_argument("--list-checks", action="store_true",
-                        help="list every check code with its level and default, then exit "
-                             "(--format json: as JSON)")
-    parser.add_argument("--allow-extends-outside", action="store_true",
-                        help="let extends: reach files outside the rules file's folder tree "
-                             "(default: refused; see docs/limits.md)")
+    parser.add_argument(
+        "--agent",
+        metavar="A",
+        action="append",
+        default=None,
+        help="an agent that runs (repeatable); default: judge every agent block",
+    )
+    parser.add_argument(
+        "--disable",
+        metavar="CODE",
+        action="append",
+        default=[],
+        help="do not report CODE (repeatable, or CODE,CODE)",
+    )
+    parser.add_argument(
+        "--enable",
+        metavar="CODE",
+        action="append",
+        default=[],
+        help="also report CODE, a check that is off by default",
+    )
+    parser.add_argument(
+        "--list-checks",
+        action="store_true",
+        help="list every check code with its level and default, then exit (--format json: as JSON)",
+    )
+    parser.add_argument(
+        "--allow-extends-outside",
+        action="store_true",
+        help="let extends: reach files outside the rules file's folder tree "
+        "(default: refused; see docs/limits.md)",
+    )
     add_color_option(parser)
     parser.set_defaults(run=run)
 
@@ -58,8 +84,10 @@ def _summary(reports: list[FileReport]) -> str:
     errors = sum(r.errors for r in reports)
     warnings = sum(r.warnings for r in reports)
     files = f"{len(reports)} file" + ("s" if len(reports) != 1 else "")
-    return (f"loopguard lint: {files}, {errors} error{'s' if errors != 1 else ''}, "
-            f"{warnings} warning{'s' if warnings != 1 else ''}")
+    return (
+        f"loopguard lint: {files}, {errors} error{'s' if errors != 1 else ''}, "
+        f"{warnings} warning{'s' if warnings != 1 else ''}"
+    )
 
 
 def _codes(values: list[str]) -> list[str]:
@@ -73,8 +101,9 @@ def expand(name: str) -> list[str]:
     found: list[str] = []
     for root, dirs, files in os.walk(name):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(root, f) for f in sorted(files)
-                     if f.endswith(SUFFIXES) or f in NAMES)
+        found.extend(
+            os.path.join(root, f) for f in sorted(files) if f.endswith(SUFFIXES) or f in NAMES
+        )
     return found
 
 
@@ -83,8 +112,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(list_json() if args.format == "json" else list_text())
         return 0
     if not args.files:
-        print("loopguard lint: name at least one rules file or directory (or --list-checks)",
-              file=sys.stderr)
+        print(
+            "loopguard lint: name at least one rules file or directory (or --list-checks)",
+            file=sys.stderr,
+        )
         return 2
     try:
         active = select(_codes(args.disable), _codes(args.enable))
@@ -98,8 +129,11 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         listed = expand(name)
         if not listed:
-            print(f"loopguard lint: no rules files ({', '.join('*' + s for s in SUFFIXES)}, "
-                  f"{', '.join(NAMES)}) under {name}", file=sys.stderr)
+            print(
+                f"loopguard lint: no rules files ({', '.join('*' + s for s in SUFFIXES)}, "
+                f"{', '.join(NAMES)}) under {name}",
+                file=sys.stderr,
+            )
             return 2
         names.extend(listed)
     if names.count("-") > 1:
@@ -108,11 +142,20 @@ def run(args: argparse.Namespace) -> int:
     reports: list[FileReport] = []
     for name in names:
         if name == "-":
-            reports.append(lint_bytes(sys.stdin.buffer.read(), "<stdin>", args.agent, assembly,
-                                      active, args.allow_extends_outside))
+            reports.append(
+                lint_bytes(
+                    sys.stdin.buffer.read(),
+                    "<stdin>",
+                    args.agent,
+                    assembly,
+                    active,
+                    args.allow_extends_outside,
+                )
+            )
         else:
-            reports.append(lint_path(name, args.agent, assembly, active,
-                                     args.allow_extends_outside))
+            reports.append(
+                lint_path(name, args.agent, assembly, active, args.allow_extends_outside)
+            )
     findings = [f for r in reports for f in r.findings]
     out = painted(sys.stdout, args.color, paint_finding) if args.format == "text" else sys.stdout
     out.write(render(findings, args.format))

@@ -28,18 +28,31 @@ PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller inputs replay in a blink: no pr
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "replay", help="replay recorded agent transcripts through the guard",
+        "replay",
+        help="replay recorded agent transcripts through the guard",
         description="Feed recorded agent conversations through the guard and report, call by call, "
-                    "where it would have warned, blocked or stopped the agent, and where a required "
-                    "tool was skipped.")
+        "where it would have warned, blocked or stopped the agent, and where a required "
+        "tool was skipped.",
+    )
     add_common(parser)
-    parser.add_argument("--format", choices=("text", "json", "github", "html"), default="text",
-                        help="report format: text (default), json (JSON lines), github (workflow annotations), "
-                             "html (one self-contained page; use with -o)")
-    parser.add_argument("-o", "--output", metavar="PATH", help="write the report to PATH instead of standard output")
-    parser.add_argument("--fail-on", choices=("warn", "critical", "breaker"),
-                        help="exit 1 when any decision reaches this level, or any input warning dropped data")
-    parser.add_argument("--explain", metavar="N", help="explain decision N (or FILE#N) instead of the report")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "github", "html"),
+        default="text",
+        help="report format: text (default), json (JSON lines), github (workflow annotations), "
+        "html (one self-contained page; use with -o)",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="PATH", help="write the report to PATH instead of standard output"
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("warn", "critical", "breaker"),
+        help="exit 1 when any decision reaches this level, or any input warning dropped data",
+    )
+    parser.add_argument(
+        "--explain", metavar="N", help="explain decision N (or FILE#N) instead of the report"
+    )
     parser.set_defaults(run=run)
 
 
@@ -51,8 +64,10 @@ class Progress:
 
     def __call__(self, done: int) -> None:
         mb = 1024 * 1024
-        sys.stderr.write(f"\rreplaying… {min(100, done * 100 // self.total):3d}% "
-                         f"({done // mb} of {self.total // mb} MB)")
+        sys.stderr.write(
+            f"\rreplaying… {min(100, done * 100 // self.total):3d}% "
+            f"({done // mb} of {self.total // mb} MB)"
+        )
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -84,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:
-        print(f"{args.output}: error: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"{args.output}: error: cannot write the report: {exc.strerror or exc}", file=sys.stderr
+        )
         return 2
     try:
         return _replay(args, guard, out)
@@ -97,8 +114,12 @@ def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
     rules = args.rules or "builtin:default"
     if args.format == "text":
         out = painted(out, args.color, paint_report)
-    reporter: Any = {"text": lambda: TextReport(out, rules), "json": lambda: JsonReport(out),
-                     "github": lambda: GithubReport(out), "html": lambda: HtmlReport(out, rules)}[args.format]()
+    reporter: Any = {
+        "text": lambda: TextReport(out, rules),
+        "json": lambda: JsonReport(out),
+        "github": lambda: GithubReport(out),
+        "html": lambda: HtmlReport(out, rules),
+    }[args.format]()
     progress = make_progress(args.files)
     replayer = Replayer(guard, args.agent, progress, join_sessions=args.join_sessions)
     try:

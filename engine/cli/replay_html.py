@@ -18,23 +18,43 @@ import json
 from importlib import resources
 from typing import Any, TextIO
 
+from loopguard.cli.replay_output import Totals, position, short
 from loopguard.decision import RANK
 from loopguard.findings import Finding
 from loopguard.replay.replayer import DecisionRecord, Record, SessionSummary, SkippedTool
-from loopguard.cli.replay_output import Totals, position, short
 
 MAX_CELLS = 5000
 
 
 def _call(record: DecisionRecord) -> dict[str, Any]:
     d = record.decision
-    votes = [{"detector": v.detector, "level": v.level, "count": v.count, "message": v.message,
-              "evidence": list(v.evidence)} for v in d.votes]
-    args = record.args if isinstance(record.args, str) else json.dumps(record.args, ensure_ascii=False,
-                                                                        sort_keys=True, default=str)
-    return {"seq": d.seq, "turn": d.turn, "tool": d.tool, "action": d.action, "detector": d.detector or "",
-            "id": record.id, "where": f"{record.file}:{record.line}", "args": short(args, 300),
-            "after_breaker": record.after_breaker, "votes": votes}
+    votes = [
+        {
+            "detector": v.detector,
+            "level": v.level,
+            "count": v.count,
+            "message": v.message,
+            "evidence": list(v.evidence),
+        }
+        for v in d.votes
+    ]
+    args = (
+        record.args
+        if isinstance(record.args, str)
+        else json.dumps(record.args, ensure_ascii=False, sort_keys=True, default=str)
+    )
+    return {
+        "seq": d.seq,
+        "turn": d.turn,
+        "tool": d.tool,
+        "action": d.action,
+        "detector": d.detector or "",
+        "id": record.id,
+        "where": f"{record.file}:{record.line}",
+        "args": short(args, 300),
+        "after_breaker": record.after_breaker,
+        "votes": votes,
+    }
 
 
 class HtmlReport:
@@ -58,16 +78,27 @@ class HtmlReport:
         elif isinstance(record, SkippedTool):
             cells = self._session(record.key)["cells"]
             if len(cells) < MAX_CELLS:
-                cells.append({"skipped": True, "turn": record.turn, "id": record.id, "call": record.call,
-                              "where": f"{record.file}:{record.line}", "intent": record.intent,
-                              "keyword": record.keyword, "reason": short(record.reason, 300)})
+                cells.append(
+                    {
+                        "skipped": True,
+                        "turn": record.turn,
+                        "id": record.id,
+                        "call": record.call,
+                        "where": f"{record.file}:{record.line}",
+                        "intent": record.intent,
+                        "keyword": record.keyword,
+                        "reason": short(record.reason, 300),
+                    }
+                )
         elif isinstance(record, SessionSummary):
             data = self.open.pop(record.key, None) or {"cells": [], "more": 0, "by_seq": {}}
             data.pop("by_seq")
             data.update(record.to_dict())
             self.sessions.append(data)
         elif isinstance(record, Finding):
-            self.problems.append({"level": record.level, "where": position(record), "message": record.message})
+            self.problems.append(
+                {"level": record.level, "where": position(record), "message": record.message}
+            )
 
     def _decision(self, record: DecisionRecord) -> None:
         state = self._session(record.key)
@@ -81,13 +112,22 @@ class HtmlReport:
             state["cells"].append(cell)
             if len(state["by_seq"]) > 64:
                 state["by_seq"].pop(next(iter(state["by_seq"])))
-        elif RANK.get(record.decision.action, 0) > RANK.get(cell["action"], 0):  # its result made it worse
+        elif RANK.get(record.decision.action, 0) > RANK.get(
+            cell["action"], 0
+        ):  # its result made it worse
             cell.update(_call(record), seq=seq)
 
     def finish(self) -> None:
-        data = {"rules": self.rules, "summary": self.totals.to_dict(), "sessions": self.sessions,
-                "problems": self.problems}
+        data = {
+            "rules": self.rules,
+            "summary": self.totals.to_dict(),
+            "sessions": self.sessions,
+            "problems": self.problems,
+        }
         island = json.dumps(data, ensure_ascii=False, default=str).replace("<", "\\u003c")
         page = resources.files("loopguard.cli").joinpath("replay_page.html").read_text("utf-8")
-        self.out.write(page.replace("{{TITLE}}", html.escape(f"loopguard replay ({self.rules})"))
-                       .replace("{{DATA}}", island))
+        self.out.write(
+            page.replace("{{TITLE}}", html.escape(f"loopguard replay ({self.rules})")).replace(
+                "{{DATA}}", island
+            )
+        )

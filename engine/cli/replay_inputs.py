@@ -18,33 +18,57 @@ from loopguard.session.guard import Guard
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by `replay` and `explain`."""
-    parser.add_argument("files", nargs="+", metavar="FILE",
-                        help="transcript files (JSON or JSONL, also gzipped); - reads standard input")
-    parser.add_argument("--rules", metavar="R", help="rules file or builtin:NAME (default: the bundled builtin:default rules)")
-    parser.add_argument("--agent", metavar="A", help="use the per-agent overrides of agent A from the rules")
-    parser.add_argument("--input-format", choices=FORMATS, help="skip format detection and read FILEs as this")
-    parser.add_argument("--join-sessions", action="store_true",
-                        help="a session id seen in several files is one session (default: sessions are per file)")
-    parser.add_argument("--allow-extends-outside", action="store_true",
-                        help="let extends: reach files outside the rules file's folder tree "
-                             "(default: refused; see docs/limits.md)")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="transcript files (JSON or JSONL, also gzipped); - reads standard input",
+    )
+    parser.add_argument(
+        "--rules",
+        metavar="R",
+        help="rules file or builtin:NAME (default: the bundled builtin:default rules)",
+    )
+    parser.add_argument(
+        "--agent", metavar="A", help="use the per-agent overrides of agent A from the rules"
+    )
+    parser.add_argument(
+        "--input-format", choices=FORMATS, help="skip format detection and read FILEs as this"
+    )
+    parser.add_argument(
+        "--join-sessions",
+        action="store_true",
+        help="a session id seen in several files is one session (default: sessions are per file)",
+    )
+    parser.add_argument(
+        "--allow-extends-outside",
+        action="store_true",
+        help="let extends: reach files outside the rules file's folder tree "
+        "(default: refused; see docs/limits.md)",
+    )
     add_color_option(parser)
 
 
-def load_guard(rules: str | None, agent: str | None = None, allow_extends_outside: bool = False
-               ) -> Guard | None:
+def load_guard(
+    rules: str | None, agent: str | None = None, allow_extends_outside: bool = False
+) -> Guard | None:
     """The guard for the given rules file; prints the problems and returns None when it cannot load.
 
     An `agent` without a block in the rules is a warning on stderr (the replay goes on
     with the global rules), so a mistyped `--agent` is not silently ignored.
     """
     try:
-        guard = (Guard.from_file(rules, allow_extends_outside=allow_extends_outside)
-                 if rules else Guard.default())
+        guard = (
+            Guard.from_file(rules, allow_extends_outside=allow_extends_outside)
+            if rules
+            else Guard.default()
+        )
         if guard.unknown_agent(agent, log_it=False):
-            print(f"{rules or 'builtin:default'}: warning: agent {agent!r} has no block under "
-                  "agents; it runs with the global rules\n    hint: check the --agent name",
-                  file=sys.stderr)
+            print(
+                f"{rules or 'builtin:default'}: warning: agent {agent!r} has no block under "
+                "agents; it runs with the global rules\n    hint: check the --agent name",
+                file=sys.stderr,
+            )
         return guard
     except RulesError as exc:
         for finding in exc.findings:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from loopguard.cli.replay_output import Fold, Totals
 from loopguard.findings import Finding
 from loopguard.replay.replayer import DROPS_DATA, DecisionRecord, Record, SkippedTool
-from loopguard.cli.replay_output import Fold, Totals
 from loopguard.text.github import escape_data, escape_property
+
 
 class JsonReport:
     """JSON lines: one object per record, each with a `record` member saying its kind."""
@@ -33,14 +34,18 @@ class JsonReport:
                 self._write(record.to_dict())
         elif isinstance(record, Finding):
             if record.level != "error":
-                self._write({"record": "warning", **record.to_dict(), "drops_data": record.code in DROPS_DATA})
+                self._write(
+                    {
+                        "record": "warning",
+                        **record.to_dict(),
+                        "drops_data": record.code in DROPS_DATA,
+                    }
+                )
         else:
             self._write(record.to_dict())
 
     def finish(self) -> None:
         self._write(self.totals.to_dict())
-
-
 
 
 class GithubReport:
@@ -49,10 +54,16 @@ class GithubReport:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.totals = Totals()
-        self.folds: dict[str, tuple[Fold, DecisionRecord]] = {}  # per session: the fold and its breaker
+        self.folds: dict[
+            str, tuple[Fold, DecisionRecord]
+        ] = {}  # per session: the fold and its breaker
 
     def _annotate(self, kind: str, file: str, line: int, title: str, message: str) -> None:
-        props = f"file={escape_property(file)}" + (f",line={line}" if line else "") + f",title={escape_property(title)}"
+        props = (
+            f"file={escape_property(file)}"
+            + (f",line={line}" if line else "")
+            + f",title={escape_property(title)}"
+        )
         print(f"::{kind} {props}::{escape_data(message)}", file=self.out)
 
     def add(self, record: Record) -> None:
@@ -67,10 +78,17 @@ class GithubReport:
             d, top = record.decision, record.decision.top
             kind = "warning" if d.action == "warn" else "error"
             text = f"{d.tool} call {d.seq} (turn {d.turn}): {top.message if top else d.message} [{record.id}]"
-            self._annotate(kind, record.file, record.line, f"loopguard {d.action}: {d.detector}", text)
+            self._annotate(
+                kind, record.file, record.line, f"loopguard {d.action}: {d.detector}", text
+            )
         elif isinstance(record, SkippedTool):
-            self._annotate("warning", record.file, record.line, "loopguard: skipped required tool",
-                           f"turn {record.turn}: the model answered without calling {record.call}")
+            self._annotate(
+                "warning",
+                record.file,
+                record.line,
+                "loopguard: skipped required tool",
+                f"turn {record.turn}: the model answered without calling {record.call}",
+            )
         elif isinstance(record, Finding) and record.level != "error":
             self._annotate("warning", record.file, record.line, "loopguard: input", record.message)
 
@@ -78,7 +96,9 @@ class GithubReport:
         fold, breaker = self.folds.get(key, (None, None))
         if fold is not None and breaker is not None and fold.folded:
             text = fold.flush()[0].strip().lstrip("… ")
-            self._annotate("notice", breaker.file, breaker.line, "loopguard: the loop went on", text)
+            self._annotate(
+                "notice", breaker.file, breaker.line, "loopguard: the loop went on", text
+            )
 
     def finish(self) -> None:
         for key in list(self.folds):

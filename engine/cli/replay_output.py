@@ -19,10 +19,18 @@ from typing import Any, TextIO
 
 from loopguard.decision import RANK
 from loopguard.findings import Finding
-from loopguard.replay.replayer import DROPS_DATA, DecisionRecord, Record, SessionSummary, SkippedTool
+from loopguard.replay.replayer import (
+    DROPS_DATA,
+    DecisionRecord,
+    Record,
+    SessionSummary,
+    SkippedTool,
+)
 
-LEGEND = ("warn = the call runs and the model gets a note; critical = the call is blocked; "
-          "breaker = the call is blocked and tools are closed for the rest of the turn")
+LEGEND = (
+    "warn = the call runs and the model gets a note; critical = the call is blocked; "
+    "breaker = the call is blocked and tools are closed for the rest of the turn"
+)
 
 
 @dataclass
@@ -62,17 +70,27 @@ class Totals:
         return bool(fail_on) and (self.worst >= RANK[str(fail_on)] or self.dropped > 0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"record": "summary", "sessions": self.sessions, "turns": self.turns, "calls": self.calls,
-                "actions": {a: self.actions.get(a, 0) for a in RANK}, "skipped_required_tool": self.skipped,
-                "input_warnings": self.warnings, "input_warnings_dropping_data": self.dropped,
-                "input_errors": self.errors}
+        return {
+            "record": "summary",
+            "sessions": self.sessions,
+            "turns": self.turns,
+            "calls": self.calls,
+            "actions": {a: self.actions.get(a, 0) for a in RANK},
+            "skipped_required_tool": self.skipped,
+            "input_warnings": self.warnings,
+            "input_warnings_dropping_data": self.dropped,
+            "input_errors": self.errors,
+        }
 
     def line(self) -> str:
         acts = ", ".join(f"{self.actions.get(a, 0)} {a}" for a in ("warn", "critical", "breaker"))
-        return (f"summary: {_n(self.sessions, 'session')}, {_n(self.turns, 'turn')}, "
-                f"{_n(self.calls, 'tool call')} — {acts}; {_n(self.skipped, 'skipped required tool')}; "
-                f"{_n(self.warnings, 'input warning')}" + (f" ({self.dropped} dropped data)" if self.dropped else "")
-                + (f"; {_n(self.errors, 'unreadable input')}" if self.errors else ""))
+        return (
+            f"summary: {_n(self.sessions, 'session')}, {_n(self.turns, 'turn')}, "
+            f"{_n(self.calls, 'tool call')} — {acts}; {_n(self.skipped, 'skipped required tool')}; "
+            f"{_n(self.warnings, 'input warning')}"
+            + (f" ({self.dropped} dropped data)" if self.dropped else "")
+            + (f"; {_n(self.errors, 'unreadable input')}" if self.errors else "")
+        )
 
 
 def _n(count: int, noun: str) -> str:
@@ -139,25 +157,37 @@ def decision_line(record: DecisionRecord) -> list[str]:
         notes.append("escalated")
     if record.after_breaker:
         notes.append("after a breaker: the recorded agent kept calling")
-    head = (f"  #{record.index}  {where(record.file, record.line)}  turn {d.turn} call {d.seq}  {d.tool}  "
-            f"{d.action.upper()}  {detector} ({', '.join(notes)})")
+    head = (
+        f"  #{record.index}  {where(record.file, record.line)}  turn {d.turn} call {d.seq}  {d.tool}  "
+        f"{d.action.upper()}  {detector} ({', '.join(notes)})"
+    )
     return [head, f"      {short(top.message if top else d.message or '')}"]
 
 
 def skipped_line(record: SkippedTool) -> list[str]:
-    what = {"no_output": "gave no answer without calling it",
-            "plan_only": "only described a plan without calling it",
-            "text_only": "answered with text without calling it",
-            "other_args": "called it, but never with the required arguments"
-            }.get(record.problem, f"{record.problem} without calling it")
-    then = (f"a retry would have been sent ({record.retries} so far this turn)" if record.retry
-            else "retries were used up: the answer would carry an 'unreliable' warning")
-    matched = f"intent {record.intent}" + (f", matched {json.dumps(record.keyword, ensure_ascii=False)} of "
-                                           f"keyword set {record.keyword_set}" if record.keyword else "")
-    lines = [f"  #{record.index}  {where(record.file, record.line)}  turn {record.turn}  "
-             f"SKIPPED REQUIRED TOOL {record.call}",
-             f"      the model {what}; {then}.",
-             f"      why required ({matched}): {short(record.reason)}"]
+    what = {
+        "no_output": "gave no answer without calling it",
+        "plan_only": "only described a plan without calling it",
+        "text_only": "answered with text without calling it",
+        "other_args": "called it, but never with the required arguments",
+    }.get(record.problem, f"{record.problem} without calling it")
+    then = (
+        f"a retry would have been sent ({record.retries} so far this turn)"
+        if record.retry
+        else "retries were used up: the answer would carry an 'unreliable' warning"
+    )
+    matched = f"intent {record.intent}" + (
+        f", matched {json.dumps(record.keyword, ensure_ascii=False)} of "
+        f"keyword set {record.keyword_set}"
+        if record.keyword
+        else ""
+    )
+    lines = [
+        f"  #{record.index}  {where(record.file, record.line)}  turn {record.turn}  "
+        f"SKIPPED REQUIRED TOOL {record.call}",
+        f"      the model {what}; {then}.",
+        f"      why required ({matched}): {short(record.reason)}",
+    ]
     if record.retry and record.retry_message:
         lines.append(f"      retry message: {short(record.retry_message)}")
     return lines
@@ -166,25 +196,35 @@ def skipped_line(record: SkippedTool) -> list[str]:
 def session_header(summary: SessionSummary) -> list[str]:
     acts = ", ".join(f"{summary.actions.get(a, 0)} {a}" for a in RANK)
     files = [f for f in summary.files if f != summary.session]
-    lines = [f"session {summary.session}" + (f" ({', '.join(files)})" if files else ""),
-             f"  {_n(summary.turns, 'turn')}, {_n(summary.calls, 'tool call')}: {acts}"
-             + (f"; {_n(summary.skipped, 'skipped required tool')}" if summary.skipped else "")]
+    lines = [
+        f"session {summary.session}" + (f" ({', '.join(files)})" if files else ""),
+        f"  {_n(summary.turns, 'turn')}, {_n(summary.calls, 'tool call')}: {acts}"
+        + (f"; {_n(summary.skipped, 'skipped required tool')}" if summary.skipped else ""),
+    ]
     return lines
 
 
 def session_footer(summary: SessionSummary) -> list[str]:
     if summary.incomplete:
-        return ["  the file could not be read to the end (see the error above): the replay stopped there"]
+        return [
+            "  the file could not be read to the end (see the error above): the replay stopped there"
+        ]
     parts = []
     if summary.ran_despite_block:
-        parts.append(f"{_n(summary.ran_despite_block, 'call')} that loopguard would have blocked still ran in "
-                     "the recording")
+        parts.append(
+            f"{_n(summary.ran_despite_block, 'call')} that loopguard would have blocked still ran in "
+            "the recording"
+        )
     if summary.after_breaker:
-        parts.append(f"{_n(summary.after_breaker, 'call')} came after a breaker had closed the tools")
+        parts.append(
+            f"{_n(summary.after_breaker, 'call')} came after a breaker had closed the tools"
+        )
     if not parts:
         return []
-    return [f"  note: {'; '.join(parts)}. The replay fed every recorded call to the guard anyway, so the "
-            "decisions after the first block show what it would have kept seeing."]
+    return [
+        f"  note: {'; '.join(parts)}. The replay fed every recorded call to the guard anyway, so the "
+        "decisions after the first block show what it would have kept seeing."
+    ]
 
 
 class TextReport:
@@ -220,9 +260,14 @@ class TextReport:
         fold = self.folds.pop(summary.key, None)
         lines += fold.flush() if fold else []
         if not lines and not summary.incomplete:
-            lines = ["  no warnings: every call would have been allowed" if summary.calls
-                     else "  no tool calls in this session"]
-        print("", *session_header(summary), *lines, *session_footer(summary), sep="\n", file=self.out)
+            lines = [
+                "  no warnings: every call would have been allowed"
+                if summary.calls
+                else "  no tool calls in this session"
+            ]
+        print(
+            "", *session_header(summary), *lines, *session_footer(summary), sep="\n", file=self.out
+        )
 
     def finish(self) -> None:
         if self.warnings:

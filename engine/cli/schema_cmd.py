@@ -18,8 +18,11 @@ from loopguard.config.schema import default_assembly
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "schema", help="print the JSON Schema of rules files", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "schema",
+        help="print the JSON Schema of rules files",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--indent", type=int, default=2, help="JSON indentation (default 2)")
     parser.set_defaults(run=run)
 

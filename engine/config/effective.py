@@ -48,7 +48,6 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return result
 
 
-
 def repair_thresholds(loop: dict[str, Any], prefix: str = "loop_detection") -> list[Repair]:
     """Raise critical and breaker in place until the ordering holds; say what changed."""
     repairs: list[Repair] = []
@@ -62,8 +61,9 @@ def repair_thresholds(loop: dict[str, Any], prefix: str = "loop_detection") -> l
     return repairs
 
 
-def effective_config(data: Mapping[str, Any], agent: str | None = None
-                     ) -> tuple[dict[str, Any], list[Repair]]:
+def effective_config(
+    data: Mapping[str, Any], agent: str | None = None
+) -> tuple[dict[str, Any], list[Repair]]:
     """The config one agent runs with (no `agents` key) and the repairs it needed.
 
     An unknown agent (or None) gets the global blocks only.

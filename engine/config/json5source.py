@@ -22,7 +22,8 @@ MAX_DEPTH = 100
 MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4,300 digits)
 _SPACE = " \t\n\r\v\f\u00a0\ufeff\u2028\u2029"
 _NUMBER = re.compile(
-    r"[+-]?(?:Infinity|NaN|0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+    r"[+-]?(?:Infinity|NaN|0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+)
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "0": "\0"}
 _NEWLINES = "\n\r\u2028\u2029"
 
@@ -72,8 +73,11 @@ class _Reader:
         c = self.peek()
         if c and c in "{[":
             if depth >= MAX_DEPTH:
-                raise _Fail(start, f"nesting deeper than {MAX_DEPTH} levels",
-                            "a rules file is never this deep")
+                raise _Fail(
+                    start,
+                    f"nesting deeper than {MAX_DEPTH} levels",
+                    "a rules file is never this deep",
+                )
             return self.obj(path, depth + 1) if c == "{" else self.array(path, depth + 1)
         if c and c in "\"'":
             return self.string()
@@ -85,14 +89,21 @@ class _Reader:
         if match and not self._ident_char(match.end()):
             self.i = match.end()
             if len(match.group()) > MAX_NUMBER_CHARS:
-                raise _Fail(start, f"number too long ({len(match.group())} characters; at most "
-                            f"{MAX_NUMBER_CHARS})", "rules numbers are thresholds and sizes")
+                raise _Fail(
+                    start,
+                    f"number too long ({len(match.group())} characters; at most "
+                    f"{MAX_NUMBER_CHARS})",
+                    "rules numbers are thresholds and sizes",
+                )
             return _number(match.group())
         if not c:
             raise _Fail(start, "unexpected end of text: a value is missing")
-        raise _Fail(start, f"unexpected character {c!r}: expected a value",
-                    "strings need quotes; values are objects, arrays, strings, numbers, "
-                    "true, false or null")
+        raise _Fail(
+            start,
+            f"unexpected character {c!r}: expected a value",
+            "strings need quotes; values are objects, arrays, strings, numbers, "
+            "true, false or null",
+        )
 
     def _ident_char(self, index: int) -> bool:
         return index < len(self.text) and (self.text[index].isalnum() or self.text[index] in "_$")
@@ -110,9 +121,12 @@ class _Reader:
             key_path = path + (key,)
             if key in result:
                 first = self.doc.key_positions.get(key_path, (0, 0))
-                self.doc.error(self.pos(key_start), f"duplicate key {key!r} (first defined at line "
-                               f"{first[0]})", "only the last value is kept; remove one of them",
-                               "duplicate-key")
+                self.doc.error(
+                    self.pos(key_start),
+                    f"duplicate key {key!r} (first defined at line {first[0]})",
+                    "only the last value is kept; remove one of them",
+                    "duplicate-key",
+                )
             self.doc.key_positions[key_path] = self.pos(key_start)
             self.skip()
             if self.peek() != ":":
@@ -145,8 +159,11 @@ class _Reader:
             self.i += 1
             return False
         shown = repr(c) if c else "end of text"
-        raise _Fail(self.i, f"expected ',' or {closing!r}, found {shown}",
-                    "separate items with commas and close every bracket")
+        raise _Fail(
+            self.i,
+            f"expected ',' or {closing!r}, found {shown}",
+            "separate items with commas and close every bracket",
+        )
 
     def key(self) -> str:
         c = self.peek()
@@ -156,7 +173,7 @@ class _Reader:
         if c and (c.isalpha() or c in "_$"):
             while self._ident_char(self.i):
                 self.i += 1
-            return self.text[start:self.i]
+            return self.text[start : self.i]
         shown = repr(c) if c else "end of text"
         raise _Fail(start, f"expected a key, found {shown}", "keys are names or quoted strings")
 
@@ -189,7 +206,7 @@ class _Reader:
         self.i += 1
         if c in "xu":
             size = 2 if c == "x" else 4
-            digits = self.text[self.i:self.i + size]
+            digits = self.text[self.i : self.i + size]
             if len(digits) != size or not all(d in "0123456789abcdefABCDEF" for d in digits):
                 raise _Fail(self.i - 2, f"bad escape \\{c}{digits}")
             self.i += size
@@ -204,16 +221,25 @@ class _Reader:
     def unicode_escape(self, code: int) -> str:
         """A `\\uXXXX` escape: a surrogate pair becomes one character, a lone half is an error."""
         if 0xDC00 <= code <= 0xDFFF:
-            raise _Fail(self.i - 6, f"lone surrogate \\u{code:04x} (half of a character)",
-                        "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00")
+            raise _Fail(
+                self.i - 6,
+                f"lone surrogate \\u{code:04x} (half of a character)",
+                "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00",
+            )
         if 0xD800 <= code <= 0xDBFF:
-            low = self.text[self.i + 2:self.i + 6] if self.text.startswith("\\u", self.i) else ""
-            if len(low) == 4 and all(d in "0123456789abcdefABCDEF" for d in low) \
-                    and 0xDC00 <= int(low, 16) <= 0xDFFF:
+            low = self.text[self.i + 2 : self.i + 6] if self.text.startswith("\\u", self.i) else ""
+            if (
+                len(low) == 4
+                and all(d in "0123456789abcdefABCDEF" for d in low)
+                and 0xDC00 <= int(low, 16) <= 0xDFFF
+            ):
                 self.i += 6
                 return chr(0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00))
-            raise _Fail(self.i - 6, f"lone surrogate \\u{code:04x} (half of a character)",
-                        "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00")
+            raise _Fail(
+                self.i - 6,
+                f"lone surrogate \\u{code:04x} (half of a character)",
+                "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00",
+            )
         return chr(code)
 
 
@@ -239,7 +265,9 @@ def load_json5(text: str, name: str) -> SourceDoc:
             doc.data.append(reader.value((len(doc.data),), 0))
             reader.skip()
     except _Fail as exc:
-        doc.error(reader.pos(exc.index), f"JSON5 syntax error: {exc.message}", exc.hint, "json5-syntax")
+        doc.error(
+            reader.pos(exc.index), f"JSON5 syntax error: {exc.message}", exc.hint, "json5-syntax"
+        )
     return doc
 
 

@@ -18,15 +18,15 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from loopguard.findings import Finding
-from loopguard.config.loadchecks import load_checks
 from loopguard.config.effective import deep_merge
+from loopguard.config.loadchecks import load_checks
 from loopguard.config.positions import PositionIndex, SourceDoc
 from loopguard.config.prune import prune_invalid
 from loopguard.config.read import decode, parse_text, read_path
 from loopguard.config.schema import Assembly, default_assembly
 from loopguard.config.templatechecks import template_findings
 from loopguard.config.validate import kind_of, schema_findings
+from loopguard.findings import Finding
 from loopguard.text.hints import is_int
 
 BUILTIN = "builtin:"
@@ -34,6 +34,7 @@ BASE = "builtin:default"
 SUPPORTED_VERSION = 1
 MAX_EXTENDS_DEPTH = 32
 _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
 
 @dataclass
 class Analysis:
@@ -53,6 +54,7 @@ class Analysis:
     def index(self) -> PositionIndex:
         return PositionIndex(self.layers)
 
+
 def builtin_names() -> list[str]:
     """The bundled packs, as `builtin:NAME` names."""
     folder = resources.files("loopguard.rules")
@@ -69,6 +71,7 @@ def builtin_source(name: str) -> tuple[str, str] | None:
         return None
     return os.path.realpath(str(item)), item.read_text(encoding="utf-8")
 
+
 def check_root(doc: SourceDoc) -> bool:
     """Is the document a mapping with `version: 1`? (Checked before anything else.)"""
     data = doc.data
@@ -78,8 +81,12 @@ def check_root(doc: SourceDoc) -> bool:
         return False
     root = doc.positions.get((), (1, 1))
     if not isinstance(data, dict):
-        doc.error(root, f"a rules file must be a mapping of keys to values, not {kind_of(data)}",
-                  "start it with `version: 1`", "not-a-mapping")
+        doc.error(
+            root,
+            f"a rules file must be a mapping of keys to values, not {kind_of(data)}",
+            "start it with `version: 1`",
+            "not-a-mapping",
+        )
         return False
     if "version" not in data:
         doc.error(root, "missing `version`", "add `version: 1` as the first line", "version")
@@ -87,16 +94,27 @@ def check_root(doc: SourceDoc) -> bool:
     version = data["version"]
     where = doc.positions.get(("version",), root)
     if is_int(version) and version > SUPPORTED_VERSION:
-        doc.error(where, f"rules version {version} is newer than this loopguard understands "
-                  f"(version {SUPPORTED_VERSION})", "upgrade loopguard-engine, or write "
-                  "`version: 1` rules", "version", path=("version",))
+        doc.error(
+            where,
+            f"rules version {version} is newer than this loopguard understands "
+            f"(version {SUPPORTED_VERSION})",
+            "upgrade loopguard-engine, or write `version: 1` rules",
+            "version",
+            path=("version",),
+        )
         return False
     if type(version) is not int or version != SUPPORTED_VERSION:  # not 1.0, not true
         shown = repr(version) if isinstance(version, (int, float)) else kind_of(version)
-        doc.error(where, f"unsupported rules version {shown}", "write `version: 1`",
-                  "version", path=("version",))
+        doc.error(
+            where,
+            f"unsupported rules version {shown}",
+            "write `version: 1`",
+            "version",
+            path=("version",),
+        )
         return False
     return True
+
 
 RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
 
@@ -107,8 +125,11 @@ def _without_recoverable(doc: SourceDoc) -> SourceDoc:
     The view shares the data and positions; findings `check_root` adds to it are copied
     back into `doc`.
     """
-    if doc.data is None or not doc.findings or any(
-            f.level == "error" and f.code not in RECOVERABLE for f in doc.findings):
+    if (
+        doc.data is None
+        or not doc.findings
+        or any(f.level == "error" and f.code not in RECOVERABLE for f in doc.findings)
+    ):
         return doc
     return _RootView(doc)
 
@@ -120,8 +141,15 @@ class _RootView(SourceDoc):
         super().__init__(doc.name, doc.data, doc.positions, doc.key_positions, [], doc.display)
         self.original = doc
 
-    def error(self, pos: Any, message: str, hint: str = "", code: str = "",
-              path: Any = (), level: str = "error") -> None:
+    def error(
+        self,
+        pos: Any,
+        message: str,
+        hint: str = "",
+        code: str = "",
+        path: Any = (),
+        level: str = "error",
+    ) -> None:
         super().error(pos, message, hint, code, path, level)
         self.original.findings.append(self.findings[-1])
 
@@ -149,8 +177,11 @@ class LayerLoader:
         if ok:
             doc.findings.extend(schema_findings(doc, self.assembly.schema))
         self.result.findings.extend(doc.findings)
-        checked = doc if ok and not doc.has_errors else (
-            prune_invalid(doc, self.assembly.schema) if ok else None)
+        checked = (
+            doc
+            if ok and not doc.has_errors
+            else (prune_invalid(doc, self.assembly.schema) if ok else None)
+        )
         self.incomplete = self.incomplete or checked is None
         return checked
 
@@ -173,11 +204,16 @@ class LayerLoader:
     def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
         where = doc.positions.get(("extends", i), (1, 1))
         if entry.startswith(BUILTIN):
-            found = builtin_source(entry[len(BUILTIN):])
+            found = builtin_source(entry[len(BUILTIN) :])
             if found is None:
                 names = ", ".join(builtin_names())
-                doc.error(where, f"unknown bundled pack {entry!r}", f"bundled packs: {names}",
-                          "extends", path=("extends", i))
+                doc.error(
+                    where,
+                    f"unknown bundled pack {entry!r}",
+                    f"bundled packs: {names}",
+                    "extends",
+                    path=("extends", i),
+                )
                 self.result.findings.append(doc.findings[-1])
                 return
             ident, text, name = found[0], found[1], entry
@@ -191,25 +227,41 @@ class LayerLoader:
         if ident in self.stack:
             start = self.stack.index(ident)
             chain = " -> ".join([*self.names[start:], self.names[start]])
-            doc.error(where, f"extends cycle: {chain}", "remove one of the extends entries",
-                      "extends-cycle", path=("extends", i))
+            doc.error(
+                where,
+                f"extends cycle: {chain}",
+                "remove one of the extends entries",
+                "extends-cycle",
+                path=("extends", i),
+            )
             self.result.findings.append(doc.findings[-1])
             return
         if ident in self.done:
             return
         if len(self.stack) >= MAX_EXTENDS_DEPTH:
-            doc.error(where, f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "",
-                      "extends", path=("extends", i))
+            doc.error(
+                where,
+                f"extends chain deeper than {MAX_EXTENDS_DEPTH} files",
+                "",
+                "extends",
+                path=("extends", i),
+            )
             self.result.findings.append(doc.findings[-1])
             return
         child = parse_text(text, name)
         if not entry.startswith(BUILTIN) and not _is_rules_file(child):
             # Not a rules file (a `.env`, a key file...): say so without quoting any of it.
             problem = next((f for f in child.findings if f.level == "error"), None)
-            where_in = f" (first problem at line {problem.line}, column {problem.col})" if problem else ""
-            self.refuse(doc, i, f"cannot extend {entry!r}: not a rules file{where_in}",
-                        "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
-                        "run `loopguard lint` on it to see more")
+            where_in = (
+                f" (first problem at line {problem.line}, column {problem.col})" if problem else ""
+            )
+            self.refuse(
+                doc,
+                i,
+                f"cannot extend {entry!r}: not a rules file{where_in}",
+                "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
+                "run `loopguard lint` on it to see more",
+            )
             return
         self.add(child, ident, child_dir)
 
@@ -219,8 +271,9 @@ class LayerLoader:
         doc.error(where, message, hint, "extends", path=("extends", i))
         self.result.findings.append(doc.findings[-1])
 
-    def read_extended(self, doc: SourceDoc, i: int, entry: str, base_dir: str
-                      ) -> tuple[str, str, str] | None:
+    def read_extended(
+        self, doc: SourceDoc, i: int, entry: str, base_dir: str
+    ) -> tuple[str, str, str] | None:
         """(identity, shown name, text) of a file `extends:` entry, or None after an error.
 
         The path must stay inside `self.root` (unless allowed); a file that cannot be read
@@ -235,10 +288,14 @@ class LayerLoader:
             self.refuse(doc, i, f"cannot extend {entry!r}: {exc}", "check the path")
             return None
         if not self.allow_outside and not _inside(ident, self.root):
-            self.refuse(doc, i, f"extends {entry!r} points outside the rules file's folder "
-                        f"({self.root})", "keep extended files under that folder or use "
-                        "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
-                        "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)")
+            self.refuse(
+                doc,
+                i,
+                f"extends {entry!r} points outside the rules file's folder ({self.root})",
+                "keep extended files under that folder or use "
+                "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
+                "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)",
+            )
             return None
         name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
         raw, read_doc = read_path(ident)
@@ -247,22 +304,30 @@ class LayerLoader:
             text, read_doc = decode(raw, name)
         if text is None:
             first = read_doc.findings[0] if read_doc.findings else None
-            reason = (first.message if first is not None and first.code == "unreadable"
-                      else f"not a rules file ({_KINDS.get(first.code if first else '', 'unreadable')})")
-            self.refuse(doc, i, f"cannot extend {entry!r}: {reason}",
-                        "check the path (it is relative to this file)")
+            reason = (
+                first.message
+                if first is not None and first.code == "unreadable"
+                else f"not a rules file ({_KINDS.get(first.code if first else '', 'unreadable')})"
+            )
+            self.refuse(
+                doc,
+                i,
+                f"cannot extend {entry!r}: {reason}",
+                "check the path (it is relative to this file)",
+            )
             return None
         return ident, name, text
 
     def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:
         self.result.source = top.name
         self.root = os.path.realpath(base_dir)
-        base = builtin_source(BASE[len(BUILTIN):])
+        base = builtin_source(BASE[len(BUILTIN) :])
         if base is not None and base[0] != ident:
             self.add(parse_text(base[1], BASE), base[0], base_dir)
         checked = self.add(top, ident, base_dir)
-        if self.incomplete or any(f.code in ("extends", "extends-cycle")
-                                  for f in self.result.findings):
+        if self.incomplete or any(
+            f.code in ("extends", "extends-cycle") for f in self.result.findings
+        ):
             return self.result  # a missing layer: later checks would judge an incomplete merge
         if checked is None or not self.result.layers or self.result.layers[-1] is not checked:
             return self.result
@@ -274,8 +339,14 @@ class LayerLoader:
         self.result.findings.extend(template_findings(data, self.result.index))
         return self.result
 
-def analyze_doc(doc: SourceDoc, ident: str, base_dir: str, assembly: Assembly | None = None,
-                allow_extends_outside: bool = False) -> Analysis:
+
+def analyze_doc(
+    doc: SourceDoc,
+    ident: str,
+    base_dir: str,
+    assembly: Assembly | None = None,
+    allow_extends_outside: bool = False,
+) -> Analysis:
     """Load a parsed source with its layers; nothing is raised.
 
     `extends:` paths must resolve (symbolic links followed) inside `base_dir`'s tree

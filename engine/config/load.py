@@ -18,14 +18,21 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from loopguard.errors import RulesError
-from loopguard.findings import Finding
 from loopguard.config.document import RulesDocument
-from loopguard.config.layers import BUILTIN, Analysis, analyze_doc, builtin_names, builtin_source, check_root
+from loopguard.config.layers import (
+    BUILTIN,
+    Analysis,
+    analyze_doc,
+    builtin_names,
+    builtin_source,
+    check_root,
+)
 from loopguard.config.positions import Path, SourceDoc
 from loopguard.config.read import decode, parse_text, read_path
-from loopguard.config.values import check_values, plain_copy
 from loopguard.config.schema import Assembly
+from loopguard.config.values import check_values, plain_copy
+from loopguard.errors import RulesError
+from loopguard.findings import Finding
 from loopguard.text.hints import is_int
 
 
@@ -47,8 +54,13 @@ def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
         if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
-                    doc.error((0, 0), f"key {_safe_repr(key)} is not a string", "use string keys",
-                              "key-type", path=path)
+                    doc.error(
+                        (0, 0),
+                        f"key {_safe_repr(key)} is not a string",
+                        "use string keys",
+                        "key-type",
+                        path=path,
+                    )
                     continue
                 doc.key_positions[path + (key,)] = (0, 0)
                 stack.append((path + (key,), item))
@@ -69,22 +81,37 @@ def _safe_repr(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def analyze_bytes(raw: bytes, name: str, base_dir: str | None = None,
-                  assembly: Assembly | None = None, allow_extends_outside: bool = False) -> Analysis:
+def analyze_bytes(
+    raw: bytes,
+    name: str,
+    base_dir: str | None = None,
+    assembly: Assembly | None = None,
+    allow_extends_outside: bool = False,
+) -> Analysis:
     text, doc = decode(raw, name)
     if text is None:
         return Analysis(name, findings=list(doc.findings))
     return analyze_text(text, name, base_dir, assembly, allow_extends_outside)
 
 
-def analyze_text(text: str, name: str = "<string>", base_dir: str | None = None,
-                 assembly: Assembly | None = None, allow_extends_outside: bool = False) -> Analysis:
+def analyze_text(
+    text: str,
+    name: str = "<string>",
+    base_dir: str | None = None,
+    assembly: Assembly | None = None,
+    allow_extends_outside: bool = False,
+) -> Analysis:
     base = base_dir if base_dir is not None else os.getcwd()
-    return analyze_doc(parse_text(text, name), f"text:{name}", base, assembly, allow_extends_outside)
+    return analyze_doc(
+        parse_text(text, name), f"text:{name}", base, assembly, allow_extends_outside
+    )
 
 
-def analyze_path(path: str | os.PathLike[str], assembly: Assembly | None = None,
-                 allow_extends_outside: bool = False) -> Analysis:
+def analyze_path(
+    path: str | os.PathLike[str],
+    assembly: Assembly | None = None,
+    allow_extends_outside: bool = False,
+) -> Analysis:
     name = os.fspath(path)
     raw, doc = read_path(name)
     if raw is None:
@@ -93,41 +120,57 @@ def analyze_path(path: str | os.PathLike[str], assembly: Assembly | None = None,
     if text is None:
         return Analysis(name, findings=list(doc.findings))
     real = os.path.realpath(name)
-    return analyze_doc(parse_text(text, name), real, os.path.dirname(real), assembly,
-                       allow_extends_outside)
+    return analyze_doc(
+        parse_text(text, name), real, os.path.dirname(real), assembly, allow_extends_outside
+    )
 
 
 def analyze_builtin(name: str, assembly: Assembly | None = None) -> Analysis:
     """Load a bundled pack by its `builtin:NAME` name."""
-    found = builtin_source(name[len(BUILTIN):]) if name.startswith(BUILTIN) else None
+    found = builtin_source(name[len(BUILTIN) :]) if name.startswith(BUILTIN) else None
     if found is None:
-        finding = Finding(name, 1, 1, "error", f"unknown bundled pack {name!r}", "",
-                          f"bundled packs: {', '.join(builtin_names())}", "unreadable")
+        finding = Finding(
+            name,
+            1,
+            1,
+            "error",
+            f"unknown bundled pack {name!r}",
+            "",
+            f"bundled packs: {', '.join(builtin_names())}",
+            "unreadable",
+        )
         return Analysis(name, findings=[finding], unreadable=True)
     return analyze_doc(parse_text(found[1], name), found[0], os.path.dirname(found[0]), assembly)
 
 
-def analyze_mapping(mapping: Mapping[str, Any], name: str = "<mapping>",
-                    assembly: Assembly | None = None, allow_extends_outside: bool = False
-                    ) -> Analysis:
+def analyze_mapping(
+    mapping: Mapping[str, Any],
+    name: str = "<mapping>",
+    assembly: Assembly | None = None,
+    allow_extends_outside: bool = False,
+) -> Analysis:
     if not isinstance(mapping, Mapping):
         doc = SourceDoc(name, mapping, positions={(): (0, 0)})
         check_root(doc)
         return Analysis(name, findings=list(doc.findings))
-    return analyze_doc(_mapping_doc(mapping, name), f"mapping:{name}", os.getcwd(), assembly,
-                       allow_extends_outside)
+    return analyze_doc(
+        _mapping_doc(mapping, name), f"mapping:{name}", os.getcwd(), assembly, allow_extends_outside
+    )
 
 
 def _document(result: Analysis) -> RulesDocument:
     if result.errors or result.data is None:
-        raise RulesError(result.errors or [Finding(result.source, 1, 1, "error",
-                                                   "the rules could not be loaded")])
+        raise RulesError(
+            result.errors
+            or [Finding(result.source, 1, 1, "error", "the rules could not be loaded")]
+        )
     warnings = [f for f in result.findings if f.level != "error"]
     return RulesDocument(result.data, warnings, result.source, tuple(result.layers))
 
 
-def load_rules_path(path: str | os.PathLike[str], allow_extends_outside: bool = False
-                    ) -> RulesDocument:
+def load_rules_path(
+    path: str | os.PathLike[str], allow_extends_outside: bool = False
+) -> RulesDocument:
     """Load a rules file (YAML, or OpenClaw JSON5) with its `extends:` layers.
 
     `builtin:NAME` loads a bundled pack, as `loopguard lint` does, so `replay --rules
@@ -136,27 +179,44 @@ def load_rules_path(path: str | os.PathLike[str], allow_extends_outside: bool = 
     return load_path_analysis(path, allow_extends_outside)[0]
 
 
-def load_path_analysis(path: str | os.PathLike[str], allow_extends_outside: bool = False
-                       ) -> tuple[RulesDocument, Analysis]:
+def load_path_analysis(
+    path: str | os.PathLike[str], allow_extends_outside: bool = False
+) -> tuple[RulesDocument, Analysis]:
     """`load_rules_path` and the analysis behind it (so lint-only checks can run on a loaded file)."""
     name = os.fspath(path)
-    result = (analyze_builtin(name) if name.startswith(BUILTIN)
-              else analyze_path(name, allow_extends_outside=allow_extends_outside))
+    result = (
+        analyze_builtin(name)
+        if name.startswith(BUILTIN)
+        else analyze_path(name, allow_extends_outside=allow_extends_outside)
+    )
     return _document(result), result
 
 
-def load_rules_text(text: str, name: str = "<string>", allow_extends_outside: bool = False
-                    ) -> RulesDocument:
+def load_rules_text(
+    text: str, name: str = "<string>", allow_extends_outside: bool = False
+) -> RulesDocument:
     """Load rules from text; relative `extends:` entries resolve from the working directory."""
     return _document(analyze_text(text, name, allow_extends_outside=allow_extends_outside))
 
 
-def load_rules_mapping(mapping: Mapping[str, Any], name: str = "<mapping>",
-                       allow_extends_outside: bool = False) -> RulesDocument:
+def load_rules_mapping(
+    mapping: Mapping[str, Any], name: str = "<mapping>", allow_extends_outside: bool = False
+) -> RulesDocument:
     """Load rules from a mapping with the keys of a rules file."""
     return _document(analyze_mapping(mapping, name, allow_extends_outside=allow_extends_outside))
 
 
-__all__ = ["Analysis", "RulesDocument", "analyze_builtin", "analyze_bytes", "analyze_mapping",
-           "analyze_path", "analyze_text", "builtin_names", "load_rules_mapping",
-           "load_path_analysis", "load_rules_path", "load_rules_text"]
+__all__ = [
+    "Analysis",
+    "RulesDocument",
+    "analyze_builtin",
+    "analyze_bytes",
+    "analyze_mapping",
+    "analyze_path",
+    "analyze_text",
+    "builtin_names",
+    "load_rules_mapping",
+    "load_path_analysis",
+    "load_rules_path",
+    "load_rules_text",
+]

@@ -21,16 +21,14 @@ from typing import Any
 
 import regex
 
-from loopguard.findings import Finding
-from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 from loopguard.config.positions import Path, PositionIndex
 from loopguard.config.schema import Assembly, regex_options
-from loopguard.text.regexcheck import MAX_PATTERN_CHARS
+from loopguard.findings import Finding
 from loopguard.text.hints import did_you_mean
+from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS
 
 LEAVES = ("text_contains", "text_equals", "context_contains")
-
-
 
 
 def scopes(data: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -75,8 +73,12 @@ def set_references(path: Path, tree: Any) -> Iterator[tuple[Path, str]]:
 
 def used_sets(data: dict[str, Any]) -> set[str]:
     """Names of every keyword set any condition of any scope refers to."""
-    return {name for prefix, block in scopes(data) for path, tree in conditions(block, prefix)
-            for _, name in set_references(path, tree)}
+    return {
+        name
+        for prefix, block in scopes(data)
+        for path, tree in conditions(block, prefix)
+        for _, name in set_references(path, tree)
+    }
 
 
 def _sets_of(data: dict[str, Any], block: dict[str, Any]) -> set[str]:
@@ -95,23 +97,36 @@ def load_checks(data: dict[str, Any], index: PositionIndex, assembly: Assembly) 
         for path, tree in conditions(block, prefix):
             for where, name in set_references(path, tree):
                 if name not in defined:
-                    found.append(index.finding(
-                        data, where, "error", f"undefined keyword set {name!r}"
-                        f"{did_you_mean(name, defined)}", "define it under keyword_sets, "
-                        "or fix the name", "undefined-set"))
+                    found.append(
+                        index.finding(
+                            data,
+                            where,
+                            "error",
+                            f"undefined keyword set {name!r}{did_you_mean(name, defined)}",
+                            "define it under keyword_sets, or fix the name",
+                            "undefined-set",
+                        )
+                    )
         order = (block.get("aggregator") or {}).get("order") or []
         for i, ident in enumerate(order):
             if isinstance(ident, str) and ident not in known:
-                found.append(index.finding(
-                    data, prefix + ("aggregator", "order", i), "error",
-                    f"unknown detector {ident!r}{did_you_mean(ident, known)}",
-                    f"detectors: {', '.join(sorted(known))}", "unknown-detector"))
+                found.append(
+                    index.finding(
+                        data,
+                        prefix + ("aggregator", "order", i),
+                        "error",
+                        f"unknown detector {ident!r}{did_you_mean(ident, known)}",
+                        f"detectors: {', '.join(sorted(known))}",
+                        "unknown-detector",
+                    )
+                )
         found.extend(_pattern_findings(data, block, prefix, index, assembly))
     return found
 
 
-def user_patterns(block: dict[str, Any], prefix: Path, assembly: Assembly
-                  ) -> Iterator[tuple[Path, str]]:
+def user_patterns(
+    block: dict[str, Any], prefix: Path, assembly: Assembly
+) -> Iterator[tuple[Path, str]]:
     """(path, pattern) of every detector option in one scope that holds a user regex
     (`schema.regex_options`: what each detector marks in its options schema)."""
     detectors = block.get("detectors")
@@ -125,20 +140,40 @@ def user_patterns(block: dict[str, Any], prefix: Path, assembly: Assembly
             yield path, value
 
 
-def _pattern_findings(data: dict[str, Any], block: dict[str, Any], prefix: Path,
-                      index: PositionIndex, assembly: Assembly) -> list[Finding]:
+def _pattern_findings(
+    data: dict[str, Any],
+    block: dict[str, Any],
+    prefix: Path,
+    index: PositionIndex,
+    assembly: Assembly,
+) -> list[Finding]:
     found: list[Finding] = []
     for path, pattern in user_patterns(block, prefix, assembly):
         if len(pattern) > MAX_PATTERN_CHARS:
-            found.append(index.finding(data, path, "error", f"pattern is {len(pattern)} characters "
-                                       f"long (at most {MAX_PATTERN_CHARS})", "shorten the "
-                                       "pattern; long patterns can be slow to match", "bad-regex"))
+            found.append(
+                index.finding(
+                    data,
+                    path,
+                    "error",
+                    f"pattern is {len(pattern)} characters long (at most {MAX_PATTERN_CHARS})",
+                    "shorten the pattern; long patterns can be slow to match",
+                    "bad-regex",
+                )
+            )
             continue
         try:
             regex.compile(pattern, regex.IGNORECASE)
         except (regex.error, ValueError, OverflowError) as exc:
-            found.append(index.finding(data, path, "error", f"pattern does not compile: {exc}",
-                                       "fix the regular expression (regex syntax)", "bad-regex"))
+            found.append(
+                index.finding(
+                    data,
+                    path,
+                    "error",
+                    f"pattern does not compile: {exc}",
+                    "fix the regular expression (regex syntax)",
+                    "bad-regex",
+                )
+            )
     return found
 
 

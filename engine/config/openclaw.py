@@ -25,11 +25,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from loopguard.config.effective import deep_merge
+from loopguard.config.positions import Path, Pos, SourceDoc
 from loopguard.detection import contract
 from loopguard.detection.registry import load_registry
 from loopguard.findings import Finding
-from loopguard.config.effective import deep_merge
-from loopguard.config.positions import Path, Pos, SourceDoc
 from loopguard.text.hints import did_you_mean
 
 LOOP_KEYS = {
@@ -65,7 +65,8 @@ def is_openclaw(value: Any) -> bool:
         return False
     tools, agents = value.get("tools"), value.get("agents")
     return (isinstance(tools, dict) and "loopDetection" in tools) or (
-        isinstance(agents, dict) and "list" in agents)
+        isinstance(agents, dict) and "list" in agents
+    )
 
 
 class _Translator:
@@ -88,8 +89,9 @@ class _Translator:
 
     def report(self, level: str, pos: Pos, message: str, shown: str, hint: str, code: str) -> None:
         """A finding placed in the source text and named the way the user wrote it."""
-        self.out.findings.append(Finding(self.src.name, pos[0], pos[1], level, message, shown,
-                                         hint, code))
+        self.out.findings.append(
+            Finding(self.src.name, pos[0], pos[1], level, message, shown, hint, code)
+        )
 
     def where(self, src: Path, at_key: bool = False) -> Pos:
         if at_key and src in self.src.key_positions:
@@ -97,13 +99,24 @@ class _Translator:
         return self.src.positions.get(src, (1, 1))
 
     def ignore(self, src: Path, shown: str) -> None:
-        self.report("warning", self.where(src, True), f"{shown} is ignored: not a loop-detection "
-                    "setting", shown, "only tools.loopDetection and agents.list[].tools.loopDetection "
-                    "are read", "openclaw-ignored")
+        self.report(
+            "warning",
+            self.where(src, True),
+            f"{shown} is ignored: not a loop-detection setting",
+            shown,
+            "only tools.loopDetection and agents.list[].tools.loopDetection are read",
+            "openclaw-ignored",
+        )
 
     def unknown(self, src: Path, key: str, shown: str, known: list[str]) -> None:
-        self.report("error", self.where(src, True), f"unknown key {key!r}{did_you_mean(key, known)}", shown,
-                    f"allowed keys: {', '.join(known)}", "unknown-key")
+        self.report(
+            "error",
+            self.where(src, True),
+            f"unknown key {key!r}{did_you_mean(key, known)}",
+            shown,
+            f"allowed keys: {', '.join(known)}",
+            "unknown-key",
+        )
 
     def type_error(self, src: Path, shown: str, expected: str) -> None:
         self.report("error", self.where(src), f"expected {expected}", shown, "", "type")
@@ -140,8 +153,9 @@ class _Translator:
             if key not in GUARD_KEYS:
                 self.unknown(src + (key,), key, f"{shown}.{key}", list(GUARD_KEYS))
                 continue
-            result = deep_merge(result, self.put(native + (GUARD_KEYS[key],), item, src + (key,),
-                                                 f"{shown}.{key}"))
+            result = deep_merge(
+                result, self.put(native + (GUARD_KEYS[key],), item, src + (key,), f"{shown}.{key}")
+            )
         return result
 
     def detectors(self, value: Any, src: Path, shown: str, prefix: Path) -> dict[str, Any]:
@@ -153,8 +167,9 @@ class _Translator:
         for key, item in value.items():
             native = prefix + ("detectors", named.get(key) or snake_case(key))
             self.put(native, {}, src + (key,), f"{shown}.{key}")
-            result = deep_merge(result, self.put(native + ("enabled",), item, src + (key,),
-                                                 f"{shown}.{key}"))
+            result = deep_merge(
+                result, self.put(native + ("enabled",), item, src + (key,), f"{shown}.{key}")
+            )
         return result
 
     def agents(self, value: Any, src: Path) -> dict[str, Any]:
@@ -174,13 +189,25 @@ class _Translator:
             at = src + ("list", i)
             ident = entry.get("id") if isinstance(entry, dict) else None
             if not isinstance(ident, str) or not ident:
-                self.report("error", self.where(at), "an agent in agents.list needs an `id` string",
-                            f"agents.list[{i}]", 'add id: "name"', "openclaw-agent")
+                self.report(
+                    "error",
+                    self.where(at),
+                    "an agent in agents.list needs an `id` string",
+                    f"agents.list[{i}]",
+                    'add id: "name"',
+                    "openclaw-agent",
+                )
                 continue
             shown = f"agents.list.{ident}"
             if ident in seen:
-                self.report("error", self.where(at + ("id",)), f"agent {ident!r} is listed twice",
-                            shown, "merge the two entries", "duplicate-agent")
+                self.report(
+                    "error",
+                    self.where(at + ("id",)),
+                    f"agent {ident!r} is listed twice",
+                    shown,
+                    "merge the two entries",
+                    "duplicate-agent",
+                )
             seen.add(ident)
             self.put(("agents", ident), {}, at, shown)
             result = deep_merge(result, {"agents": {ident: {}}})
@@ -188,8 +215,10 @@ class _Translator:
                 if key == "tools" and not isinstance(item, dict):
                     self.type_error(at + (key,), f"{shown}.tools", "a mapping")
                 elif key == "tools":
-                    result = deep_merge(result, self.tools(item, at + ("tools",), f"{shown}.tools",
-                                                           ("agents", ident)))
+                    result = deep_merge(
+                        result,
+                        self.tools(item, at + ("tools",), f"{shown}.tools", ("agents", ident)),
+                    )
                 elif key != "id":
                     self.ignore(at + (key,), f"{shown}.{key}")
         return result
@@ -198,7 +227,9 @@ class _Translator:
         result: dict[str, Any] = {}
         for key, item in value.items():
             if key == "loopDetection":
-                result = deep_merge(result, self.block(item, src + (key,), f"{shown}.{key}", prefix))
+                result = deep_merge(
+                    result, self.block(item, src + (key,), f"{shown}.{key}", prefix)
+                )
             else:
                 self.ignore(src + (key,), f"{shown}.{key}")
         return result

@@ -31,8 +31,15 @@ class SourceDoc:
     # Translated documents (OpenClaw blocks) name paths the way the user wrote them.
     display: dict[Path, str] = field(default_factory=dict)
 
-    def error(self, pos: Pos, message: str, hint: str = "", code: str = "",
-              path: Path = (), level: str = "error") -> None:
+    def error(
+        self,
+        pos: Pos,
+        message: str,
+        hint: str = "",
+        code: str = "",
+        path: Path = (),
+        level: str = "error",
+    ) -> None:
         """Record a finding at `pos`, naming `path` as a breadcrumb."""
         crumb = breadcrumb(self.data, path, self.display) if path else ""
         self.findings.append(Finding(self.name, pos[0], pos[1], level, message, crumb, hint, code))
@@ -66,7 +73,9 @@ def breadcrumb(data: Any, path: Path, display: dict[Path, str] | None = None) ->
     node = data
     for step in path:
         if isinstance(step, int):
-            name = _item_name(node[step]) if isinstance(node, list) and 0 <= step < len(node) else None
+            name = (
+                _item_name(node[step]) if isinstance(node, list) and 0 <= step < len(node) else None
+            )
             text += f".{name}" if name and text else name if name else f"[{step}]"
         else:
             text += f".{step}" if text else str(step)
@@ -113,8 +122,16 @@ class PositionIndex:
         last = self.layers[-1] if self.layers else None
         return last, (1, 1)
 
-    def finding(self, data: Any, path: Path, level: str, message: str, hint: str = "",
-                code: str = "", at_key: bool = False) -> Finding:
+    def finding(
+        self,
+        data: Any,
+        path: Path,
+        level: str,
+        message: str,
+        hint: str = "",
+        code: str = "",
+        at_key: bool = False,
+    ) -> Finding:
         """A finding about `path` of the merged `data`, placed where it was written."""
         layer, (line, col) = self.locate(path, at_key)
         name = layer.name if layer is not None else "<rules>"

@@ -22,9 +22,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loopguard.detection.detector import ROLLING, UNLESS_DISABLED
 from loopguard.config.effective import Repair, effective_config
 from loopguard.config.positions import Path, SourceDoc
+from loopguard.detection.detector import ROLLING, UNLESS_DISABLED
 
 REPAIRED = "repaired"
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_ .\-/]*$")
@@ -92,7 +92,9 @@ def _writer(layers: Sequence[SourceDoc], path: Path) -> str | None:
     return None
 
 
-def trace(layers: Sequence[SourceDoc], data: Mapping[str, Any], agent: str | None = None) -> Effective:
+def trace(
+    layers: Sequence[SourceDoc], data: Mapping[str, Any], agent: str | None = None
+) -> Effective:
     """The effective rules of `agent` over the merged `data` of `layers`, with sources."""
     config, repairs = effective_config(data, agent)
     sources: dict[Path, str] = {}
@@ -155,7 +157,7 @@ def yaml_lines(value: Any, path: Path = (), indent: int = 0) -> list[tuple[str, 
             lines.append((f"{head}{sep} {flow(item)}", here))
         elif isinstance(item, dict) and not isinstance(step, str):
             inner = yaml_lines(item, here, indent + 2)
-            lines.append((f"{pad}- {inner[0][0][indent + 2:]}", inner[0][1]))
+            lines.append((f"{pad}- {inner[0][0][indent + 2 :]}", inner[0][1]))
             lines.extend(inner[1:])
         else:
             lines.append((f"{head}{sep}", None))
@@ -184,8 +186,10 @@ def to_json(effective: Effective) -> dict[str, Any]:
     return {
         "config": effective.config,
         "sources": {dotted(path): source for path, source in effective.sources.items()},
-        "repairs": [{"path": repair.field, "old": repair.old, "new": repair.new, "from": where}
-                    for repair, where in effective.repairs],
+        "repairs": [
+            {"path": repair.field, "old": repair.old, "new": repair.new, "from": where}
+            for repair, where in effective.repairs
+        ],
     }
 
 

@@ -40,12 +40,18 @@ def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
         inst, sub = err.instance, err.schema
         if err.validator == "required":
             continue
-        if err.validator == "additionalProperties" and isinstance(inst, dict) \
-                and isinstance(sub, dict):
+        if (
+            err.validator == "additionalProperties"
+            and isinstance(inst, dict)
+            and isinstance(sub, dict)
+        ):
             known = sub.get("properties") or {}
             patterns = list(sub.get("patternProperties") or {})
-            found.update(path + (k,) for k in inst
-                         if k not in known and not any(re.search(p, str(k)) for p in patterns))
+            found.update(
+                path + (k,)
+                for k in inst
+                if k not in known and not any(re.search(p, str(k)) for p in patterns)
+            )
         else:
             found.add(path)
     return found
@@ -87,8 +93,9 @@ def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
     for _ in range(MAX_ROUNDS):
         bad = _bad_paths(data, schema)
         if not bad:
-            return PrunedDoc(doc.name, data, positions, keys, doc.findings, display, doc.data,
-                             removed)
+            return PrunedDoc(
+                doc.name, data, positions, keys, doc.findings, display, doc.data, removed
+            )
         if () in bad:
             return None
         removed.update(back.get(p, p) for p in bad)

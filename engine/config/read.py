@@ -34,23 +34,35 @@ def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
     """The text of `raw`, or None with the reason in the returned doc's findings."""
     doc = SourceDoc(name)
     if len(raw) > MAX_BYTES:
-        doc.error((1, 1), f"file is too large ({len(raw) / 1048576:.1f} MiB); rules files are "
-                  f"limited to {MAX_BYTES // 1048576} MiB", "a rules file is a few kilobytes; is this "
-                  "the right file?", "too-large")
+        doc.error(
+            (1, 1),
+            f"file is too large ({len(raw) / 1048576:.1f} MiB); rules files are "
+            f"limited to {MAX_BYTES // 1048576} MiB",
+            "a rules file is a few kilobytes; is this the right file?",
+            "too-large",
+        )
         return None, doc
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         doc.error((1, 1), "file is UTF-16, not UTF-8", "save it as UTF-8", "encoding")
         return None, doc
     nul = raw.find(b"\x00")
     if nul >= 0:
-        doc.error(_byte_pos(raw, nul), "binary data (a NUL byte), not a text file",
-                  "a rules file is UTF-8 YAML or JSON5 text", "binary")
+        doc.error(
+            _byte_pos(raw, nul),
+            "binary data (a NUL byte), not a text file",
+            "a rules file is UTF-8 YAML or JSON5 text",
+            "binary",
+        )
         return None, doc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        doc.error(_byte_pos(raw, exc.start), f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
-                  "save the file as UTF-8", "encoding")
+        doc.error(
+            _byte_pos(raw, exc.start),
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            "save the file as UTF-8",
+            "encoding",
+        )
         return None, doc
     return text, doc
 
@@ -75,8 +87,12 @@ def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
         doc.error((1, 1), "is a directory, not a rules file", "name a .yaml file", "unreadable")
         return None, doc
     except (OSError, ValueError) as exc:
-        doc.error((1, 1), f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", "",
-                  "unreadable")
+        doc.error(
+            (1, 1),
+            f"cannot read the file: {getattr(exc, 'strerror', None) or exc}",
+            "",
+            "unreadable",
+        )
         return None, doc
     try:
         mode = os.fstat(fd).st_mode
@@ -84,8 +100,12 @@ def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
             doc.error((1, 1), "is a directory, not a rules file", "name a .yaml file", "unreadable")
             return None, doc
         if not stat.S_ISREG(mode):
-            doc.error((1, 1), "not a regular file (a FIFO, device or socket)", "rules are read "
-                      "from regular files; `loopguard lint -` reads standard input", "unreadable")
+            doc.error(
+                (1, 1),
+                "not a regular file (a FIFO, device or socket)",
+                "rules are read from regular files; `loopguard lint -` reads standard input",
+                "unreadable",
+            )
             return None, doc
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read(MAX_BYTES + 1), doc
@@ -105,9 +125,12 @@ def _native_from_json5(doc: SourceDoc) -> SourceDoc:
         if all(is_openclaw(b) for b in blocks):
             return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
         second = doc.positions.get((1,), (1, 1))
-        doc.error(second, "more than one top-level value",
-                  "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other",
-                  "multiple-documents")
+        doc.error(
+            second,
+            "more than one top-level value",
+            "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other",
+            "multiple-documents",
+        )
         doc.data = None
         return doc
     native = SourceDoc(doc.name, blocks[0], findings=doc.findings)

@@ -24,9 +24,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from loopguard.config.schemadefaults import add_defaults
 from loopguard.detection.plugincheck import safe_repr, schema_problem
 from loopguard.detection.registry import load_registry
-from loopguard.config.schemadefaults import add_defaults
 
 CORE_SCHEMA = "rules.schema.json"
 
@@ -66,8 +66,9 @@ def _summary(detector: Any) -> str:
     """The first line of the detector's module docstring, without its `id — ` prefix."""
     inner = getattr(detector, "detector", detector)
     module = sys.modules.get(type(inner).__module__)
-    first = ((getattr(module, "__doc__", None) or type(inner).__doc__ or "").strip()
-             .splitlines() or [""])[0]
+    first = (
+        (getattr(module, "__doc__", None) or type(inner).__doc__ or "").strip().splitlines() or [""]
+    )[0]
     text = first.split(" — ", 1)[-1].strip()
     text = text[:1].upper() + text[1:]
     return text or f"Options of the {getattr(detector, 'id', '?')} detector."
@@ -83,7 +84,7 @@ def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
     problem = schema_problem(str(ident), options)  # valid, local $refs, bounded patterns
     if problem:
         prefix = f"detector {str(ident)!r}"
-        return None, f"{prefix} ({source}){problem[len(prefix):]}; skipped"
+        return None, f"{prefix} ({source}){problem[len(prefix) :]}; skipped"
     result = copy.deepcopy(options)
     # Its own base URI, so the plugin's local `$ref`s (`#/$defs/...`) resolve inside it
     # once it sits under `properties.detectors.properties.<id>` of the master schema.
@@ -93,8 +94,9 @@ def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
     properties = result.setdefault("properties", {})
     if not isinstance(properties, dict):
         return None, f"detector {ident!r} ({source}): `properties` must be a mapping; skipped"
-    properties.setdefault("enabled", {"description": "Turn this detector on or off.",
-                                      "type": "boolean"})
+    properties.setdefault(
+        "enabled", {"description": "Turn this detector on or off.", "type": "boolean"}
+    )
     result.setdefault("additionalProperties", False)
     return result, None
 

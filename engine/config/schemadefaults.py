@@ -14,8 +14,13 @@ from typing import Any
 
 from loopguard.rules import bundled_defaults
 
-_SHARED = ("#/$defs/count", "#/$defs/names", "#/$defs/pattern", "#/$defs/set_ref",
-           "#/$defs/condition")  # used in many places: the default goes on the referrer
+_SHARED = (
+    "#/$defs/count",
+    "#/$defs/names",
+    "#/$defs/pattern",
+    "#/$defs/set_ref",
+    "#/$defs/condition",
+)  # used in many places: the default goes on the referrer
 
 
 def _resolve(schema: dict[str, Any], node: Any) -> Any:
@@ -40,8 +45,12 @@ def _put(schema: dict[str, Any], node: dict[str, Any], values: dict[str, Any]) -
         if not isinstance(prop, dict):
             continue
         inner = _resolve(schema, prop)
-        if isinstance(value, dict) and isinstance(inner, dict) \
-                and isinstance(inner.get("properties"), dict) and prop.get("$ref") not in _SHARED:
+        if (
+            isinstance(value, dict)
+            and isinstance(inner, dict)
+            and isinstance(inner.get("properties"), dict)
+            and prop.get("$ref") not in _SHARED
+        ):
             _put(schema, prop, value)
         else:
             prop["default"] = value
@@ -56,8 +65,10 @@ def _languages(schema: dict[str, Any], messages: Any) -> None:
     props = block.setdefault("properties", {})
     for lang, texts in messages.items():
         if isinstance(texts, dict) and lang not in props:
-            props[lang] = {**copy.deepcopy(templates),
-                           "description": f"Texts in language {lang!r} (bundled defaults shown)."}
+            props[lang] = {
+                **copy.deepcopy(templates),
+                "description": f"Texts in language {lang!r} (bundled defaults shown).",
+            }
 
 
 def add_defaults(schema: dict[str, Any]) -> dict[str, Any]:

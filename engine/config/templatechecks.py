@@ -20,15 +20,24 @@ def template_findings(data: dict[str, Any], index: PositionIndex) -> list[Findin
     blocks: list[tuple[Path, Any]] = [((), data.get("messages"))]
     agents = data.get("agents")
     if isinstance(agents, dict):
-        blocks += [(("agents", name), block.get("messages")) for name, block in agents.items()
-                   if isinstance(block, dict)]
+        blocks += [
+            (("agents", name), block.get("messages"))
+            for name, block in agents.items()
+            if isinstance(block, dict)
+        ]
     for prefix, messages in blocks:
-        for lang, texts in (messages.items() if isinstance(messages, dict) else ()):
-            for key, text in (texts.items() if isinstance(texts, dict) else ()):
+        for lang, texts in messages.items() if isinstance(messages, dict) else ():
+            for key, text in texts.items() if isinstance(texts, dict) else ():
                 if isinstance(text, str):
                     for problem in problems(key, text):
-                        found.append(index.finding(
-                            data, prefix + ("messages", lang, key), "error", problem,
-                            "write fields as {message}; double a literal brace: {{ or }}",
-                            "template"))
+                        found.append(
+                            index.finding(
+                                data,
+                                prefix + ("messages", lang, key),
+                                "error",
+                                problem,
+                                "write fields as {message}; double a literal brace: {{ or }}",
+                                "template",
+                            )
+                        )
     return found

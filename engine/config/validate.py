@@ -20,14 +20,26 @@ from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 from referencing.exceptions import Unresolvable as _Unresolvable
 
-from loopguard.findings import Finding
 from loopguard.config.positions import Path, PositionIndex, SourceDoc
-from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, PatternError, matches, safe_compile
+from loopguard.findings import Finding
 from loopguard.text.hints import did_you_mean, is_int
+from loopguard.text.regexcheck import (
+    MAX_PATTERN_CHARS,
+    Deadline,
+    PatternError,
+    matches,
+    safe_compile,
+)
 
-_TYPE_NAMES = {"integer": "a whole number", "number": "a number", "string": "a string",
-               "boolean": "true or false", "object": "a mapping", "array": "a list",
-               "null": "null"}
+_TYPE_NAMES = {
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
 
 
 def _strict_int(checker: Any, instance: Any) -> bool:
@@ -71,15 +83,19 @@ def _bounded_pattern(validator: Any, source: Any, instance: Any, schema: Any) ->
     compiled = _schema_pattern(source)
     found = None if compiled is None else matches(compiled, instance, _DEADLINE.get())
     if found is None:
-        yield ValidationError(f"could not be checked against the pattern {source!r} in time",
-                              validator="pattern-timeout")
+        yield ValidationError(
+            f"could not be checked against the pattern {source!r} in time",
+            validator="pattern-timeout",
+        )
     elif not found:
         yield ValidationError(f"{instance!r} does not match {source!r}")
 
 
 StrictValidator = validators.extend(
-    Draft202012Validator, validators={REGEX_KEYWORD: _python_regex, "pattern": _bounded_pattern},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int))
+    Draft202012Validator,
+    validators={REGEX_KEYWORD: _python_regex, "pattern": _bounded_pattern},
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int),
+)
 
 FORMATS = FormatChecker(formats=())
 
@@ -137,8 +153,6 @@ def kind_of(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
 
 
-
-
 def _is_detectors_block(path: Path) -> bool:
     return path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
 
@@ -148,8 +162,9 @@ class _Translator:
         self.doc = doc
         self.index = PositionIndex([doc])
 
-    def make(self, path: Path, message: str, hint: str = "", code: str = "schema",
-             at_key: bool = False) -> Finding:
+    def make(
+        self, path: Path, message: str, hint: str = "", code: str = "schema", at_key: bool = False
+    ) -> Finding:
         return self.index.finding(self.doc.data, path, "error", message, hint, code, at_key)
 
     def convert(self, err: ValidationError) -> list[Finding]:
@@ -159,48 +174,99 @@ class _Translator:
             return self.unknown_keys(path, inst, err.schema)
         if kind == "required":
             missing = [k for k in value if isinstance(inst, dict) and k not in inst]
-            return [self.make(path, f"missing required key {k!r}", f"add `{k}:` here", "required")
-                    for k in missing]
+            return [
+                self.make(path, f"missing required key {k!r}", f"add `{k}:` here", "required")
+                for k in missing
+            ]
         if kind == "type":
             return [self.type_error(path, value, inst)]
         if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-            sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=",
-                    "exclusiveMaximum": "<"}[kind]
+            sign = {
+                "minimum": ">=",
+                "exclusiveMinimum": ">",
+                "maximum": "<=",
+                "exclusiveMaximum": "<",
+            }[kind]
             return [self.make(path, f"must be {sign} {value}, got {inst!r}", "", "range")]
         if kind == "enum":
             choices = [str(v) for v in value]
             extra = did_you_mean(str(inst), choices)
-            return [self.make(path, f"{describe(inst)} is not allowed here{extra}",
-                              f"use one of: {', '.join(choices)}", "enum")]
+            return [
+                self.make(
+                    path,
+                    f"{describe(inst)} is not allowed here{extra}",
+                    f"use one of: {', '.join(choices)}",
+                    "enum",
+                )
+            ]
         if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
-            return [self.make(path, "a condition needs exactly one key",
-                              "use one of: all, any, not, text_contains, text_equals, "
-                              "context_contains; combine several with all/any", "condition")]
+            return [
+                self.make(
+                    path,
+                    "a condition needs exactly one key",
+                    "use one of: all, any, not, text_contains, text_equals, "
+                    "context_contains; combine several with all/any",
+                    "condition",
+                )
+            ]
         if kind == "minItems":
             return [self.make(path, "must not be empty", "", "empty")]
         if kind == "minLength":
             return [self.make(path, "must not be an empty string", "", "empty")]
         if kind == "maxLength" and isinstance(inst, str):
-            return [self.make(path, f"too long: {len(inst)} characters (at most {value})",
-                              "shorten it", "too-long")]
+            return [
+                self.make(
+                    path,
+                    f"too long: {len(inst)} characters (at most {value})",
+                    "shorten it",
+                    "too-long",
+                )
+            ]
         if isinstance(err.cause, PatternError):
-            return [self.make(path, f"pattern refused: {err.cause}", "simplify it: fewer or "
-                              "smaller nested counted repeats (see docs/limits.md)",
-                              "regex-too-complex")]
+            return [
+                self.make(
+                    path,
+                    f"pattern refused: {err.cause}",
+                    "simplify it: fewer or smaller nested counted repeats (see docs/limits.md)",
+                    "regex-too-complex",
+                )
+            ]
         if kind == "pattern-timeout":
-            return [self.make(path, err.message, "the detector's options schema has a slow "
-                              "pattern; shorten the value or report it to the plugin's authors",
-                              "pattern")]
+            return [
+                self.make(
+                    path,
+                    err.message,
+                    "the detector's options schema has a slow "
+                    "pattern; shorten the value or report it to the plugin's authors",
+                    "pattern",
+                )
+            ]
         if kind == REGEX_KEYWORD or (kind == "format" and value == "regex"):
-            return [self.make(path, f"pattern does not compile: {err.cause}",
-                              "fix the regular expression (regex syntax)", "bad-regex")]
+            return [
+                self.make(
+                    path,
+                    f"pattern does not compile: {err.cause}",
+                    "fix the regular expression (regex syntax)",
+                    "bad-regex",
+                )
+            ]
         if kind == "anyOf":  # only keyword-set references use anyOf
-            return [self.make(path, f"expected a keyword set name or a list of names, "
-                              f"got {describe(inst)}", "", "type")]
+            return [
+                self.make(
+                    path,
+                    f"expected a keyword set name or a list of names, got {describe(inst)}",
+                    "",
+                    "type",
+                )
+            ]
         if kind == "pattern":
             return [self.make(path, f"{describe(inst)} does not match {value}", "", "pattern")]
-        custom = (err.schema.get("x-message") or {}).get(kind) if isinstance(err.schema, dict) else None
-        if isinstance(custom, str):  # the schema words this error itself (and never echoes a secret)
+        custom = (
+            (err.schema.get("x-message") or {}).get(kind) if isinstance(err.schema, dict) else None
+        )
+        if isinstance(
+            custom, str
+        ):  # the schema words this error itself (and never echoes a secret)
             return [self.make(path, custom, "", "schema")]
         return [self.make(path, err.message, "", "schema")]
 
@@ -216,7 +282,9 @@ class _Translator:
             hint = "write the number without quotes"
         return self.make(path, f"expected {names}, got {describe(value)}", hint, "type")
 
-    def unknown_keys(self, path: Path, inst: dict[str, Any], schema: dict[str, Any]) -> list[Finding]:
+    def unknown_keys(
+        self, path: Path, inst: dict[str, Any], schema: dict[str, Any]
+    ) -> list[Finding]:
         known = list(schema.get("properties", {}))
         patterns = list(schema.get("patternProperties", {}))
         found = []
@@ -246,8 +314,9 @@ def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
         _DEADLINE.reset(token)
 
 
-def _findings(doc: SourceDoc, schema: dict[str, Any], translator: _Translator,
-              found: list[Finding]) -> list[Finding]:
+def _findings(
+    doc: SourceDoc, schema: dict[str, Any], translator: _Translator, found: list[Finding]
+) -> list[Finding]:
     seen: set[tuple[int, int, str]] = set()
     try:
         for err in validator_for(schema).iter_errors(doc.data):
@@ -256,10 +325,21 @@ def _findings(doc: SourceDoc, schema: dict[str, Any], translator: _Translator,
                 if key not in seen:
                     seen.add(key)
                     found.append(finding)
-    except (ReferenceError, LookupError, ValueError, TypeError, RecursionError,
-            _Unresolvable) as exc:  # a detector's schema that cannot be applied: a finding
-        found.append(translator.make((), f"the rules schema could not be applied: "
-                                     f"{type(exc).__name__}", "a detector's options schema is "
-                                     "broken; see `loopguard detectors`", "schema"))
+    except (
+        ReferenceError,
+        LookupError,
+        ValueError,
+        TypeError,
+        RecursionError,
+        _Unresolvable,
+    ) as exc:  # a detector's schema that cannot be applied: a finding
+        found.append(
+            translator.make(
+                (),
+                f"the rules schema could not be applied: {type(exc).__name__}",
+                "a detector's options schema is broken; see `loopguard detectors`",
+                "schema",
+            )
+        )
     found.sort(key=lambda f: (f.line, f.col))
     return found

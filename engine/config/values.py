@@ -48,9 +48,12 @@ def check_text(text: str, doc: SourceDoc) -> bool:
     index = surrogate_at(text)
     if index is None:
         return True
-    doc.error(text_position(text, index), f"lone surrogate U+{ord(text[index]):04X} (half of a "
-              "character) in the text", "rules text must be valid Unicode; fix the character",
-              "encoding")
+    doc.error(
+        text_position(text, index),
+        f"lone surrogate U+{ord(text[index]):04X} (half of a character) in the text",
+        "rules text must be valid Unicode; fix the character",
+        "encoding",
+    )
     return False
 
 
@@ -70,9 +73,12 @@ def check_values(doc: SourceDoc) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 if isinstance(key, str) and surrogate_at(key) is not None:
-                    doc.error(doc.key_positions.get(path + (key,), doc.positions.get(path, (1, 1))),
-                              "lone surrogate (half of a character) in a key", "fix the key",
-                              "encoding")
+                    doc.error(
+                        doc.key_positions.get(path + (key,), doc.positions.get(path, (1, 1))),
+                        "lone surrogate (half of a character) in a key",
+                        "fix the key",
+                        "encoding",
+                    )
                     continue
                 stack.append((path + (key,), item))
         elif isinstance(value, list):
@@ -107,18 +113,30 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
         value, parent, slot, depth, ancestors = stack.pop()
         copied += 1
         if copied > MAX_VALUES:  # shared sub-trees (a safe_load'ed alias bomb) multiply
-            doc.error((0, 0), f"the mapping holds more than {MAX_VALUES:,} values",
-                      "a rules document is a few hundred values; shared sub-mappings count "
-                      "once per place they appear", "too-large")
+            doc.error(
+                (0, 0),
+                f"the mapping holds more than {MAX_VALUES:,} values",
+                "a rules document is a few hundred values; shared sub-mappings count "
+                "once per place they appear",
+                "too-large",
+            )
             return None
         if isinstance(value, (Mapping, list, tuple)):
             if id(value) in ancestors:
-                doc.error((0, 0), "the mapping contains itself (a cycle)",
-                          "rules are a tree of plain values", "cycle")
+                doc.error(
+                    (0, 0),
+                    "the mapping contains itself (a cycle)",
+                    "rules are a tree of plain values",
+                    "cycle",
+                )
                 return None
             if depth >= MAX_DEPTH:
-                doc.error((0, 0), f"nesting deeper than {MAX_DEPTH} levels",
-                          "a rules document is never this deep", "too-deep")
+                doc.error(
+                    (0, 0),
+                    f"nesting deeper than {MAX_DEPTH} levels",
+                    "a rules document is never this deep",
+                    "too-deep",
+                )
                 return None
             inner = ancestors + (id(value),)
             if isinstance(value, Mapping):

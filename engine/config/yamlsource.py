@@ -32,8 +32,13 @@ MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
-_ALLOWED_SCALAR_TAGS = {_STR, "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-                        "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
+_ALLOWED_SCALAR_TAGS = {
+    _STR,
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+}
 _COLLECTION_TAGS = {None, "!", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
 
 
@@ -44,17 +49,22 @@ class RulesYamlLoader(yaml.SafeLoader):
 
 
 RulesYamlLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 RulesYamlLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$"),
-    list("-+0123456789"))
+    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+)
 RulesYamlLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-    list("-+0123456789."))
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
 RulesYamlLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
 RulesYamlLoader.add_implicit_resolver(_MERGE, re.compile(r"^(?:<<)$"), ["<"])
 
 
@@ -120,7 +130,6 @@ def _pos(mark: Any) -> Pos:
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
-
 class _Builder:
     """Turns parser events into values, positions and findings."""
 
@@ -145,9 +154,12 @@ class _Builder:
             self.loader = self.loader_class(self.text)
         except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
             self.syntax_failed = True
-            self.doc.error(self._char_pos(getattr(exc, "position", 0)),
-                           f"character {_char_name(exc)} is not allowed in a YAML text",
-                           "remove control characters; a rules file is UTF-8 text", "yaml-syntax")
+            self.doc.error(
+                self._char_pos(getattr(exc, "position", 0)),
+                f"character {_char_name(exc)} is not allowed in a YAML text",
+                "remove control characters; a rules file is UTF-8 text",
+                "yaml-syntax",
+            )
             return self.doc
         try:
             while self.loader.check_event():
@@ -159,18 +171,28 @@ class _Builder:
             where = exc.problem_mark or exc.context_mark
             problem = exc.problem or "invalid YAML"
             context = f" ({exc.context})" if exc.context else ""
-            self.doc.error(_pos(where), f"YAML syntax error: {problem}{context}",
-                           "check indentation, quoting and brackets near this position", "yaml-syntax")
+            self.doc.error(
+                _pos(where),
+                f"YAML syntax error: {problem}{context}",
+                "check indentation, quoting and brackets near this position",
+                "yaml-syntax",
+            )
         except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
             self.syntax_failed = True
-            self.doc.error(self._char_pos(getattr(exc, "position", 0)),
-                           f"character {_char_name(exc)} is not allowed in a YAML text",
-                           "remove control characters; a rules file is UTF-8 text", "yaml-syntax")
+            self.doc.error(
+                self._char_pos(getattr(exc, "position", 0)),
+                f"character {_char_name(exc)} is not allowed in a YAML text",
+                "remove control characters; a rules file is UTF-8 text",
+                "yaml-syntax",
+            )
         except (ValueError, OverflowError):  # PyYAML's scanner: an escape past U+10FFFF
             self.syntax_failed = True
-            self.doc.error(_pos(getattr(self.loader, "get_mark", lambda: None)()),
-                           "YAML syntax error: an escape names a character beyond U+10FFFF",
-                           "a \\U escape takes 8 hex digits up to 0010FFFF", "yaml-syntax")
+            self.doc.error(
+                _pos(getattr(self.loader, "get_mark", lambda: None)()),
+                "YAML syntax error: an escape names a character beyond U+10FFFF",
+                "a \\U escape takes 8 hex digits up to 0010FFFF",
+                "yaml-syntax",
+            )
         finally:
             self.loader.dispose()
         self.doc.data = self.root
@@ -186,9 +208,12 @@ class _Builder:
         if isinstance(event, yaml.DocumentStartEvent):
             self.documents += 1
             if self.documents > 1:
-                self.fail(pos, "more than one YAML document in the file",
-                          "a rules file holds exactly one document; remove the second `---`",
-                          "multiple-documents")
+                self.fail(
+                    pos,
+                    "more than one YAML document in the file",
+                    "a rules file holds exactly one document; remove the second `---`",
+                    "multiple-documents",
+                )
         elif isinstance(event, yaml.ScalarEvent):
             self.scalar(event, pos)
         elif isinstance(event, yaml.AliasEvent):
@@ -218,13 +243,20 @@ class _Builder:
             self.key(event.value, tag, pos)
             return
         if tag not in _ALLOWED_SCALAR_TAGS:
-            self.doc.error(pos, f"unsupported YAML tag {tag!r}",
-                           "rules files use plain strings, numbers, booleans, lists and mappings",
-                           "yaml-tag")
+            self.doc.error(
+                pos,
+                f"unsupported YAML tag {tag!r}",
+                "rules files use plain strings, numbers, booleans, lists and mappings",
+                "yaml-tag",
+            )
             tag = _STR
         if tag in _NUMBER_TAGS and len(event.value) > MAX_NUMBER_CHARS:
-            self.doc.error(pos, f"number too long ({len(event.value)} characters; at most "
-                           f"{MAX_NUMBER_CHARS})", "rules numbers are thresholds and sizes", "too-large")
+            self.doc.error(
+                pos,
+                f"number too long ({len(event.value)} characters; at most {MAX_NUMBER_CHARS})",
+                "rules numbers are thresholds and sizes",
+                "too-large",
+            )
             tag = _STR  # kept as text so reading goes on; the error above rejects the file
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         value = RulesYamlLoader.yaml_constructors[tag](self.loader, node)
@@ -240,46 +272,78 @@ class _Builder:
             return
         if tag != _STR:
             shown = text if text else "(empty)"
-            self.doc.error(pos, f"key {shown!r} is not a string",
-                           f"quote it: '{text}'", "key-type", path=top.path)
+            self.doc.error(
+                pos,
+                f"key {shown!r} is not a string",
+                f"quote it: '{text}'",
+                "key-type",
+                path=top.path,
+            )
         if text in top.value:
             first = self.doc.key_positions.get(top.path + (text,), (0, 0))
-            self.doc.error(pos, f"duplicate key {text!r} (first defined at line {first[0]})",
-                           "YAML keeps only the last value; remove one of them", "duplicate-key",
-                           path=top.path + (text,))
+            self.doc.error(
+                pos,
+                f"duplicate key {text!r} (first defined at line {first[0]})",
+                "YAML keeps only the last value; remove one of them",
+                "duplicate-key",
+                path=top.path + (text,),
+            )
         top.key, top.key_pos = text, pos
         self.doc.key_positions[top.path + (text,)] = pos
 
     def alias(self, event: Any, pos: Pos) -> None:
         path = self.child_path()
         if path is None:
-            self.fail(pos, "an alias cannot be used as a mapping key", "write the key out", "yaml-alias")
+            self.fail(
+                pos, "an alias cannot be used as a mapping key", "write the key out", "yaml-alias"
+            )
         name = event.anchor
         if any(frame.anchor == name for frame in self.stack):
-            self.fail(pos, f"recursive alias *{name} (it refers to a value that contains it)",
-                      "rules cannot be recursive", "yaml-alias")
+            self.fail(
+                pos,
+                f"recursive alias *{name} (it refers to a value that contains it)",
+                "rules cannot be recursive",
+                "yaml-alias",
+            )
         if name not in self.anchors:
-            self.fail(pos, f"undefined alias *{name}", f"define &{name} before using it", "yaml-alias")
+            self.fail(
+                pos, f"undefined alias *{name}", f"define &{name} before using it", "yaml-alias"
+            )
         value, size = self.anchors[name]
         self.alias_nodes += size
         if self.alias_nodes > MAX_ALIAS_NODES:
-            self.fail(pos, f"aliases expand to more than {MAX_ALIAS_NODES} values",
-                      "this looks like an alias bomb ('billion laughs'); write the values out",
-                      "alias-bomb")
+            self.fail(
+                pos,
+                f"aliases expand to more than {MAX_ALIAS_NODES} values",
+                "this looks like an alias bomb ('billion laughs'); write the values out",
+                "alias-bomb",
+            )
         self.doc.positions[path] = pos
         self.add(copy_tree(value), size, path)
 
     def start(self, event: Any, pos: Pos) -> None:
         path = self.child_path()
         if path is None:
-            self.fail(pos, "a mapping key must be a plain string, not a list or mapping",
-                      "write the key as text", "key-type")
+            self.fail(
+                pos,
+                "a mapping key must be a plain string, not a list or mapping",
+                "write the key as text",
+                "key-type",
+            )
         if len(self.stack) >= MAX_DEPTH:
-            self.fail(pos, f"nesting deeper than {MAX_DEPTH} levels",
-                      "a rules file is never this deep; flatten the document", "too-deep")
+            self.fail(
+                pos,
+                f"nesting deeper than {MAX_DEPTH} levels",
+                "a rules file is never this deep; flatten the document",
+                "too-deep",
+            )
         if event.tag not in _COLLECTION_TAGS:
-            self.doc.error(pos, f"unsupported YAML tag {event.tag!r}",
-                           "rules files use plain lists and mappings", "yaml-tag")
+            self.doc.error(
+                pos,
+                f"unsupported YAML tag {event.tag!r}",
+                "rules files use plain lists and mappings",
+                "yaml-tag",
+            )
         value: Any = [] if isinstance(event, yaml.SequenceStartEvent) else {}
         self.doc.positions[path] = pos
         self.stack.append(_Frame(value, path, event.anchor, pos))
@@ -317,8 +381,13 @@ class _Builder:
     def merge(self, top: _Frame, value: Any) -> None:
         sources = value if isinstance(value, list) else [value]
         if not all(isinstance(s, dict) for s in sources):
-            self.doc.error(top.key_pos, "a merge key (<<) takes a mapping or a list of mappings",
-                           "use `<<: *anchor` with an anchored mapping", "yaml-merge", path=top.path)
+            self.doc.error(
+                top.key_pos,
+                "a merge key (<<) takes a mapping or a list of mappings",
+                "use `<<: *anchor` with an anchored mapping",
+                "yaml-merge",
+                path=top.path,
+            )
             return
         top.merges.extend(sources)
 

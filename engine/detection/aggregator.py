@@ -15,15 +15,19 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from loopguard.text import messages
 from loopguard.decision import RANK, Decision, Vote
-from loopguard.state.history import Call, SessionState
 from loopguard.rules import default
+from loopguard.state.history import Call, SessionState
+from loopguard.text import messages
 
 _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
 _MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is per run)
 decision_log = logging.getLogger("loopguard.decisions")
-_TEMPLATE_KEYS = {"warn": "warn_note", "critical": "blocked", "breaker": "breaker"}  # action -> message key
+_TEMPLATE_KEYS = {
+    "warn": "warn_note",
+    "critical": "blocked",
+    "breaker": "breaker",
+}  # action -> message key
 
 
 def _log_has_handlers() -> bool:
@@ -39,13 +43,22 @@ def _log_has_handlers() -> bool:
     return False
 
 
-def log_decision(action: str, tool: str, seq: int, turn: int, message: str, detector: str,
-                 count: int) -> None:
+def log_decision(
+    action: str, tool: str, seq: int, turn: int, message: str, detector: str, count: int
+) -> None:
     """Log a non-allow decision on `loopguard.decisions`: warn at WARNING, else ERROR."""
     if decision_log.isEnabledFor(logging.WARNING) and _log_has_handlers():
-        decision_log.log(logging.WARNING if action == "warn" else logging.ERROR,
-                         "%s %s (seq %d, turn %d): %s [%s, count %d]", action, tool, seq, turn,
-                         message, detector, count)
+        decision_log.log(
+            logging.WARNING if action == "warn" else logging.ERROR,
+            "%s %s (seq %d, turn %d): %s [%s, count %d]",
+            action,
+            tool,
+            seq,
+            turn,
+            message,
+            detector,
+            count,
+        )
 
 
 class Aggregator:
@@ -54,8 +67,12 @@ class Aggregator:
     def __init__(self, config: Mapping[str, Any]) -> None:
         block = config.get("aggregator") or {}
         self.order = {name: i for i, name in enumerate(block.get("order") or ())}
-        self.escalate = int(block.get("escalate_criticals", default("aggregator.escalate_criticals")) or 0)
-        self.warn_every = max(1, int(block.get("warn_every", default("aggregator.warn_every")) or 1))
+        self.escalate = int(
+            block.get("escalate_criticals", default("aggregator.escalate_criticals")) or 0
+        )
+        self.warn_every = max(
+            1, int(block.get("warn_every", default("aggregator.warn_every")) or 1)
+        )
         self.fail_closed = block.get("fail_mode", default("aggregator.fail_mode")) == "closed"
         self.warn_notes = block.get("warn_notes", default("aggregator.warn_notes")) is not False
         self.config = config
@@ -66,13 +83,34 @@ class Aggregator:
         return (-RANK.get(vote.level, 0), self.order.get(vote.detector, len(self.order)))
 
     def decide(
-        self, call: Call, votes: Sequence[Vote], faults: Sequence[str],
-        state: SessionState, phase: str,
+        self,
+        call: Call,
+        votes: Sequence[Vote],
+        faults: Sequence[str],
+        state: SessionState,
+        phase: str,
     ) -> Decision:
         """The decision for `call`; updates escalation and warning state."""
-        if not votes:  # (`_make` skips the keyword handling of `Decision(...)`: this runs on every call)
-            return Decision._make(("allow", (), None, call.tool, call.call_id, call.seq, call.turn,
-                                   call.run_id, phase, None, False, False, tuple(faults) if faults else ()))
+        if (
+            not votes
+        ):  # (`_make` skips the keyword handling of `Decision(...)`: this runs on every call)
+            return Decision._make(
+                (
+                    "allow",
+                    (),
+                    None,
+                    call.tool,
+                    call.call_id,
+                    call.seq,
+                    call.turn,
+                    call.run_id,
+                    phase,
+                    None,
+                    False,
+                    False,
+                    tuple(faults) if faults else (),
+                )
+            )
         # One vote (the usual case) needs no sorting.
         ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
         top = ordered[0]
@@ -94,10 +132,33 @@ class Aggregator:
             message = top.message
             if escalated:
                 message += f" (blocked {state.criticals[call.run_id]} times in this run: escalated to breaker)"
-            text = self._fill(state, _TEMPLATE_KEYS[action], {"message": message, "detector": top.detector,
-                                                               "count": top.count, "tool": call.tool})
-        return Decision._make((action, ordered, text, call.tool, call.call_id, call.seq, call.turn,
-                               call.run_id, phase, top.detector, escalated, notify, tuple(faults) if faults else ()))
+            text = self._fill(
+                state,
+                _TEMPLATE_KEYS[action],
+                {
+                    "message": message,
+                    "detector": top.detector,
+                    "count": top.count,
+                    "tool": call.tool,
+                },
+            )
+        return Decision._make(
+            (
+                action,
+                ordered,
+                text,
+                call.tool,
+                call.call_id,
+                call.seq,
+                call.turn,
+                call.run_id,
+                phase,
+                top.detector,
+                escalated,
+                notify,
+                tuple(faults) if faults else (),
+            )
+        )
 
     def _should_notify(self, state: SessionState, vote: Vote) -> bool:
         bucket = vote.count // self.warn_every
@@ -125,5 +186,12 @@ class Aggregator:
         """With `fail_mode: closed`, a failing detector votes critical."""
         if not self.fail_closed:
             return None
-        return Vote(detector_id, "critical", 0, f"{detector_id}:fault",
-                    f"detector {source} failed ({error}); fail_mode is closed", (), "detector_fault")
+        return Vote(
+            detector_id,
+            "critical",
+            0,
+            f"{detector_id}:fault",
+            f"detector {source} failed ({error}); fail_mode is closed",
+            (),
+            "detector_fault",
+        )

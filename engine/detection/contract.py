@@ -63,21 +63,28 @@ def explain_paths(detector: Any) -> tuple[str, ...]:
     if names is None:
         names = tuple(k for k in (properties or {}) if k != "enabled")
     ident = getattr(detector, "id", "")
-    return (loop + tuple(f"detectors.{ident}.{k}" for k in names)
-            + tuple(s for s in settings(detector) if s not in loop))
+    return (
+        loop
+        + tuple(f"detectors.{ident}.{k}" for k in names)
+        + tuple(s for s in settings(detector) if s not in loop)
+    )
 
 
 def contract_problem(ident: str, detector: Any) -> str | None:
     """Why the detector's declarations (beyond id, levels, schema) cannot be used, or None."""
     found = getattr(detector, "settings", ())
     if not isinstance(found, (tuple, list)) or not all(
-            isinstance(s, str) and _DOTTED.match(s) and not s.startswith("detectors.") for s in found):
-        return (f"detector {ident!r}: `settings` must be a tuple of dotted paths outside "
-                f"`detectors.` (e.g. 'loop_detection.warning_threshold')")
+        isinstance(s, str) and _DOTTED.match(s) and not s.startswith("detectors.") for s in found
+    ):
+        return (
+            f"detector {ident!r}: `settings` must be a tuple of dotted paths outside "
+            f"`detectors.` (e.g. 'loop_detection.warning_threshold')"
+        )
     pairs = getattr(detector, "bounded_by", ())
     if not isinstance(pairs, (tuple, list)) or not all(
-            isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, str) for x in p)
-            for p in pairs):
+        isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, str) for x in p)
+        for p in pairs
+    ):
         return f"detector {ident!r}: `bounded_by` must be (threshold, window) option-name pairs"
     name = getattr(detector, "openclaw_name", "")
     if name and not (isinstance(name, str) and _OPENCLAW.match(name)):
@@ -85,13 +92,19 @@ def contract_problem(ident: str, detector: Any) -> str | None:
     codec = getattr(detector, "scratch_codec", "json")
     if codec not in SCRATCH_CODECS:
         return f"detector {ident!r}: `scratch_codec` must be one of {', '.join(SCRATCH_CODECS)}"
-    if codec == "custom" and not (callable(getattr(detector, "encode_scratch", None))
-                                  and callable(getattr(detector, "decode_scratch", None))):
-        return (f"detector {ident!r}: `scratch_codec = \"custom\"` needs `encode_scratch` and "
-                "`decode_scratch`")
+    if codec == "custom" and not (
+        callable(getattr(detector, "encode_scratch", None))
+        and callable(getattr(detector, "decode_scratch", None))
+    ):
+        return (
+            f'detector {ident!r}: `scratch_codec = "custom"` needs `encode_scratch` and '
+            "`decode_scratch`"
+        )
     if getattr(detector, "defaults", None):
-        return (f"detector {ident!r}: `defaults` is no longer read; put each option's default "
-                "in its options_schema property (`\"default\": ...`)")
+        return (
+            f"detector {ident!r}: `defaults` is no longer read; put each option's default "
+            'in its options_schema property (`"default": ...`)'
+        )
     checks = getattr(detector, "lint_checks", ())
     if not isinstance(checks, (tuple, list)):
         return f"detector {ident!r}: `lint_checks` must be a tuple of LintCheck records"

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from loopguard.rules import bundled_defaults
 from loopguard.decision import Vote
+from loopguard.rules import bundled_defaults
 from loopguard.state.history import Call, SessionState
 
 # When a detector runs, relative to `loop_detection.enabled` (SPEC §3):
@@ -96,8 +96,13 @@ class Detector:
         return data
 
     def vote(
-        self, level: str, count: int, key: str, message: str,
-        evidence: tuple[int, ...] = (), code: str = "",
+        self,
+        level: str,
+        count: int,
+        key: str,
+        message: str,
+        evidence: tuple[int, ...] = (),
+        code: str = "",
     ) -> Vote:
         """A vote from this detector."""
         return Vote(self.id, level, count, f"{self.id}:{key}", message, evidence, code)
@@ -106,8 +111,11 @@ class Detector:
 def option_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
     """`{option: default}` of the top-level properties of an options schema (fresh copies)."""
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    return {key: copy.deepcopy(prop["default"]) for key, prop in (properties or {}).items()
-            if isinstance(prop, Mapping) and "default" in prop}
+    return {
+        key: copy.deepcopy(prop["default"])
+        for key, prop in (properties or {}).items()
+        if isinstance(prop, Mapping) and "default" in prop
+    }
 
 
 def thresholds(config: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -86,8 +86,9 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
-def load_plugins(plugins: Iterable[Plugin], pm: pluggy.PluginManager,
-                 blocked_ids: Iterable[str] = ()) -> Loaded:
+def load_plugins(
+    plugins: Iterable[Plugin], pm: pluggy.PluginManager, blocked_ids: Iterable[str] = ()
+) -> Loaded:
     """Import, register and check each plugin in order; a detector id in `blocked_ids` is skipped."""
     skip = set(blocked_ids)
     loaded = Loaded()
@@ -143,22 +144,33 @@ def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any) -> None:
 
 def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
     """What pluggy accepts silently but never works: no marker, or a defaulted parameter."""
-    impls = [impl for caller in pm.get_hookcallers(obj) or () for impl in caller.get_hookimpls()
-             if impl.plugin is obj]
-    unmarked = [name for name in HOOK_NAMES
-                if callable(inspect.getattr_static(obj, name, None))
-                and pm.parse_hookimpl_opts(obj, name) is None]
+    impls = [
+        impl
+        for caller in pm.get_hookcallers(obj) or ()
+        for impl in caller.get_hookimpls()
+        if impl.plugin is obj
+    ]
+    unmarked = [
+        name
+        for name in HOOK_NAMES
+        if callable(inspect.getattr_static(obj, name, None))
+        and pm.parse_hookimpl_opts(obj, name) is None
+    ]
     if unmarked:
         raise pluggy.PluginValidationError(
-            obj, f"{', '.join(unmarked)} is not marked with @loopguard.hookimpl (pluggy ignores it)")
+            obj, f"{', '.join(unmarked)} is not marked with @loopguard.hookimpl (pluggy ignores it)"
+        )
     if not impls:
         raise pluggy.PluginValidationError(
-            obj, f"no @loopguard.hookimpl found (implement one of {', '.join(HOOK_NAMES)})")
+            obj, f"no @loopguard.hookimpl found (implement one of {', '.join(HOOK_NAMES)})"
+        )
     for impl in impls:
         if impl.kwargnames:
             raise pluggy.PluginValidationError(
-                obj, f"{impl.function.__name__}: parameter(s) {', '.join(impl.kwargnames)} have "
-                     "a default, which pluggy never fills in (drop the default)")
+                obj,
+                f"{impl.function.__name__}: parameter(s) {', '.join(impl.kwargnames)} have "
+                "a default, which pluggy never fills in (drop the default)",
+            )
 
 
 def _offered_detectors(pm: pluggy.PluginManager, plugin: Plugin, obj: Any) -> list[Any]:

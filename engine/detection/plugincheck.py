@@ -42,8 +42,11 @@ def autoload_disabled(value: str | None) -> bool:
     if text in _FALSE:
         return False
     if text not in _TRUE:
-        log.warning("loopguard: LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD=%r is not one of 1/true/yes/on "
-                    "or 0/false/no/off; third-party plugins stay disabled", value)
+        log.warning(
+            "loopguard: LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD=%r is not one of 1/true/yes/on "
+            "or 0/false/no/off; third-party plugins stay disabled",
+            value,
+        )
     return True
 
 
@@ -76,22 +79,28 @@ def _problem(detector: Any, seen: set[str]) -> str | None:
         return f"detector id {ident!r} is already registered"
     for name in ("check", "configure"):
         if not callable(getattr(detector, name, None)):
-            return (f"detector {ident!r} has no `{name}` method (subclass loopguard.Detector "
-                    "to inherit the defaults)")
+            return (
+                f"detector {ident!r} has no `{name}` method (subclass loopguard.Detector "
+                "to inherit the defaults)"
+            )
     for name in OPTIONAL_HOOKS:
         hook = getattr(detector, name, None)
         if hook is not None and not callable(hook):
             return f"detector {ident!r}: `{name}` is not callable"
     levels = getattr(detector, "levels", None)
-    if not isinstance(levels, (tuple, list)) or not all(isinstance(v, str) and v in LEVELS
-                                                        for v in levels):
-        return (f"detector {ident!r}: `levels` must be a tuple of {', '.join(LEVELS)}, "
-                f"not {safe_repr(levels)}")
+    if not isinstance(levels, (tuple, list)) or not all(
+        isinstance(v, str) and v in LEVELS for v in levels
+    ):
+        return (
+            f"detector {ident!r}: `levels` must be a tuple of {', '.join(LEVELS)}, "
+            f"not {safe_repr(levels)}"
+        )
     gating = getattr(detector, "gating", "always")
     if gating not in GATINGS:
         return f"detector {ident!r}: `gating` must be one of {', '.join(GATINGS)}"
     return contract_problem(ident, detector) or schema_problem(
-        ident, getattr(detector, "options_schema", None))
+        ident, getattr(detector, "options_schema", None)
+    )
 
 
 def schema_problem(ident: str, schema: Any) -> str | None:
@@ -105,8 +114,10 @@ def schema_problem(ident: str, schema: Any) -> str | None:
     for where, value in _walk(schema):
         if where in ("$ref", "$dynamicRef") and isinstance(value, str):
             if not value.startswith("#"):
-                return (f"detector {ident!r}: options schema $ref {value!r} is not local "
-                        "(only #... references are supported)")
+                return (
+                    f"detector {ident!r}: options schema $ref {value!r} is not local "
+                    "(only #... references are supported)"
+                )
             if not _resolves(schema, value):
                 return f"detector {ident!r}: options schema $ref {value!r} does not resolve"
         elif where == "pattern" and isinstance(value, str):

@@ -27,7 +27,9 @@ class PollMatcher:
             if not isinstance(item, Mapping) or not isinstance(item.get("tool"), str):
                 continue
             when = {
-                str(arg): frozenset(str(v) for v in (values if isinstance(values, list) else [values]))
+                str(arg): frozenset(
+                    str(v) for v in (values if isinstance(values, list) else [values])
+                )
                 for arg, values in (item.get("when_args") or {}).items()
             }
             self.by_tool.setdefault(item["tool"], []).append(when)

@@ -22,10 +22,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import pluggy
+
 from loopguard.detection.detector import Detector
 from loopguard.detection.discovery import GROUP, OWN_DISTRIBUTION, Plugin, find_plugins
-from loopguard.detection.loading import (LoadedPlugin, PluginFault, error_text, hook_functions,
-                                         load_plugins, new_plugin_manager)
+from loopguard.detection.loading import (
+    LoadedPlugin,
+    PluginFault,
+    error_text,
+    hook_functions,
+    load_plugins,
+    new_plugin_manager,
+)
 from loopguard.detection.plugincheck import autoload_disabled
 
 AUTOLOAD_ENV = "LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD"
@@ -82,8 +89,11 @@ class Registry:
         For hooks the host calls one plugin at a time, so a plugin that raises is
         named and the others still answer (pluggy's own call stops at the first).
         """
-        return [(loaded.plugin, function) for loaded in self.plugins
-                for function in hook_functions(self.plugin_manager, hook, loaded.obj)]
+        return [
+            (loaded.plugin, function)
+            for loaded in self.plugins
+            for function in hook_functions(self.plugin_manager, hook, loaded.obj)
+        ]
 
 
 def _blocked() -> set[str]:
@@ -96,13 +106,25 @@ def build_registry() -> Registry:
     autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
     pm = new_plugin_manager()
     loaded = load_plugins(find_plugins(autoload=autoload, blocked=blocked), pm, blocked)
-    entries = tuple(Registered(detector, plugin.source, plugin.builtin)
-                    for plugin, detector in loaded.detectors())
+    entries = tuple(
+        Registered(detector, plugin.source, plugin.builtin)
+        for plugin, detector in loaded.detectors()
+    )
     return Registry(entries, tuple(loaded.faults), pm, tuple(loaded.plugins))
 
 
-__all__ = ["AUTOLOAD_ENV", "BLOCK_ENV", "GROUP", "OWN_DISTRIBUTION", "PluginFault", "Registered",
-           "Registry", "build_registry", "error_text", "load_registry"]
+__all__ = [
+    "AUTOLOAD_ENV",
+    "BLOCK_ENV",
+    "GROUP",
+    "OWN_DISTRIBUTION",
+    "PluginFault",
+    "Registered",
+    "Registry",
+    "build_registry",
+    "error_text",
+    "load_registry",
+]
 
 
 _lock = threading.Lock()

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loopguard.session import answers
 from loopguard.decision import Decision
+from loopguard.session import answers
 from loopguard.session.guard import Guard
 from loopguard.session.session import Session
 from loopguard.state.turn import RoundOutcome, TurnExpectation
@@ -36,8 +36,9 @@ class Ending:
 class GuardCore:
     """One adapter's link to a Guard: per-session calls, notes and breakers."""
 
-    def __init__(self, guard: Guard | None = None, agent: str | None = None,
-                 run_id: str | None = None) -> None:
+    def __init__(
+        self, guard: Guard | None = None, agent: str | None = None, run_id: str | None = None
+    ) -> None:
         self.guard = guard if guard is not None else Guard.default()
         self.agent = agent
         self.run_id = run_id
@@ -49,8 +50,9 @@ class GuardCore:
         return self.guard.session(session_id, self.agent)
 
     # -- turns ---------------------------------------------------------------
-    def begin_turn(self, session_id: str, messages: Sequence[Any],
-                   tools: Iterable[str] | None = None) -> TurnExpectation | None:
+    def begin_turn(
+        self, session_id: str, messages: Sequence[Any], tools: Iterable[str] | None = None
+    ) -> TurnExpectation | None:
         """A user turn starts: forget the last turn's breaker, ask for the required tool."""
         with self._lock:
             self._breakers.pop(session_id, None)
@@ -86,22 +88,33 @@ class GuardCore:
         return Ending(None, final)
 
     # -- calls ---------------------------------------------------------------
-    def before(self, session_id: str, tool: str, args: Any, call_id: str | None,
-               run_id: str | None = None) -> Decision:
+    def before(
+        self, session_id: str, tool: str, args: Any, call_id: str | None, run_id: str | None = None
+    ) -> Decision:
         """`before_call`; a breaker is remembered for the final answer.
 
         `run_id` (a sub-agent's id) overrides the adapter's own for this call.
         """
-        decision = self.session(session_id).before_call(tool, args, call_id=call_id,
-                                                        run_id=run_id or self.run_id)
+        decision = self.session(session_id).before_call(
+            tool, args, call_id=call_id, run_id=run_id or self.run_id
+        )
         self._remember(session_id, call_id, decision)
         return decision
 
-    def after(self, session_id: str, tool: str, args: Any, call_id: str | None,
-              result: Any = None, error: str | None = None, run_id: str | None = None) -> list[Decision]:
+    def after(
+        self,
+        session_id: str,
+        tool: str,
+        args: Any,
+        call_id: str | None,
+        result: Any = None,
+        error: str | None = None,
+        run_id: str | None = None,
+    ) -> list[Decision]:
         """`after_call`; returns the call's decisions (before and after) for `answers.with_notes`."""
-        decision = self.session(session_id).after_call(tool, args, result=result, error=error,
-                                                       call_id=call_id, run_id=run_id or self.run_id)
+        decision = self.session(session_id).after_call(
+            tool, args, result=result, error=error, call_id=call_id, run_id=run_id or self.run_id
+        )
         self._remember(session_id, None, decision)
         with self._lock:
             before = self._before.pop((session_id, call_id), None) if call_id is not None else None

@@ -13,16 +13,22 @@ from __future__ import annotations
 from loopguard.findings import Finding
 
 CASCADING = ("threshold-repaired", "never-fires")  # they judge effective (merged) values
-NUMBERS = {"history_size", "warning_threshold", "critical_threshold", "unknown_tool_threshold",
-           "global_circuit_breaker_threshold", "window", "threshold"}
+NUMBERS = {
+    "history_size",
+    "warning_threshold",
+    "critical_threshold",
+    "unknown_tool_threshold",
+    "global_circuit_breaker_threshold",
+    "window",
+    "threshold",
+}
 
 
 def _within(block: str, gone: str) -> bool:
     """Is `block` the block `gone`, inside it, or an agent's copy of a global `gone`?"""
     if block == gone or block.startswith(gone + "."):
         return True
-    return not gone.startswith("agents.") and (block.endswith("." + gone)
-                                               or f".{gone}." in block)
+    return not gone.startswith("agents.") and (block.endswith("." + gone) or f".{gone}." in block)
 
 
 def follows_from_rejected(finding: Finding, removed: set[str]) -> bool:

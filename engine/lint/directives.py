@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from loopguard.findings import Finding
 from loopguard.text.hints import did_you_mean
 
-_DIRECTIVE = re.compile(r"(?:#|//)\s*loopguard:\s*(disable|disable-line)\s*=\s*"
-                        r"([A-Za-z0-9_,\s-]*?)\s*$")
+_DIRECTIVE = re.compile(
+    r"(?:#|//)\s*loopguard:\s*(disable|disable-line)\s*=\s*"
+    r"([A-Za-z0-9_,\s-]*?)\s*$"
+)
 ALL = "all"
 
 
@@ -56,30 +58,56 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
         for code in sorted(codes):
             if code != ALL and code not in known:
                 extra = did_you_mean(code, known)
-                found.problems.append(_problem(name, number, col, f"unknown lint check {code!r} "
-                                              f"in an ignore comment{extra}", "`loopguard lint "
-                                              "--list-checks` lists the codes"))
+                found.problems.append(
+                    _problem(
+                        name,
+                        number,
+                        col,
+                        f"unknown lint check {code!r} in an ignore comment{extra}",
+                        "`loopguard lint --list-checks` lists the codes",
+                    )
+                )
             elif code != ALL and not known[code]:
-                found.problems.append(_problem(name, number, col, f"{code!r} cannot be disabled: "
-                                              "a file with that error does not load",
-                                              "fix the error instead"))
+                found.problems.append(
+                    _problem(
+                        name,
+                        number,
+                        col,
+                        f"{code!r} cannot be disabled: a file with that error does not load",
+                        "fix the error instead",
+                    )
+                )
         if not codes:
-            found.problems.append(_problem(name, number, col, "ignore comment names no code",
-                                          "write disable=CODE[,CODE...]"))
-        alone = not line[:match.start()].strip()
+            found.problems.append(
+                _problem(
+                    name,
+                    number,
+                    col,
+                    "ignore comment names no code",
+                    "write disable=CODE[,CODE...]",
+                )
+            )
+        alone = not line[: match.start()].strip()
         if kind == "disable" and alone:
             found.file |= codes
         elif kind == "disable":
-            found.problems.append(_problem(name, number, col, "`disable=` after content "
-                                          "silences nothing", "put it on a line of its own (whole "
-                                          "file), or write disable-line="))
+            found.problems.append(
+                _problem(
+                    name,
+                    number,
+                    col,
+                    "`disable=` after content silences nothing",
+                    "put it on a line of its own (whole file), or write disable-line=",
+                )
+            )
         else:
             found.lines.setdefault(number + 1 if alone else number, set()).update(codes)
     return found
 
 
-def apply(findings: Iterable[Finding], directives: Mapping[str, Directives],
-          known: Mapping[str, bool]) -> list[Finding]:
+def apply(
+    findings: Iterable[Finding], directives: Mapping[str, Directives], known: Mapping[str, bool]
+) -> list[Finding]:
     """`findings` without those their file's comments silence (never a load error)."""
     kept: list[Finding] = []
     for finding in findings:

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loopguard.findings import Finding
 from loopguard.config.loadchecks import scopes
 from loopguard.config.positions import PositionIndex
 from loopguard.detection.registry import load_registry
+from loopguard.findings import Finding
 
 _GATED = ("rolling", "unless_disabled")  # detector.ROLLING, detector.UNLESS_DISABLED
 
@@ -36,8 +36,12 @@ def _master(block: Mapping[str, Any]) -> Any:
     return loop.get("enabled") if isinstance(loop, Mapping) else None
 
 
-def gate_checks(data: dict[str, Any], top: dict[str, Any], index: PositionIndex,
-                gating: Mapping[str, str] | None = None) -> list[Finding]:
+def gate_checks(
+    data: dict[str, Any],
+    top: dict[str, Any],
+    index: PositionIndex,
+    gating: Mapping[str, str] | None = None,
+) -> list[Finding]:
     """Warnings for detectors the linted file configures while the master switch is false."""
     gating = _gating() if gating is None else gating
     agents = data.get("agents") if isinstance(data.get("agents"), Mapping) else {}
@@ -50,27 +54,43 @@ def gate_checks(data: dict[str, Any], top: dict[str, Any], index: PositionIndex,
                 master = _master(data)
         else:  # global options also run for agents whose own master switch is on
             master = _master(data)
-            if any(isinstance(b, Mapping) and _master(b) is not None and _master(b) is not False
-                   for b in (agents or {}).values()):
+            if any(
+                isinstance(b, Mapping) and _master(b) is not None and _master(b) is not False
+                for b in (agents or {}).values()
+            ):
                 continue
         if master is not False:
             continue
         detectors = block.get("detectors")
-        for ident, options in (detectors.items() if isinstance(detectors, Mapping) else ()):
+        for ident, options in detectors.items() if isinstance(detectors, Mapping) else ():
             if gating.get(ident) not in _GATED or not isinstance(options, Mapping):
                 continue
             if options.get("enabled") is False:
                 continue
             path = prefix + ("detectors", ident)
             if options.get("enabled") is True:
-                found.append(index.finding(
-                    data, path + ("enabled",), "warning", f"{ident} is enabled but "
-                    "loop_detection.enabled is false, so it never runs",
-                    "set loop_detection.enabled to true (or remove it), or remove this switch",
-                    "gated-off"))
+                found.append(
+                    index.finding(
+                        data,
+                        path + ("enabled",),
+                        "warning",
+                        f"{ident} is enabled but loop_detection.enabled is false, so it never runs",
+                        "set loop_detection.enabled to true (or remove it), or remove this switch",
+                        "gated-off",
+                    )
+                )
             else:
-                found.append(index.finding(
-                    data, path, "warning", f"{ident} is configured but loop_detection.enabled "
-                    "is false, so it never runs", "set loop_detection.enabled to true (or "
-                    "remove it), or remove these options", "gated-off", at_key=True))
+                found.append(
+                    index.finding(
+                        data,
+                        path,
+                        "warning",
+                        f"{ident} is configured but loop_detection.enabled "
+                        "is false, so it never runs",
+                        "set loop_detection.enabled to true (or "
+                        "remove it), or remove these options",
+                        "gated-off",
+                        at_key=True,
+                    )
+                )
     return found

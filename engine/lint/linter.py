@@ -24,13 +24,13 @@ import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from loopguard.findings import Finding
-from loopguard.lint.cascade import follows_from_rejected
-from loopguard.lint.directives import Directives, apply, read_directives
-from loopguard.lint.checks import LintContext, checks, registry
 from loopguard.config.load import Analysis, analyze_builtin, analyze_bytes, analyze_path
 from loopguard.config.read import MAX_BYTES
 from loopguard.config.schema import Assembly
+from loopguard.findings import Finding
+from loopguard.lint.cascade import follows_from_rejected
+from loopguard.lint.checks import LintContext, checks, registry
+from loopguard.lint.directives import Directives, apply, read_directives
 from loopguard.text.github import escape_data, escape_property
 
 FORMATS = ("text", "json", "github")
@@ -59,8 +59,11 @@ def _agents(agent: str | Sequence[str] | None) -> tuple[str, ...] | None:
     return (agent,) if isinstance(agent, str) else tuple(agent)
 
 
-def meaning_findings(result: Analysis, agent: str | Sequence[str] | None = None,
-                     active: Collection[str] | None = None) -> list[Finding]:
+def meaning_findings(
+    result: Analysis,
+    agent: str | Sequence[str] | None = None,
+    active: Collection[str] | None = None,
+) -> list[Finding]:
     """The registered meaning checks over a loaded (or pruned) analysis.
 
     A check that raises becomes a `check-failed` finding; the others still run.
@@ -70,15 +73,26 @@ def meaning_findings(result: Analysis, agent: str | Sequence[str] | None = None,
     ctx = LintContext(result.data, tuple(result.layers), _agents(agent))
     found: list[Finding] = []
     for check in registry().meaning():
-        if (active is None and not check.default) or (active is not None
-                                                      and check.code not in active):
+        if (active is None and not check.default) or (
+            active is not None and check.code not in active
+        ):
             continue
         try:
             found.extend(check.check(ctx) if check.check else ())
         except Exception as exc:  # noqa: BLE001 - one broken check never hides the others
-            found.append(Finding(ctx.top_name, 1, 1, "warning", f"lint check {check.code!r} "
-                                 f"({check.origin}) failed: {type(exc).__name__}: {exc}",
-                                 "", "report it to the plugin's authors", "check-failed"))
+            found.append(
+                Finding(
+                    ctx.top_name,
+                    1,
+                    1,
+                    "warning",
+                    f"lint check {check.code!r} "
+                    f"({check.origin}) failed: {type(exc).__name__}: {exc}",
+                    "",
+                    "report it to the plugin's authors",
+                    "check-failed",
+                )
+            )
     found = [f for f in found if not follows_from_rejected(f, ctx.removed)]
     found.sort(key=lambda f: (f.file != ctx.top_name, f.file, f.line, f.col))
     return found
@@ -108,8 +122,12 @@ def _read(name: str) -> str | None:
         return None
 
 
-def report(result: Analysis, agent: str | Sequence[str] | None = None,
-           active: Collection[str] | None = None, text: str | None = None) -> FileReport:
+def report(
+    result: Analysis,
+    agent: str | Sequence[str] | None = None,
+    active: Collection[str] | None = None,
+    text: str | None = None,
+) -> FileReport:
     """All findings of an analysis, in one pass, filtered and de-duplicated, the file's own first.
 
     `active` is the set of codes to report (default: those on by default);
@@ -134,22 +152,32 @@ def report(result: Analysis, agent: str | Sequence[str] | None = None,
     return FileReport(result.source, unique, result.unreadable)
 
 
-def lint_path(path: str, agent: str | Sequence[str] | None = None,
-              assembly: Assembly | None = None, active: Collection[str] | None = None,
-              allow_extends_outside: bool = False) -> FileReport:
+def lint_path(
+    path: str,
+    agent: str | Sequence[str] | None = None,
+    assembly: Assembly | None = None,
+    active: Collection[str] | None = None,
+    allow_extends_outside: bool = False,
+) -> FileReport:
     """Lint one file (`builtin:NAME` lints a bundled pack)."""
     if path.startswith("builtin:"):
         return report(analyze_builtin(path, assembly), agent, active)
     return report(analyze_path(path, assembly, allow_extends_outside), agent, active)
 
 
-def lint_bytes(raw: bytes, name: str = "<stdin>", agent: str | Sequence[str] | None = None,
-               assembly: Assembly | None = None, active: Collection[str] | None = None,
-               allow_extends_outside: bool = False) -> FileReport:
+def lint_bytes(
+    raw: bytes,
+    name: str = "<stdin>",
+    agent: str | Sequence[str] | None = None,
+    assembly: Assembly | None = None,
+    active: Collection[str] | None = None,
+    allow_extends_outside: bool = False,
+) -> FileReport:
     """Lint rules given as bytes (stdin); relative extends resolve from the working directory."""
     text = raw.decode("utf-8", errors="replace")
-    return report(analyze_bytes(raw, name, None, assembly, allow_extends_outside), agent, active,
-                  text)
+    return report(
+        analyze_bytes(raw, name, None, assembly, allow_extends_outside), agent, active, text
+    )
 
 
 def exit_code(reports: Sequence[FileReport], strict: bool = False) -> int:
@@ -169,8 +197,6 @@ def format_json(findings: Sequence[Finding]) -> str:
     return json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2) + "\n"
 
 
-
-
 def format_github(findings: Sequence[Finding]) -> str:
     """`::error file=F,line=L,col=C::message [path]` lines (hint on a second line)."""
     lines = []
@@ -180,8 +206,10 @@ def format_github(findings: Sequence[Finding]) -> str:
         if f.hint:
             message += f"\nhint: {f.hint}"
         title = f",title={escape_property(f.code)}" if f.code else ""
-        lines.append(f"::{command} file={escape_property(f.file)},line={f.line},col={f.col}{title}::"
-                     f"{escape_data(message)}\n")
+        lines.append(
+            f"::{command} file={escape_property(f.file)},line={f.line},col={f.col}{title}::"
+            f"{escape_data(message)}\n"
+        )
     return "".join(lines)
 
 

@@ -49,8 +49,13 @@ def option_scopes(ctx: LintContext, detector: str) -> Iterator[OptionScope]:
         name = prefix[1] if prefix else None
         config, _ = effective_config(ctx.data, str(name) if name is not None else None)
         options = (config.get("detectors") or {}).get(detector)
-        yield OptionScope(prefix, detector, options if isinstance(options, dict) else {}, config,
-                          f" for agent {name!r}" if name is not None else "")
+        yield OptionScope(
+            prefix,
+            detector,
+            options if isinstance(options, dict) else {},
+            config,
+            f" for agent {name!r}" if name is not None else "",
+        )
 
 
 def place(index: PositionIndex, top_name: str, candidates: Sequence[Path]) -> Path:
@@ -66,8 +71,17 @@ def place(index: PositionIndex, top_name: str, candidates: Sequence[Path]) -> Pa
     return candidates[0]
 
 
-def option_finding(ctx: LintContext, scope: OptionScope, options: Sequence[str], level: str,
-                   message: str, hint: str, code: str) -> Finding:
+def option_finding(
+    ctx: LintContext,
+    scope: OptionScope,
+    options: Sequence[str],
+    level: str,
+    message: str,
+    hint: str,
+    code: str,
+) -> Finding:
     """A finding about `options` of a scope, placed at the first of them that was written."""
-    candidates = [scope.path(o) for o in options] + [("detectors", scope.detector, o) for o in options]
+    candidates = [scope.path(o) for o in options] + [
+        ("detectors", scope.detector, o) for o in options
+    ]
     return ctx.finding(place(ctx.index, ctx.top_name, candidates), level, message, hint, code)

@@ -19,17 +19,21 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard
 
-from loopguard.findings import Finding
-from loopguard.config.loadchecks import scopes
 from loopguard.config.effective import BREAKER, CRITICAL, WARNING, effective_config
+from loopguard.config.loadchecks import scopes
 from loopguard.config.positions import Path, PositionIndex
 from loopguard.detection import contract
 from loopguard.detection.registry import load_registry
+from loopguard.findings import Finding
 from loopguard.lint.optionscopes import checked_scopes, place
 
 PAIRS = ((WARNING, CRITICAL), (CRITICAL, BREAKER))
-HISTORY_BOUND = ((WARNING, "error"), (CRITICAL, "warning"), (BREAKER, "warning"),
-                 ("unknown_tool_threshold", "warning"))
+HISTORY_BOUND = (
+    (WARNING, "error"),
+    (CRITICAL, "warning"),
+    (BREAKER, "warning"),
+    ("unknown_tool_threshold", "warning"),
+)
 
 
 def bounded_options() -> list[tuple[str, str, str]]:
@@ -39,16 +43,20 @@ def bounded_options() -> list[tuple[str, str, str]]:
         registry = load_registry()
     except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
         return []
-    return [(entry.id, high, low) for entry in registry.entries
-            for high, low in contract.bounded_by(entry.detector)]
+    return [
+        (entry.id, high, low)
+        for entry in registry.entries
+        for high, low in contract.bounded_by(entry.detector)
+    ]
 
 
 def _num(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def order_errors(data: dict[str, Any], top: dict[str, Any], index: PositionIndex
-                 ) -> tuple[list[Finding], set[tuple[Path, str]]]:
+def order_errors(
+    data: dict[str, Any], top: dict[str, Any], index: PositionIndex
+) -> tuple[list[Finding], set[tuple[Path, str]]]:
     """Ordering broken inside one block of the linted file; also which (scope, field) erred."""
     found: list[Finding] = []
     erred: set[tuple[Path, str]] = set()
@@ -60,17 +68,27 @@ def order_errors(data: dict[str, Any], top: dict[str, Any], index: PositionIndex
         for low, high in pairs:
             a, b = loop.get(low), loop.get(high)
             if _num(a) and _num(b) and b <= a:
-                found.append(index.finding(
-                    data, prefix + ("loop_detection", high), "error",
-                    f"{high} ({b}) must be greater than {low} ({a})",
-                    f"raise {high} above {a} or lower {low}", "threshold-order"))
+                found.append(
+                    index.finding(
+                        data,
+                        prefix + ("loop_detection", high),
+                        "error",
+                        f"{high} ({b}) must be greater than {low} ({a})",
+                        f"raise {high} above {a} or lower {low}",
+                        "threshold-order",
+                    )
+                )
                 erred.add((prefix, high))
     return found, erred
 
 
-def repaired_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
-                    erred: set[tuple[Path, str]], agents: tuple[str, ...] | None = None
-                    ) -> list[Finding]:
+def repaired_checks(
+    data: dict[str, Any],
+    top_name: str,
+    index: PositionIndex,
+    erred: set[tuple[Path, str]],
+    agents: tuple[str, ...] | None = None,
+) -> list[Finding]:
     """Order repairs the engine makes in the effective config of each scope."""
     found: list[Finding] = []
     seen: set[tuple[Any, ...]] = set()
@@ -89,17 +107,28 @@ def repaired_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
                 continue  # that very block already has an ordering error
             base = prefix + ("loop_detection",)
             fields = (high, low, WARNING)  # the repaired value, then what pushed it up
-            path = place(index, top_name, [base + (f,) for f in fields]
-                          + [("loop_detection", f) for f in fields])
-            found.append(index.finding(
-                data, path, "warning", f"after merging{who}, {high} {repair.old} is not above "
-                f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",
-                f"set {high} explicitly above {low}", "threshold-repaired"))
+            path = place(
+                index,
+                top_name,
+                [base + (f,) for f in fields] + [("loop_detection", f) for f in fields],
+            )
+            found.append(
+                index.finding(
+                    data,
+                    path,
+                    "warning",
+                    f"after merging{who}, {high} {repair.old} is not above "
+                    f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",
+                    f"set {high} explicitly above {low}",
+                    "threshold-repaired",
+                )
+            )
     return found
 
 
-def never_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
-                 agents: tuple[str, ...] | None = None) -> list[Finding]:
+def never_checks(
+    data: dict[str, Any], top_name: str, index: PositionIndex, agents: tuple[str, ...] | None = None
+) -> list[Finding]:
     """Thresholds of each scope's effective config that can never be reached."""
     found: list[Finding] = []
     seen: set[tuple[Any, ...]] = set()
@@ -112,9 +141,16 @@ def never_checks(data: dict[str, Any], top_name: str, index: PositionIndex,
     return found
 
 
-def _never(data: dict[str, Any], config: dict[str, Any], prefix: Path, top_name: str,
-           index: PositionIndex, seen: set[tuple[Any, ...]], who: str, repaired: set[str]
-           ) -> list[Finding]:
+def _never(
+    data: dict[str, Any],
+    config: dict[str, Any],
+    prefix: Path,
+    top_name: str,
+    index: PositionIndex,
+    seen: set[tuple[Any, ...]],
+    who: str,
+    repaired: set[str],
+) -> list[Finding]:
     """Thresholds the history or window can never reach (repaired values are not judged)."""
     found: list[Finding] = []
     loop = config.get("loop_detection") or {}
@@ -127,13 +163,27 @@ def _never(data: dict[str, Any], config: dict[str, Any], prefix: Path, top_name:
             continue
         seen.add((field, value, size))
         base = prefix + ("loop_detection",)
-        path = place(index, top_name, [base + (field,), base + ("history_size",),
-                                              ("loop_detection", field),
-                                              ("loop_detection", "history_size")])
-        found.append(index.finding(
-            data, path, level, f"{field} {value} can never be reached{who}: history_size is "
-            f"{size}, so the history never holds more than {size} calls",
-            f"raise history_size to at least {value} or lower {field}", "never-fires"))
+        path = place(
+            index,
+            top_name,
+            [
+                base + (field,),
+                base + ("history_size",),
+                ("loop_detection", field),
+                ("loop_detection", "history_size"),
+            ],
+        )
+        found.append(
+            index.finding(
+                data,
+                path,
+                level,
+                f"{field} {value} can never be reached{who}: history_size is "
+                f"{size}, so the history never holds more than {size} calls",
+                f"raise history_size to at least {value} or lower {field}",
+                "never-fires",
+            )
+        )
     for ident, high, low in bounded_options():
         options = (config.get("detectors") or {}).get(ident) or {}
         window, threshold = options.get(low), options.get(high)
@@ -143,11 +193,20 @@ def _never(data: dict[str, Any], config: dict[str, Any], prefix: Path, top_name:
             continue
         seen.add((ident, high, window, threshold))
         base = prefix + ("detectors", ident)
-        path = place(index, top_name, [base + (high,), base + (low,),
-                                              ("detectors", ident, high),
-                                              ("detectors", ident, low)])
-        found.append(index.finding(
-            data, path, "error", f"{ident} {high} {threshold} can never be reached{who}: the "
-            f"{low} holds only {window} calls", f"raise {low} to at least {threshold} or lower "
-            f"{high}", "never-fires"))
+        path = place(
+            index,
+            top_name,
+            [base + (high,), base + (low,), ("detectors", ident, high), ("detectors", ident, low)],
+        )
+        found.append(
+            index.finding(
+                data,
+                path,
+                "error",
+                f"{ident} {high} {threshold} can never be reached{who}: the "
+                f"{low} holds only {window} calls",
+                f"raise {low} to at least {threshold} or lower {high}",
+                "never-fires",
+            )
+        )
     return found

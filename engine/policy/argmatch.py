@@ -45,7 +45,9 @@ def arg_matches(spec: Any, present: bool, value: Any, deadline: Deadline | None 
         return False
     if kind == "prefix":
         return value.startswith(operand)
-    compiled = compiled_pattern(operand)  # a timed-out search (pathological pattern or argument): no match
+    compiled = compiled_pattern(
+        operand
+    )  # a timed-out search (pathological pattern or argument): no match
     return compiled is not None and search(compiled, value, deadline) is not None
 
 
@@ -53,8 +55,9 @@ def args_match(required: Mapping[str, Any], given: Any) -> bool:
     """Whether a call's arguments meet every required argument."""
     given = given if isinstance(given, Mapping) else {}
     deadline = Deadline()  # the regex matchers of one call share CALL_BUDGET_S
-    return all(arg_matches(spec, key in given, given.get(key), deadline)
-               for key, spec in required.items())
+    return all(
+        arg_matches(spec, key in given, given.get(key), deadline) for key, spec in required.items()
+    )
 
 
 def check_matcher(spec: Any, path: str) -> None:
@@ -68,5 +71,8 @@ def check_matcher(spec: Any, path: str) -> None:
     if kind == "any" and operand is not True:
         raise rules_error("'any' takes true", path, "write {any: true}, or drop the argument")
     if kind == "regex" and compiled_pattern(operand) is None:
-        raise rules_error("pattern is too long or does not compile", f"{path}.regex",
-                          "fix the regular expression (regex syntax)")
+        raise rules_error(
+            "pattern is too long or does not compile",
+            f"{path}.regex",
+            "fix the regular expression (regex syntax)",
+        )

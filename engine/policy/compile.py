@@ -13,12 +13,12 @@ from typing import Any
 
 from loopguard.detection.aggregator import Aggregator
 from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED, Detector
-from loopguard.policy.outcomes import OutcomeReader
 from loopguard.detection.registry import Registry
 from loopguard.detection.unknowntools import UnknownTools
+from loopguard.policy.outcomes import OutcomeReader
 from loopguard.policy.turns import TurnPolicy
-from loopguard.text.hints import error_text
 from loopguard.rules import default
+from loopguard.text.hints import error_text
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,6 @@ class Unconfigured(Detector):
         raise RuntimeError(self.error)
 
 
-
 def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
     """SPEC §3 gating: the master switch first, then the detector's own switch.
 
@@ -115,7 +114,9 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         if not is_active(entry.detector, options, enabled):
             continue
         try:
-            cfg = entry.detector.configure({k: v for k, v in options.items() if k != "enabled"}, config)
+            cfg = entry.detector.configure(
+                {k: v for k, v in options.items() if k != "enabled"}, config
+            )
             stages.append(Stage(entry.detector, cfg, entry.source, entry.builtin))
         except KeyboardInterrupt:
             raise
@@ -129,10 +130,14 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
     for tool, rule in (outcomes.get("tools") or {}).items():
         rule = rule or {}
         keep = rule.get("keep")
-        per_tool[tool] = (drop | frozenset(rule.get("drop") or ()),
-                          frozenset(keep) if keep is not None else None)
+        per_tool[tool] = (
+            drop | frozenset(rule.get("drop") or ()),
+            frozenset(keep) if keep is not None else None,
+        )
     checks = _hooks([s for s in stages if not getattr(s.detector, "repeats_only", False)], "check")
-    repeat_checks = _hooks([s for s in stages if getattr(s.detector, "repeats_only", False)], "check")
+    repeat_checks = _hooks(
+        [s for s in stages if getattr(s.detector, "repeats_only", False)], "check"
+    )
     return CompiledPolicy(
         config=config,
         stages=tuple(stages),
@@ -147,9 +152,14 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         turn_policy=TurnPolicy.from_config(config),
         drop_fields=drop,
         per_tool=per_tool,
-        outcome_reader=(OutcomeReader(config)
-                        if any(getattr(s.detector, "reads_outcomes", False) for s in stages) else None),
-        unknown_tools=(UnknownTools.from_config(config)
-                       if any(getattr(s.detector, "reads_unknown_tools", False) for s in stages)
-                       else None),
+        outcome_reader=(
+            OutcomeReader(config)
+            if any(getattr(s.detector, "reads_outcomes", False) for s in stages)
+            else None
+        ),
+        unknown_tools=(
+            UnknownTools.from_config(config)
+            if any(getattr(s.detector, "reads_unknown_tools", False) for s in stages)
+            else None
+        ),
     )

@@ -25,8 +25,8 @@ from typing import Any
 import ahocorasick_rs
 
 from loopguard.errors import rules_error
-from loopguard.text.normalize import Normalizer
 from loopguard.rules import default
+from loopguard.text.normalize import Normalizer
 
 LEAVES = ("text_contains", "text_equals", "context_contains")
 
@@ -47,8 +47,11 @@ class KeywordHit:
 class KeywordIndex:
     """All keyword sets of a config in one automaton; immutable and thread-safe once built."""
 
-    def __init__(self, keyword_sets: Mapping[str, Sequence[str]],
-                 normalize: Iterable[str] = ("strip", "lower")) -> None:
+    def __init__(
+        self,
+        keyword_sets: Mapping[str, Sequence[str]],
+        normalize: Iterable[str] = ("strip", "lower"),
+    ) -> None:
         self.normalize = Normalizer(normalize)
         self.names: tuple[str, ...] = tuple(keyword_sets)
         self._bits = {name: 1 << i for i, name in enumerate(self.names)}
@@ -56,12 +59,16 @@ class KeywordIndex:
         exact: dict[str, int] = {}
         for name, keywords in keyword_sets.items():
             if not isinstance(keywords, (list, tuple)):
-                raise rules_error(f"keyword set {name!r} must be a list of strings",
-                             f"keyword_sets.{name}")
+                raise rules_error(
+                    f"keyword set {name!r} must be a list of strings", f"keyword_sets.{name}"
+                )
             for i, keyword in enumerate(keywords):
                 if not isinstance(keyword, str):
-                    raise rules_error(f"keyword {keyword!r} is not a string", f"keyword_sets.{name}[{i}]",
-                                 "quote it in the YAML file")
+                    raise rules_error(
+                        f"keyword {keyword!r} is not a string",
+                        f"keyword_sets.{name}[{i}]",
+                        "quote it in the YAML file",
+                    )
                 norm = self.normalize(keyword)
                 if norm:
                     masks[norm] = masks.get(norm, 0) | self._bits[name]
@@ -90,8 +97,11 @@ class KeywordIndex:
         mask = 0
         for name in listed:
             if name not in self._bits:
-                raise rules_error(f"unknown keyword set {name!r}", path,
-                             f"define it under keyword_sets (known: {', '.join(self.names)})")
+                raise rules_error(
+                    f"unknown keyword set {name!r}",
+                    path,
+                    f"define it under keyword_sets (known: {', '.join(self.names)})",
+                )
             mask |= self._bits[name]
         return mask
 
@@ -100,7 +110,9 @@ class KeywordIndex:
         if self._automaton is None or not normalised:
             return 0
         mask, masks = 0, self._masks
-        for index, _start, _end in self._automaton.find_matches_as_indexes(normalised, overlapping=True):
+        for index, _start, _end in self._automaton.find_matches_as_indexes(
+            normalised, overlapping=True
+        ):
             mask |= masks[index]
         return mask
 
@@ -131,8 +143,11 @@ class KeywordIndex:
     def compile(self, node: Any, path: str = "when") -> Condition:
         """Compile a condition tree into a closure; bad shapes raise RulesError naming `path`."""
         if not isinstance(node, Mapping) or len(node) != 1:
-            raise rules_error("a condition is a mapping with exactly one key "
-                         f"(all, any, not, {', '.join(LEAVES)})", path)
+            raise rules_error(
+                "a condition is a mapping with exactly one key "
+                f"(all, any, not, {', '.join(LEAVES)})",
+                path,
+            )
         ((op, arg),) = node.items()
         where = f"{path}.{op}"
         if op in ("all", "any"):
@@ -146,8 +161,9 @@ class KeywordIndex:
             inner = self.compile(arg, where)
             return lambda t, c: not inner(t, c)
         if op not in LEAVES:
-            raise rules_error(f"unknown condition {op!r}", path,
-                         f"use all, any, not, {', '.join(LEAVES)}")
+            raise rules_error(
+                f"unknown condition {op!r}", path, f"use all, any, not, {', '.join(LEAVES)}"
+            )
         bit = self.bits(arg, where)
         if op == "text_contains":
             return lambda t, c: bool(t.contains & bit)

@@ -38,10 +38,10 @@ from typing import Any
 import ahocorasick_rs
 import regex
 
+from loopguard.rules import default
 from loopguard.state.fingerprint import digest_text
 from loopguard.state.history import FAILED, STATUS, UNREAD
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS, safe_compile, search
-from loopguard.rules import default
 
 SCAN_CHARS = 512  # characters searched at each end of a result text
 NEAR_MAX_CHARS = 16384  # longer texts are never compared line by line (nor kept for it)
@@ -121,8 +121,11 @@ class OutcomeReader:
         block = config.get("outcomes") or {}
         self.near = float(block.get("near_similarity", default("outcomes.near_similarity")) or 0)
         self.markers = Markers(block.get("failure_markers"), block.get("status_markers"))
-        self.prefixes = tuple(sorted({p.lower() for p in block.get("failure_prefixes") or ()
-                                      if isinstance(p, str) and p}))
+        self.prefixes = tuple(
+            sorted(
+                {p.lower() for p in block.get("failure_prefixes") or () if isinstance(p, str) and p}
+            )
+        )
         self.poll_name = _name_pattern(block.get("poll_name_pattern"))
         self._polling_names: dict[str, bool] = {}
         self._texts: dict[bytes, tuple[int, bytes | None]] = {}  # outcome digest -> text verdict
@@ -137,8 +140,11 @@ class OutcomeReader:
             entry.flags = FAILED
             if text is not None:
                 entry.shape = b"fail:" + digest_text(blind(text))
-        elif text is not None and (seen := state.digests.count(entry.digest)) < 2 \
-                and not self.polling_name(entry.tool):
+        elif (
+            text is not None
+            and (seen := state.digests.count(entry.digest)) < 2
+            and not self.polling_name(entry.tool)
+        ):
             # The first time lately: only a call that comes round again is compared, so its
             # result is read then (see _catch_up), and most calls never pay for reading.
             entry.flags = UNREAD
@@ -148,12 +154,19 @@ class OutcomeReader:
                 entry.flags, entry.shape = flags, shape
             elif self.polling_name(entry.tool):
                 entry.flags = STATUS
-            elif (self.near and text is not None and state.last_result is not None
-                  and state.last_result[0].digest == entry.digest):  # only a repeat can be near-equal
+            elif (
+                self.near
+                and text is not None
+                and state.last_result is not None
+                and state.last_result[0].digest == entry.digest
+            ):  # only a repeat can be near-equal
                 self._near_repeat(state, entry, text)
             if text is not None and seen == 2:  # (later repeats found the first one read)
                 self._catch_up(state, entry)
-        state.last_result = (entry, text if text is not None and len(text) <= NEAR_MAX_CHARS else None)
+        state.last_result = (
+            entry,
+            text if text is not None and len(text) <= NEAR_MAX_CHARS else None,
+        )
 
     def _text_verdict(self, outcome: bytes, text: str) -> tuple[int, bytes | None]:
         """(FAILED, digit-blind shape), (STATUS, None) or (0, None): what a result text says.
@@ -192,8 +205,14 @@ class OutcomeReader:
         """A back-to-back repeat whose result is near-equal to the one before: nothing new."""
         prev, prev_text = state.last_result
         history = state.history
-        if (prev_text is None or prev.digest != entry.digest or prev.round == entry.round
-                or len(history) < 2 or history[-1] is not entry or history[-2] is not prev):
+        if (
+            prev_text is None
+            or prev.digest != entry.digest
+            or prev.round == entry.round
+            or len(history) < 2
+            or history[-1] is not entry
+            or history[-2] is not prev
+        ):
             return
         if prev.flags & UNREAD:  # its text is still at hand: read it now
             prev.flags, prev.shape = self._text_verdict(prev.outcome, prev_text)
@@ -212,7 +231,7 @@ class OutcomeReader:
             return False
         for prefix in self.prefixes:
             if head.startswith(prefix):
-                rest = head[len(prefix):]
+                rest = head[len(prefix) :]
                 if rest[:1].isalnum() or rest[:1] == "_":
                     continue  # part of a longer word: `errors`, `error_count`
                 if rest[:1] == '"':  # a JSON key: a failure unless its value is empty

@@ -30,16 +30,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from loopguard.errors import rules_error
 from loopguard.policy.argmatch import args_match, check_matcher
+from loopguard.policy.intent import Condition, KeywordIndex
+from loopguard.rules import default
 from loopguard.state.turn import RoundOutcome, TurnExpectation, TurnState
 from loopguard.text.content import content_text, strip_recall
-from loopguard.policy.intent import Condition, KeywordIndex
 from loopguard.text.messages import render
-from loopguard.rules import default
-
-
 
 
 @dataclass(frozen=True)
@@ -105,12 +102,13 @@ class TurnPolicy:
         """The last `context_messages` messages before the last one, joined by newlines."""
         if self.context_messages <= 0:
             return ""
-        window = list(messages[:-1])[-self.context_messages:]
+        window = list(messages[:-1])[-self.context_messages :]
         texts = (self._strip(content_text(m)) for m in window)
         return "\n".join(t for t in texts if t)
 
-    def expectation_for(self, messages: Sequence[Any], text: str | None = None
-                        ) -> TurnExpectation | None:
+    def expectation_for(
+        self, messages: Sequence[Any], text: str | None = None
+    ) -> TurnExpectation | None:
         """The first intent whose condition holds, as a TurnExpectation (no state change)."""
         text = self.user_text(messages) if text is None else text
         if not text:
@@ -122,8 +120,9 @@ class TurnPolicy:
                 return TurnExpectation(intent.id, intent.tool, dict(intent.args), intent.reason)
         return None
 
-    def begin_turn(self, state: TurnState, messages: Any, tools: Iterable[str] | None = None
-                   ) -> TurnExpectation | None:
+    def begin_turn(
+        self, state: TurnState, messages: Any, tools: Iterable[str] | None = None
+    ) -> TurnExpectation | None:
         """Reset `state` for a new turn and return what the model must call, if anything.
 
         `tools` names the tools the agent offers this turn (None: unknown, so every tool
@@ -161,7 +160,9 @@ class TurnPolicy:
             return "other_args"
         if not text or not text.strip():
             return "no_output"
-        if self.plan_condition and self.plan_condition(self.index.probe(text), self.index.probe("")):
+        if self.plan_condition and self.plan_condition(
+            self.index.probe(text), self.index.probe("")
+        ):
             return "plan_only"
         return "text_only"
 
@@ -174,14 +175,22 @@ class TurnPolicy:
         lang_text = state.user_text or text or ""
         if state.retries < self.max_retries:
             state.retries += 1
-            message = render(self.texts, "retry", lang_text,
-                             problem=render(self.texts, f"retry_{problem}", lang_text,
-                                            tool=exp.tool, call=exp.call),
-                             reason=exp.reason, call=exp.call, tool=exp.tool)
+            message = render(
+                self.texts,
+                "retry",
+                lang_text,
+                problem=render(
+                    self.texts, f"retry_{problem}", lang_text, tool=exp.tool, call=exp.call
+                ),
+                reason=exp.reason,
+                call=exp.call,
+                tool=exp.tool,
+            )
             return RoundOutcome("retry", message, text, problem, state.retries, expectation=exp)
         key = "exhausted_other_args" if state.other_args else "exhausted"
-        warning = render(self.texts, key, lang_text, tool=exp.tool,
-                         retries=state.retries, call=exp.call)
+        warning = render(
+            self.texts, key, lang_text, tool=exp.tool, retries=state.retries, call=exp.call
+        )
         final = f"{warning}\n\n{text}" if text and text.strip() else warning
         return RoundOutcome("finish", None, final, problem, state.retries, True, exp)
 
@@ -226,5 +235,10 @@ def _compile_intent(index: KeywordIndex, raw: Any, position: int) -> _Intent:
     if "when" not in raw:
         raise rules_error("an intent needs a 'when' condition", f"{where}.when")
     reason = raw.get("reason", "")
-    return _Intent(raw["id"], index.compile(raw["when"], f"{where}.when"), require["tool"],
-                   dict(args), reason if isinstance(reason, str) else str(reason))
+    return _Intent(
+        raw["id"],
+        index.compile(raw["when"], f"{where}.when"),
+        require["tool"],
+        dict(args),
+        reason if isinstance(reason, str) else str(reason),
+    )

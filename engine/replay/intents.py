@@ -16,7 +16,9 @@ from loopguard.errors import LoopguardError
 from loopguard.policy.intent import KeywordIndex
 
 _TEXT_LEAVES = ("text_contains", "text_equals")
-_indexes: list[tuple[Any, KeywordIndex]] = []  # (rules dict, its automaton): a few policies per process
+_indexes: list[
+    tuple[Any, KeywordIndex]
+] = []  # (rules dict, its automaton): a few policies per process
 
 
 def intent_rule(config: Any, intent: str) -> Mapping[str, Any] | None:
@@ -59,7 +61,9 @@ def matched_keyword(config: Any, intent: str, text: str) -> tuple[str, str]:
     wanted = set(condition_sets(rule.get("when")))
     try:
         hits = _index(config).find(text)
-    except LoopguardError:  # the rules loaded, so this is not expected; never break the replay for it
+    except (
+        LoopguardError
+    ):  # the rules loaded, so this is not expected; never break the replay for it
         return "", ""
     for hit in hits:
         for name in hit.sets:

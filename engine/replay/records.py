@@ -18,7 +18,9 @@ from loopguard.findings import Finding
 
 # Input warnings that mean part of the input was not fed to the guard: under
 # `--fail-on` they fail the run, since a gate that skipped data checked less.
-DROPS_DATA = frozenset({"bad-line", "truncated-line", "bad-message", "bad-call", "bad-event", "orphan-result"})
+DROPS_DATA = frozenset(
+    {"bad-line", "truncated-line", "bad-message", "bad-call", "bad-event", "orphan-result"}
+)
 
 
 def record_id(file: str, index: int) -> str:
@@ -44,8 +46,14 @@ class DecisionRecord:
         return record_id(self.file, self.index) if self.index else ""
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"record": "decision", "id": self.id, "index": self.index, "session": self.session,
-                                "file": self.file, "line": self.line}
+        data: dict[str, Any] = {
+            "record": "decision",
+            "id": self.id,
+            "index": self.index,
+            "session": self.session,
+            "file": self.file,
+            "line": self.line,
+        }
         data.update(self.decision.to_dict())
         data["after_breaker"] = self.after_breaker
         return data
@@ -101,11 +109,20 @@ class SessionSummary:
     key: str = field(default="", compare=False)  # the replay's key of the session
 
     def to_dict(self) -> dict[str, Any]:
-        return {"record": "session", "session": self.session, "files": self.files, "turns": self.turns,
-                "calls": self.calls, "actions": {a: self.actions.get(a, 0) for a in RANK},
-                "skipped_required_tool": self.skipped, "retries": self.retries,
-                "ran_despite_block": self.ran_despite_block, "after_breaker": self.after_breaker,
-                "warnings": self.warnings, "incomplete": self.incomplete}
+        return {
+            "record": "session",
+            "session": self.session,
+            "files": self.files,
+            "turns": self.turns,
+            "calls": self.calls,
+            "actions": {a: self.actions.get(a, 0) for a in RANK},
+            "skipped_required_tool": self.skipped,
+            "retries": self.retries,
+            "ran_despite_block": self.ran_despite_block,
+            "after_breaker": self.after_breaker,
+            "warnings": self.warnings,
+            "incomplete": self.incomplete,
+        }
 
 
 Record = Union[DecisionRecord, SkippedTool, SessionSummary, Finding]

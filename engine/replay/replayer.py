@@ -68,9 +68,14 @@ class _Live:
 class Replayer:
     """Feeds event streams through sessions of one guard and yields records."""
 
-    def __init__(self, guard: Any, agent: str | None = None,
-                 progress: Callable[[int], None] | None = None, track_calls: bool = False,
-                 join_sessions: bool = False) -> None:
+    def __init__(
+        self,
+        guard: Any,
+        agent: str | None = None,
+        progress: Callable[[int], None] | None = None,
+        track_calls: bool = False,
+        join_sessions: bool = False,
+    ) -> None:
         self.guard = guard
         self.track_calls = track_calls  # remember where recent calls came from (for explain)
         self._calls: OrderedDict[tuple[str, int], tuple[str, int, Any]] = OrderedDict()
@@ -91,7 +96,9 @@ class Replayer:
         """Sessions are per file unless joined: the same id in two files is two sessions."""
         return session if self.join_sessions or session == file else f"{session} ({file})"
 
-    def run(self, inputs: Iterable[str | Transcript], input_format: str | None = None) -> Iterator[Record]:
+    def run(
+        self, inputs: Iterable[str | Transcript], input_format: str | None = None
+    ) -> Iterator[Record]:
         """Replay files (paths or opened transcripts) in order; sessions end with their events.
 
         A file that cannot be read yields its error `Finding`s (level "error")
@@ -100,7 +107,9 @@ class Replayer:
         done_bytes = 0
         for item in inputs:
             try:
-                transcript = item if isinstance(item, Transcript) else open_transcript(item, input_format)
+                transcript = (
+                    item if isinstance(item, Transcript) else open_transcript(item, input_format)
+                )
             except InputError as exc:
                 yield from exc.findings
                 continue
@@ -156,7 +165,9 @@ class Replayer:
     def _event(self, event: ev.Event) -> Iterator[Record]:
         if isinstance(event, ev.EndOfSession):
             key = self._key(event.session, event.file)
-            if key in self._live and not self.join_sessions:  # joined sessions end with the last file
+            if (
+                key in self._live and not self.join_sessions
+            ):  # joined sessions end with the last file
                 yield from self._end(key)
             return
         live = self._state(event.session, event.file)
@@ -183,9 +194,16 @@ class Replayer:
                 for call in event.tool_calls:
                     slot: Any = call.id
                     if slot in live.round:
-                        yield from self._warn(_warning(
-                            event.file, event.line, f"duplicate tool call id {call.id!r}; each call is checked, "
-                            "results are matched to them in order", "duplicate-call"), live)
+                        yield from self._warn(
+                            _warning(
+                                event.file,
+                                event.line,
+                                f"duplicate tool call id {call.id!r}; each call is checked, "
+                                "results are matched to them in order",
+                                "duplicate-call",
+                            ),
+                            live,
+                        )
                         n = 2
                         while (call.id, n) in live.round:
                             n += 1
@@ -199,16 +217,30 @@ class Replayer:
     def _result(self, live: _Live, event: ev.ToolResult) -> Iterator[Record]:
         pending = live.round.get(event.call_id)
         n = 2
-        while pending is not None and pending.result is not None and (event.call_id, n) in live.round:
-            pending, n = live.round[(event.call_id, n)], n + 1  # a repeated id: the next call unanswered
+        while (
+            pending is not None and pending.result is not None and (event.call_id, n) in live.round
+        ):
+            pending, n = (
+                live.round[(event.call_id, n)],
+                n + 1,
+            )  # a repeated id: the next call unanswered
         if pending is None or pending.result is not None:
             what = "a second result for" if pending is not None else "a result for"
-            yield from self._warn(_warning(
-                event.file, event.line, f"{what} tool call {event.call_id!r}, which no pending call has; ignored",
-                "orphan-result", "every tool result must answer a call of the assistant message before it"), live)
+            yield from self._warn(
+                _warning(
+                    event.file,
+                    event.line,
+                    f"{what} tool call {event.call_id!r}, which no pending call has; ignored",
+                    "orphan-result",
+                    "every tool result must answer a call of the assistant message before it",
+                ),
+                live,
+            )
             return
         pending.result = event
-        live.tail.append({"role": "tool", "tool_call_id": event.call_id, "content": _text(event.content)})
+        live.tail.append(
+            {"role": "tool", "tool_call_id": event.call_id, "content": _text(event.content)}
+        )
 
     def _flush(self, live: _Live) -> Iterator[Record]:
         """Feed the calls of the round that just ended, in order."""
@@ -221,7 +253,9 @@ class Replayer:
     def _feed(self, live: _Live, pending: _Call) -> Iterator[Record]:
         session, call, summary = live.session, pending.call, live.summary
         closed = bool(getattr(session, "tools_closed", False))
-        before = session.before_call(call.name, call.arguments, call_id=call.id, run_id=pending.run_id)
+        before = session.before_call(
+            call.name, call.arguments, call_id=call.id, run_id=pending.run_id
+        )
         summary.calls += 1
         if self.track_calls:
             self._calls[(live.key, before.seq)] = (pending.file, pending.line, call.arguments)
@@ -233,28 +267,50 @@ class Replayer:
         worst = before.action
         result = pending.result
         if result is None:
-            yield from self._warn(_warning(pending.file, pending.line,
-                                           f"tool call {call.id!r} ({call.name}) was never answered; "
-                                           "fed to the guard without a result", "unanswered-call"), live)
+            yield from self._warn(
+                _warning(
+                    pending.file,
+                    pending.line,
+                    f"tool call {call.id!r} ({call.name}) was never answered; "
+                    "fed to the guard without a result",
+                    "unanswered-call",
+                ),
+                live,
+            )
         else:
             if result.is_error:
-                after = session.after_call(call.name, call.arguments, error=_text(result.content) or "error",
-                                           call_id=call.id, run_id=pending.run_id)
+                after = session.after_call(
+                    call.name,
+                    call.arguments,
+                    error=_text(result.content) or "error",
+                    call_id=call.id,
+                    run_id=pending.run_id,
+                )
             else:
-                after = session.after_call(call.name, call.arguments, result=result.content,
-                                           call_id=call.id, run_id=pending.run_id)
+                after = session.after_call(
+                    call.name,
+                    call.arguments,
+                    result=result.content,
+                    call_id=call.id,
+                    run_id=pending.run_id,
+                )
             yield from self._decision(live, after, result.file, result.line, closed, call.arguments)
             if RANK.get(after.action, 0) > RANK.get(worst, 0):
                 worst = after.action
         summary.actions[worst] += 1
 
-    def _decision(self, live: _Live, decision: Decision, file: str, line: int, closed: bool,
-                  args: Any) -> Iterator[Record]:
+    def _decision(
+        self, live: _Live, decision: Decision, file: str, line: int, closed: bool, args: Any
+    ) -> Iterator[Record]:
         if decision.action == "allow":
             if decision.phase == "before":
-                yield DecisionRecord(0, live.summary.session, file, line, decision, closed, args, live.key)
+                yield DecisionRecord(
+                    0, live.summary.session, file, line, decision, closed, args, live.key
+                )
             return
-        yield DecisionRecord(self._number(file), live.summary.session, file, line, decision, closed, args, live.key)
+        yield DecisionRecord(
+            self._number(file), live.summary.session, file, line, decision, closed, args, live.key
+        )
 
     def _number(self, file: str) -> int:
         self.reported += 1
@@ -270,10 +326,25 @@ class Replayer:
         live.summary.retries += outcome.action == "retry"
         user_text = str(live.last_user["content"]) if live.last_user else ""
         keyword, keyword_set = matched_keyword(live.session.config, exp.rule, user_text)
-        yield SkippedTool(live.summary.session, event.file, event.line, live.session.turn, exp.call, exp.tool,
-                          exp.reason, outcome.problem, outcome.action == "retry", outcome.retries,
-                          outcome.message, self._number(event.file), exp.rule, keyword, keyword_set, user_text,
-                          live.key)
+        yield SkippedTool(
+            live.summary.session,
+            event.file,
+            event.line,
+            live.session.turn,
+            exp.call,
+            exp.tool,
+            exp.reason,
+            outcome.problem,
+            outcome.action == "retry",
+            outcome.retries,
+            outcome.message,
+            self._number(event.file),
+            exp.rule,
+            keyword,
+            keyword_set,
+            user_text,
+            live.key,
+        )
 
     def _end(self, key: str) -> Iterator[Record]:
         live = self._live[key]
@@ -293,10 +364,16 @@ def _warning(file: str, line: int, message: str, code: str, hint: str = "") -> F
 
 def _no_calls(transcript: Transcript) -> Finding:
     """Never pass silently: a file with no tool call checked nothing."""
-    return Finding(transcript.source.name, 1, 1, "error",
-                   f"no tool calls found: the file was read as {transcript.label} ({transcript.format}) "
-                   "and nothing in it reached the guard", code="no-tool-calls",
-                   hint="if it is another format, pass --input-format; see the input warnings above")
+    return Finding(
+        transcript.source.name,
+        1,
+        1,
+        "error",
+        f"no tool calls found: the file was read as {transcript.label} ({transcript.format}) "
+        "and nothing in it reached the guard",
+        code="no-tool-calls",
+        hint="if it is another format, pass --input-format; see the input warnings above",
+    )
 
 
 def _text(content: Any) -> str:

@@ -33,17 +33,17 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
-from loopguard.session import answers
 from loopguard.decision import Decision, Vote
-from loopguard.text.messages import render
-from loopguard.text.content import content_text, strip_recall
 from loopguard.rules import default
+from loopguard.session import answers
+from loopguard.text.content import content_text, strip_recall
+from loopguard.text.messages import render
 
 Message = dict[str, Any]
-Model = Callable[..., Union[Any, Awaitable[Any]]]
-OnRound = Callable[[int, list[Message]], Union[list[Message], None]]
+Model = Callable[..., Any | Awaitable[Any]]
+OnRound = Callable[[int, list[Message]], list[Message] | None]
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,12 @@ class TurnEvent:
     detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "round": self.round, "detail": self.detail,
-                "decision": self.decision.to_dict() if self.decision else None}
+        return {
+            "kind": self.kind,
+            "round": self.round,
+            "detail": self.detail,
+            "decision": self.decision.to_dict() if self.decision else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,11 @@ def _language_text(messages: Sequence[Any], config: Mapping[str, Any]) -> str:
     recall = (config.get("turn") or {}).get("recall") or {}
     for message in reversed(messages):
         if isinstance(message, Mapping) and message.get("role") == "user":
-            text = strip_recall(content_text(message), recall.get("keep_tag", default("turn.recall.keep_tag")),
-                                recall.get("drop_tag", default("turn.recall.drop_tag")))
+            text = strip_recall(
+                content_text(message),
+                recall.get("keep_tag", default("turn.recall.keep_tag")),
+                recall.get("drop_tag", default("turn.recall.drop_tag")),
+            )
             if text.strip():
                 return text
     return ""
@@ -128,9 +135,11 @@ def _as_message(reply: Any) -> Mapping[str, Any]:
         dumped = dump(exclude_none=True)
         if isinstance(dumped, Mapping):
             return dumped
-    raise TypeError(f"the model returned {type(reply).__name__}: expected a str, an assistant "
-                    "message dict in OpenAI Chat Completions shape, or an OpenAI SDK "
-                    "ChatCompletion / ChatCompletionMessage")
+    raise TypeError(
+        f"the model returned {type(reply).__name__}: expected a str, an assistant "
+        "message dict in OpenAI Chat Completions shape, or an OpenAI SDK "
+        "ChatCompletion / ChatCompletionMessage"
+    )
 
 
 def _assistant(reply: Any, rnd: int) -> Message:
@@ -142,15 +151,21 @@ def _assistant(reply: Any, rnd: int) -> Message:
     calls = message.pop("tool_calls", None)
     if isinstance(calls, list) and calls:
         message["tool_calls"] = [
-            dict(call, id=str(call.get("id") or f"call_{rnd}_{i}")) if isinstance(call, Mapping)
+            dict(call, id=str(call.get("id") or f"call_{rnd}_{i}"))
+            if isinstance(call, Mapping)
             else {"id": f"call_{rnd}_{i}", "type": "function", "function": {}}
             for i, call in enumerate(calls)
         ]
     return message
 
 
-def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message], session: Any,
-           run_id: str | None, on_round: OnRound | None) -> Generator[Any, Any, TurnResult]:
+def _steps(
+    tools: Mapping[str, Callable[..., Any]],
+    messages: Sequence[Message],
+    session: Any,
+    run_id: str | None,
+    on_round: OnRound | None,
+) -> Generator[Any, Any, TurnResult]:
     """The turn as a generator: yields _AskModel/_RunTool requests, returns the TurnResult."""
     config = session.config
     cap = int((config.get("turn") or {}).get("max_tool_rounds", default("turn.max_tool_rounds")))
@@ -184,7 +199,8 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
                 fn = fn if isinstance(fn, Mapping) else {}
                 name = str(fn.get("name") or "")
                 content, decisions = yield from _one_call(
-                    tools, session, name, fn.get("arguments"), call["id"], run_id)
+                    tools, session, name, fn.get("arguments"), call["id"], run_id
+                )
                 add({"role": "tool", "tool_call_id": call["id"], "content": content})
                 if stopped_by is not None:  # the breaker closed this batch: the call was aborted
                     continue
@@ -219,8 +235,11 @@ def _steps(tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
         return TurnResult(final, kept, events, rnd)
     text = render(config, "round_cap", lang_text, rounds=cap)
     vote = Vote("max_tool_rounds", "breaker", cap, "max_tool_rounds", text, code="round_cap")
-    stop = session.report(Decision("breaker", (vote,), text, turn=session.turn, run_id=run_id,
-                                   detector="max_tool_rounds"))
+    stop = session.report(
+        Decision(
+            "breaker", (vote,), text, turn=session.turn, run_id=run_id, detector="max_tool_rounds"
+        )
+    )
     events.append(TurnEvent("stop", cap, stop, text))
     new.append({"role": "assistant", "content": text})
     return TurnResult(text, new, events, cap, stopped=True)
@@ -235,8 +254,14 @@ def _latest_text(new: list[Message], skipped: list[int]) -> str:
     return ""
 
 
-def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, raw: Any,
-              call_id: str, run_id: str | None) -> Generator[Any, Any, tuple[str, list[Decision]]]:
+def _one_call(
+    tools: Mapping[str, Callable[..., Any]],
+    session: Any,
+    name: str,
+    raw: Any,
+    call_id: str,
+    run_id: str | None,
+) -> Generator[Any, Any, tuple[str, list[Decision]]]:
     """One tool call through the guard: (content for the model, the decisions made)."""
     args, problem = _parse_args(raw)
     decision = session.before_call(name, args, call_id=call_id, run_id=run_id)
@@ -251,7 +276,9 @@ def _one_call(tools: Mapping[str, Callable[..., Any]], session: Any, name: str, 
         ok, result = yield _RunTool(tools[name], args)
         if not ok:
             error, result = result, None
-    after = session.after_call(name, args, result=result, error=error, call_id=call_id, run_id=run_id)
+    after = session.after_call(
+        name, args, result=result, error=error, call_id=call_id, run_id=run_id
+    )
     content = answers.error_result(error) if error is not None else answers.result_text(result)
     content = answers.with_notes(content, (decision, after))
     decisions = [decision] + ([after] if after.action != "allow" else [])
@@ -265,8 +292,15 @@ def _describe(decision: Decision, name: str) -> str:
     return detail + (" after the call" if decision.phase == "after" else "")
 
 
-def run_turn(model: Model, tools: Mapping[str, Callable[..., Any]], messages: Sequence[Message],
-             session: Any, *, run_id: str | None = None, on_round: OnRound | None = None) -> TurnResult:
+def run_turn(
+    model: Model,
+    tools: Mapping[str, Callable[..., Any]],
+    messages: Sequence[Message],
+    session: Any,
+    *,
+    run_id: str | None = None,
+    on_round: OnRound | None = None,
+) -> TurnResult:
     """Run one user turn to its end (see the module docstring)."""
     steps = _steps(tools, messages, session, run_id, on_round)
     answer: Any = None
@@ -290,9 +324,15 @@ def run_turn(model: Model, tools: Mapping[str, Callable[..., Any]], messages: Se
             answer = (False, "async tool called from run_turn: use arun_turn")
 
 
-async def arun_turn(model: Model, tools: Mapping[str, Callable[..., Any]],
-                    messages: Sequence[Message], session: Any, *, run_id: str | None = None,
-                    on_round: OnRound | None = None) -> TurnResult:
+async def arun_turn(
+    model: Model,
+    tools: Mapping[str, Callable[..., Any]],
+    messages: Sequence[Message],
+    session: Any,
+    *,
+    run_id: str | None = None,
+    on_round: OnRound | None = None,
+) -> TurnResult:
     """The async twin of run_turn; model and tools may be sync or async callables.
 
     A session whose store does network or disk I/O (`blocking_io`, e.g. RedisStore) is

@@ -20,16 +20,19 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from loopguard.text import messages as texts
 from loopguard.decision import Decision, Vote
 from loopguard.state.fingerprint import canonical_text
-from loopguard.text.hints import error_text as error_text  # part of the answers API (docs/integrations.md)
+from loopguard.text import messages as texts
+from loopguard.text.hints import (
+    error_text as error_text,
+)  # part of the answers API (docs/integrations.md)
 
 ABORTED = "tools_closed"  # the detector id (and vote code) of an aborted call's decision
 
 
-def aborted(config: Any, lang: str | None, tool: str, call_id: str | None, turn: int,
-            run_id: str | None) -> Decision:
+def aborted(
+    config: Any, lang: str | None, tool: str, call_id: str | None, turn: int, run_id: str | None
+) -> Decision:
     """The decision `Session.before_call` gives a call of a batch a breaker closed."""
     text = texts.fill(texts.template(config, "aborted", lang or "en"))
     vote = Vote(ABORTED, "breaker", 0, ABORTED, text, code=ABORTED)
@@ -60,8 +63,13 @@ def tool_result(decision: Decision) -> str | None:
         return _status("aborted", message=decision.message or "")
     top = decision.top
     status = "error" if decision.action == "breaker" else "blocked"
-    return _status(status, reason="tool-loop", detector=decision.detector,
-                   count=top.count if top else 0, message=decision.message or "")
+    return _status(
+        status,
+        reason="tool-loop",
+        detector=decision.detector,
+        count=top.count if top else 0,
+        message=decision.message or "",
+    )
 
 
 def result_text(value: Any) -> str:

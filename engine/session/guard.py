@@ -19,15 +19,15 @@ from typing import Any
 
 from loopguard.config.document import RulesDocument
 from loopguard.config.effective import effective_config
-from loopguard.state.history import SessionState
-from loopguard.policy.compile import CompiledPolicy, compile_policy
 from loopguard.detection.registry import Registry, load_registry
+from loopguard.policy.compile import CompiledPolicy, compile_policy
 from loopguard.session.notifier import PluginNotifier
 from loopguard.session.session import Session
 from loopguard.session.stored import StoredSession
+from loopguard.state.history import SessionState
+from loopguard.state.store import MemoryStore, SessionStore
 from loopguard.stores import store_from_config
 from loopguard.stores.versioned import VersionedStore
-from loopguard.state.store import MemoryStore, SessionStore
 
 log = logging.getLogger("loopguard")
 MAX_REPORTED_AGENTS = 100  # unknown agent names logged (and remembered) per Guard
@@ -36,9 +36,14 @@ MAX_REPORTED_AGENTS = 100  # unknown agent names logged (and remembered) per Gua
 class Guard:
     """Shared by every session of a host process; thread-safe."""
 
-    def __init__(self, document: RulesDocument | Mapping[str, Any], *,
-                 registry: Registry | None = None, store: SessionStore | None = None,
-                 source: str | None = None) -> None:
+    def __init__(
+        self,
+        document: RulesDocument | Mapping[str, Any],
+        *,
+        registry: Registry | None = None,
+        store: SessionStore | None = None,
+        source: str | None = None,
+    ) -> None:
         """`document`: what `loopguard.config.load` returns (validated, used as is), or a
         rules dict taken as already valid: nothing checks it (the engine still refuses
         dangerous values, see docs/limits.md). `source` names it in messages (default: the
@@ -49,7 +54,9 @@ class Guard:
         self.document = document
         self.source = source if source is not None else "<mapping>"
         self.registry = registry if registry is not None else load_registry()
-        if store is None and isinstance(document.get("store"), Mapping):  # the rules' `store:` block
+        if store is None and isinstance(
+            document.get("store"), Mapping
+        ):  # the rules' `store:` block
             store = store_from_config(document["store"], self.source)
         self.store: SessionStore = store if store is not None else MemoryStore()
         self._policies: dict[str | None, CompiledPolicy] = {}
@@ -64,12 +71,16 @@ class Guard:
         """The bundled default rules (`builtin:default`)."""
         from loopguard.config.load import load_rules_mapping
 
-        return cls(load_rules_mapping({"version": 1}, name="builtin:default"),
-                   source="builtin:default", **kwargs)
+        return cls(
+            load_rules_mapping({"version": 1}, name="builtin:default"),
+            source="builtin:default",
+            **kwargs,
+        )
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, allow_extends_outside: bool = False,
-                  **kwargs: Any) -> Guard:
+    def from_file(
+        cls, path: str | os.PathLike[str], *, allow_extends_outside: bool = False, **kwargs: Any
+    ) -> Guard:
         """Rules from a YAML (or OpenClaw JSON5) file.
 
         `extends:` paths must stay inside the file's folder tree unless
@@ -78,35 +89,48 @@ class Guard:
         Lint errors of a file that still loads (e.g. thresholds in the wrong order,
         which are repaired) are logged at WARNING, so a rejected file is never silent.
         """
-        from loopguard.lint.linter import meaning_findings
         from loopguard.config.load import load_path_analysis
+        from loopguard.lint.linter import meaning_findings
 
         document, analysis = load_path_analysis(path, allow_extends_outside)
         for finding in meaning_findings(analysis):
             if finding.level == "error":
-                log.warning("%s:%d:%d: lint error: %s%s%s", finding.file, finding.line,
-                            finding.col, finding.message,
-                            f" [{finding.path}]" if finding.path else "",
-                            f" (hint: {finding.hint})" if finding.hint else "")
+                log.warning(
+                    "%s:%d:%d: lint error: %s%s%s",
+                    finding.file,
+                    finding.line,
+                    finding.col,
+                    finding.message,
+                    f" [{finding.path}]" if finding.path else "",
+                    f" (hint: {finding.hint})" if finding.hint else "",
+                )
         return cls(document, source=os.fspath(path), **kwargs)
 
     @classmethod
-    def from_yaml(cls, text: str, name: str = "<string>", *, allow_extends_outside: bool = False,
-                  **kwargs: Any) -> Guard:
+    def from_yaml(
+        cls,
+        text: str,
+        name: str = "<string>",
+        *,
+        allow_extends_outside: bool = False,
+        **kwargs: Any,
+    ) -> Guard:
         """Rules from YAML text (`extends:` paths confined to the working directory's tree)."""
         from loopguard.config.load import load_rules_text
 
         return cls(load_rules_text(text, name, allow_extends_outside), source=name, **kwargs)
 
     @classmethod
-    def from_dict(cls, mapping: Mapping[str, Any], *, allow_extends_outside: bool = False,
-                  **kwargs: Any) -> Guard:
+    def from_dict(
+        cls, mapping: Mapping[str, Any], *, allow_extends_outside: bool = False, **kwargs: Any
+    ) -> Guard:
         """Rules from a mapping with the same keys as a rules file."""
         from loopguard.config.load import load_rules_mapping
 
         kwargs.setdefault("source", "<mapping>")
-        return cls(load_rules_mapping(mapping, allow_extends_outside=allow_extends_outside),
-                   **kwargs)
+        return cls(
+            load_rules_mapping(mapping, allow_extends_outside=allow_extends_outside), **kwargs
+        )
 
     # -- sessions ----------------------------------------------------------
     def policy(self, agent: str | None = None) -> CompiledPolicy:
@@ -139,8 +163,12 @@ class Guard:
         if agent not in self._reported_agents and len(self._reported_agents) < MAX_REPORTED_AGENTS:
             self._reported_agents.add(agent)
             if log_it:
-                log.warning("loopguard: agent %r has no block under agents in %s; it runs with "
-                            "the global rules", agent, self.source)
+                log.warning(
+                    "loopguard: agent %r has no block under agents in %s; it runs with "
+                    "the global rules",
+                    agent,
+                    self.source,
+                )
         return True
 
     def session(self, session_id: str, agent: str | None = None) -> Session:

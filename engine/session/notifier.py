@@ -52,5 +52,9 @@ class PluginNotifier:
         if source in self._faulted:
             return
         self._faulted.add(source)
-        log.error("loopguard plugin %s failed and was isolated: %s (later failures of it "
-                  "are not logged again)", source, error)
+        log.error(
+            "loopguard plugin %s failed and was isolated: %s (later failures of it "
+            "are not logged again)",
+            source,
+            error,
+        )

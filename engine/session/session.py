@@ -12,14 +12,21 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from loopguard.text import messages as texts
-from loopguard.session import answers
 from loopguard.decision import Decision, Vote
-from loopguard.state.fingerprint import args_digest, canonical_text, error_outcome, outcome_of_text, parse_args, result_text
-from loopguard.state.history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
 from loopguard.detection.aggregator import log_decision
 from loopguard.detection.plugincheck import vote_problem
+from loopguard.session import answers
+from loopguard.state.fingerprint import (
+    args_digest,
+    canonical_text,
+    error_outcome,
+    outcome_of_text,
+    parse_args,
+    result_text,
+)
+from loopguard.state.history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
 from loopguard.state.turn import RoundOutcome, TurnExpectation
+from loopguard.text import messages as texts
 
 if TYPE_CHECKING:
     from loopguard.policy.compile import CompiledPolicy
@@ -31,8 +38,14 @@ _MAX_OPEN = 256  # calls awaiting after_call remembered per session
 class Session:
     """Handle on one session's state under one compiled policy."""
 
-    def __init__(self, notifier: Notifier, session_id: str, agent: str | None,
-                 policy: CompiledPolicy, state: SessionState) -> None:
+    def __init__(
+        self,
+        notifier: Notifier,
+        session_id: str,
+        agent: str | None,
+        policy: CompiledPolicy,
+        state: SessionState,
+    ) -> None:
         """`notifier` receives the non-allow decisions and plugin faults (the Guard's)."""
         self._notifier = notifier
         self.id = session_id
@@ -50,8 +63,9 @@ class Session:
         return self._state.turn
 
     # -- turns -------------------------------------------------------------
-    def begin_turn(self, messages: Sequence[Any], tools: Iterable[str] | None = None
-                   ) -> TurnExpectation | None:
+    def begin_turn(
+        self, messages: Sequence[Any], tools: Iterable[str] | None = None
+    ) -> TurnExpectation | None:
         """Start a user turn; returns the tool the model must call, if any.
 
         `tools` (optional) names the tools the agent offers this turn; a required tool
@@ -106,8 +120,9 @@ class Session:
             self._state.batch_open = False
 
     # -- calls -------------------------------------------------------------
-    def before_call(self, tool: Any, args: Any = None, call_id: Any = None,
-                    run_id: Any = None) -> Decision:
+    def before_call(
+        self, tool: Any, args: Any = None, call_id: Any = None, run_id: Any = None
+    ) -> Decision:
         """Decide whether a tool call may run; records it in the history."""
         state, policy = self._state, self._policy
         name = tool if isinstance(tool, str) else _text(tool)
@@ -115,26 +130,45 @@ class Session:
         canonical = canonical_text(parsed)
         digest = args_digest(name, canonical)
         with state.lock:
-            if state.tools_closed and state.batch_open and state.scratch.get("_closed_round") == state.round:
+            if (
+                state.tools_closed
+                and state.batch_open
+                and state.scratch.get("_closed_round") == state.round
+            ):
                 # the rest of the batch a breaker closed: answered as aborted, never recorded
-                decision = answers.aborted(policy.config, state.lang, name,
-                                           None if call_id is None else _text(call_id), state.turn,
-                                           None if run_id is None else _text(run_id))
+                decision = answers.aborted(
+                    policy.config,
+                    state.lang,
+                    name,
+                    None if call_id is None else _text(call_id),
+                    state.turn,
+                    None if run_id is None else _text(run_id),
+                )
             else:
                 state.seq += 1
                 state.last_used = time.monotonic()
                 if not state.batch_open:
                     state.round += 1
-                call = Call(name, parsed, canonical, digest, state.seq, state.turn,
-                            None if run_id is None else _text(run_id),
-                            None if call_id is None else _text(call_id), state.round)
+                call = Call(
+                    name,
+                    parsed,
+                    canonical,
+                    digest,
+                    state.seq,
+                    state.turn,
+                    None if run_id is None else _text(run_id),
+                    None if call_id is None else _text(call_id),
+                    state.round,
+                )
                 faults: list[str] = []
                 # Repeat-only detectors run only for a call seen lately (one C-level scan of digests).
                 seen = policy.repeat_checks and digest in state.digests
                 hooks = policy.seen_checks if seen else policy.checks
                 votes = self._votes(hooks, call, faults)
                 decision = policy.aggregator.decide(call, votes, faults, state, "before")
-                entry = HistoryEntry(call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round)
+                entry = HistoryEntry(
+                    call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round
+                )
                 if decision.action != "allow" and decision.action != "warn":
                     entry.outcome = VETO
                 append(state, entry, policy.history_size)
@@ -142,14 +176,22 @@ class Session:
                 if decision.action == "breaker":
                     self._close_tools()
                 elif state.turn_state is not None and state.turn_state.expectation is not None:
-                    policy.turn_policy.observe_call(state.turn_state, name, parsed,
-                                                    decision.action != "critical")
+                    policy.turn_policy.observe_call(
+                        state.turn_state, name, parsed, decision.action != "critical"
+                    )
         if decision.action != "allow":
             self._notifier.decision(self.id, decision)
         return decision
 
-    def after_call(self, tool: Any, args: Any = None, result: Any = None, error: Any = None,
-                   call_id: Any = None, run_id: Any = None) -> Decision:
+    def after_call(
+        self,
+        tool: Any,
+        args: Any = None,
+        result: Any = None,
+        error: Any = None,
+        call_id: Any = None,
+        run_id: Any = None,
+    ) -> Decision:
         """Record a call's result (or error); post-call detectors may trip a breaker.
 
         The call is matched to its `before_call` by `call_id`, or without one by
@@ -167,11 +209,27 @@ class Session:
                 state.seq += 1
                 if not state.batch_open:
                     state.round += 1
-                entry = HistoryEntry(state.seq, name, args_digest(name, canonical_text(parsed)),
-                                     None if run_id is None else _text(run_id), state.turn, cid, state.round)
+                entry = HistoryEntry(
+                    state.seq,
+                    name,
+                    args_digest(name, canonical_text(parsed)),
+                    None if run_id is None else _text(run_id),
+                    state.turn,
+                    cid,
+                    state.round,
+                )
                 append(state, entry, policy.history_size)
-            call = Call(name, None, "", entry.digest, entry.seq, entry.turn, entry.run_id,
-                        entry.call_id, entry.round)
+            call = Call(
+                name,
+                None,
+                "",
+                entry.digest,
+                entry.seq,
+                entry.turn,
+                entry.run_id,
+                entry.call_id,
+                entry.round,
+            )
             if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
                 return policy.aggregator.decide(call, (), (), state, "after")
             # The result is read only now: a blocked call's result (a replay has them) is never used.
@@ -206,12 +264,20 @@ class Session:
         like every other: logged on `loopguard.decisions` and handed to `loopguard_on_decision`
         listeners. Nothing is recorded in the history. Returns `decision`."""
         if not isinstance(decision, Decision):
-            raise TypeError(f"Session.report takes a loopguard.Decision, not {type(decision).__name__}")
+            raise TypeError(
+                f"Session.report takes a loopguard.Decision, not {type(decision).__name__}"
+            )
         if decision.action != "allow":
             top = decision.top
-            log_decision(decision.action, decision.tool, decision.seq, decision.turn,
-                         top.message if top else decision.message or "", decision.detector or "",
-                         top.count if top else 0)
+            log_decision(
+                decision.action,
+                decision.tool,
+                decision.seq,
+                decision.turn,
+                top.message if top else decision.message or "",
+                decision.detector or "",
+                top.count if top else 0,
+            )
             self._notifier.decision(self.id, decision)
         return decision
 

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from loopguard.decision import Decision, Vote
-from loopguard.state.history import HistoryEntry, SessionState
 from loopguard.session.session import Session, _text
-from loopguard.stores.codec import StateCodecError
+from loopguard.state.history import HistoryEntry, SessionState
 from loopguard.state.turn import RoundOutcome, TurnExpectation
+from loopguard.stores.codec import StateCodecError
 from loopguard.stores.versioned import StoreUnavailable, VersionedStore
 
 if TYPE_CHECKING:
@@ -49,21 +49,36 @@ class StoredSession(Session):
 
     blocking_io = True  # each method waits for the store: async hosts run it in a thread
 
-    def __init__(self, notifier: Notifier, session_id: str, agent: str | None,
-                 policy: CompiledPolicy, store: VersionedStore, key: str) -> None:
+    def __init__(
+        self,
+        notifier: Notifier,
+        session_id: str,
+        agent: str | None,
+        policy: CompiledPolicy,
+        store: VersionedStore,
+        key: str,
+    ) -> None:
         self._store, self._key = store, key
         self._deferring = _Deferring(notifier)
-        super().__init__(self._deferring, session_id, agent, policy,
-                         SessionState(policy.history_size, policy.indexed))
+        super().__init__(
+            self._deferring,
+            session_id,
+            agent,
+            policy,
+            SessionState(policy.history_size, policy.indexed),
+        )
 
     # -- the public methods, each one optimistic write ----------------------
-    def begin_turn(self, messages: Sequence[Any], tools: Iterable[str] | None = None
-                   ) -> TurnExpectation | None:
+    def begin_turn(
+        self, messages: Sequence[Any], tools: Iterable[str] | None = None
+    ) -> TurnExpectation | None:
         return self._run(lambda: Session.begin_turn(self, messages, tools), lambda exc: None)
 
     def finish_round(self, text: str | None) -> RoundOutcome:
-        return self._run(lambda: Session.finish_round(self, text),
-                         lambda exc: RoundOutcome("finish", None, text, None, 0))
+        return self._run(
+            lambda: Session.finish_round(self, text),
+            lambda exc: RoundOutcome("finish", None, text, None, 0),
+        )
 
     def begin_round(self) -> int:
         return self._run(lambda: Session.begin_round(self), lambda exc: 0)
@@ -74,15 +89,27 @@ class StoredSession(Session):
     def compacted(self) -> None:
         self._run(lambda: Session.compacted(self), lambda exc: None)
 
-    def before_call(self, tool: Any, args: Any = None, call_id: Any = None,
-                    run_id: Any = None) -> Decision:
-        return self._run(lambda: Session.before_call(self, tool, args, call_id, run_id),
-                         lambda exc: self._unavailable(exc, tool, call_id, run_id, "before"))
+    def before_call(
+        self, tool: Any, args: Any = None, call_id: Any = None, run_id: Any = None
+    ) -> Decision:
+        return self._run(
+            lambda: Session.before_call(self, tool, args, call_id, run_id),
+            lambda exc: self._unavailable(exc, tool, call_id, run_id, "before"),
+        )
 
-    def after_call(self, tool: Any, args: Any = None, result: Any = None, error: Any = None,
-                   call_id: Any = None, run_id: Any = None) -> Decision:
-        return self._run(lambda: Session.after_call(self, tool, args, result, error, call_id, run_id),
-                         lambda exc: self._unavailable(exc, tool, call_id, run_id, "after"))
+    def after_call(
+        self,
+        tool: Any,
+        args: Any = None,
+        result: Any = None,
+        error: Any = None,
+        call_id: Any = None,
+        run_id: Any = None,
+    ) -> Decision:
+        return self._run(
+            lambda: Session.after_call(self, tool, args, result, error, call_id, run_id),
+            lambda exc: self._unavailable(exc, tool, call_id, run_id, "after"),
+        )
 
     # -- reads: the stored state now (one round trip), else the last one seen --
     def history(self) -> list[HistoryEntry]:
@@ -111,7 +138,9 @@ class StoredSession(Session):
         store, policy = self._store, self._policy
         with store.lock_for(self._key):
             try:
-                self._state = store.refresh(self._key, self._fresh, policy.history_size, policy.indexed)[1]
+                self._state = store.refresh(
+                    self._key, self._fresh, policy.history_size, policy.indexed
+                )[1]
             except (StoreUnavailable, StateCodecError):
                 pass  # a read-only view: the copy this process holds is the best answer now
             return self._state
@@ -146,20 +175,28 @@ class StoredSession(Session):
                 return result
         return fallback(StoreUnavailable(f"{MAX_ATTEMPTS} writes in a row lost to other workers"))
 
-    def _unavailable(self, exc: Exception, tool: Any, call_id: Any, run_id: Any, phase: str) -> Decision:
+    def _unavailable(
+        self, exc: Exception, tool: Any, call_id: Any, run_id: Any, phase: str
+    ) -> Decision:
         """The decision when the state cannot be read or written: `fail_mode` open or closed."""
         name = tool if isinstance(tool, str) else _text(tool)
         cid = None if call_id is None else _text(call_id)
         rid = None if run_id is None else _text(run_id)
         fault = f"{self._store.name}: {type(exc).__name__}: {exc}"
-        mode = self._store.fail_mode or ("closed" if self._policy.aggregator.fail_closed else "open")
+        mode = self._store.fail_mode or (
+            "closed" if self._policy.aggregator.fail_closed else "open"
+        )
         turn = self._state.turn
         if phase == "after" or mode == "open":
             return Decision("allow", (), None, name, cid, 0, turn, rid, phase, faults=(fault,))
-        why = (f"loopguard cannot read or write this session's state ({self._store.name}) and "
-               "fail_mode is closed")
+        why = (
+            f"loopguard cannot read or write this session's state ({self._store.name}) and "
+            "fail_mode is closed"
+        )
         vote = Vote("store", "critical", 0, "store:unavailable", why, (), "store_unavailable")
-        text = self._policy.aggregator.render(self._state, "blocked", message=why + ".",
-                                              detector="store", count=0, tool=name)
-        return Decision("critical", (vote,), text, name, cid, 0, turn, rid, phase, "store",
-                        faults=(fault,))
+        text = self._policy.aggregator.render(
+            self._state, "blocked", message=why + ".", detector="store", count=0, tool=name
+        )
+        return Decision(
+            "critical", (vote,), text, name, cid, 0, turn, rid, phase, "store", faults=(fault,)
+        )

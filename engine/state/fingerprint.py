@@ -16,8 +16,8 @@ from collections.abc import Mapping, Set
 from hashlib import blake2b
 from typing import Any
 
-from loopguard.text.jsontext import loads
 from loopguard.text.hints import is_int
+from loopguard.text.jsontext import loads
 
 _DUMPS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
 _MAX_DEPTH = 200
@@ -35,7 +35,7 @@ def digest_text(text: str) -> bytes:
         return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
     hasher = blake2b(digest_size=16)
     for start in range(0, len(text), _SLICE):
-        hasher.update(text[start:start + _SLICE].encode("utf-8", "surrogatepass"))
+        hasher.update(text[start : start + _SLICE].encode("utf-8", "surrogatepass"))
     return hasher.digest()
 
 
@@ -115,7 +115,9 @@ def _container(value: Any, depth: int, seen: set[int]) -> Any:
     if callable(tolist):  # NumPy: repr() elides long arrays, tolist() has every element
         return {"$type": _type_name(value), "$value": _jsonable(tolist(value), depth + 1, seen)}
     fields = getattr(value, "__dict__", None)
-    shown = _jsonable(dict(fields), depth + 1, seen) if isinstance(fields, dict) else _safe_str(value)
+    shown = (
+        _jsonable(dict(fields), depth + 1, seen) if isinstance(fields, dict) else _safe_str(value)
+    )
     return {"$type": _type_name(value), "$value": shown}
 
 
@@ -147,7 +149,7 @@ def args_digest(tool: str, canonical: str) -> bytes:
         return digest_text(f"{tool}\x00{canonical}")
     hasher = blake2b(f"{tool}\x00".encode("utf-8", "surrogatepass"), digest_size=16)
     for start in range(0, len(canonical), _SLICE):  # == digest_text(tool + NUL + canonical)
-        hasher.update(canonical[start:start + _SLICE].encode("utf-8", "surrogatepass"))
+        hasher.update(canonical[start : start + _SLICE].encode("utf-8", "surrogatepass"))
     return hasher.digest()
 
 

@@ -27,11 +27,28 @@ UNREAD = 4  # HistoryEntry.flags: a first occurrence, its result read only if it
 class HistoryEntry:
     """One recorded call. `outcome` is None while the call is pending."""
 
-    __slots__ = ("seq", "tool", "digest", "outcome", "run_id", "turn", "call_id", "unknown", "round",
-                 "shape", "flags")
+    __slots__ = (
+        "seq",
+        "tool",
+        "digest",
+        "outcome",
+        "run_id",
+        "turn",
+        "call_id",
+        "unknown",
+        "round",
+        "shape",
+        "flags",
+    )
 
     def __init__(
-        self, seq: int, tool: str, digest: bytes, run_id: str | None, turn: int, call_id: str | None,
+        self,
+        seq: int,
+        tool: str,
+        digest: bytes,
+        run_id: str | None,
+        turn: int,
+        call_id: str | None,
         round: int = 0,
     ) -> None:
         self.seq = seq
@@ -64,8 +81,14 @@ class HistoryEntry:
 
     def to_dict(self) -> dict[str, Any]:
         outcome = self.outcome
-        shown = None if outcome is None else (
-            "veto" if outcome == VETO else outcome.split(b":", 1)[0].decode() + ":" + outcome[-16:].hex()
+        shown = (
+            None
+            if outcome is None
+            else (
+                "veto"
+                if outcome == VETO
+                else outcome.split(b":", 1)[0].decode() + ":" + outcome[-16:].hex()
+            )
         )
         return {
             "seq": self.seq,
@@ -107,8 +130,21 @@ class SessionState:
     """Everything loopguard remembers about one session; guarded by `lock`."""
 
     __slots__ = (
-        "lock", "history", "index", "seq", "turn", "last_used", "criticals", "warned",
-        "scratch", "turn_state", "lang", "tools_closed", "round", "batch_open", "digests",
+        "lock",
+        "history",
+        "index",
+        "seq",
+        "turn",
+        "last_used",
+        "criticals",
+        "warned",
+        "scratch",
+        "turn_state",
+        "lang",
+        "tools_closed",
+        "round",
+        "batch_open",
+        "digests",
         "last_result",
     )
 
@@ -173,7 +209,7 @@ class Bucket:
         else:  # progress: the streak restarts, keeping the vetoes just before it
             # (those still held: `streak` drops seqs that left the history, not `vetoes`,
             # so a plain `len - vetoes` could go negative and keep too few)
-            self.seqs = self.seqs[max(0, len(self.seqs) - self.vetoes):] if self.vetoes else []
+            self.seqs = self.seqs[max(0, len(self.seqs) - self.vetoes) :] if self.vetoes else []
             self.ref, self.vetoes = outcome, 0
         self.seqs.append(entry.seq)
 
@@ -196,7 +232,7 @@ class Bucket:
             del self.seqs[: bisect_left(self.seqs, first_seq)]
         seqs = view.seqs
         start = bisect_left(seqs, first_seq)
-        return len(seqs) - start, tuple(seqs[max(start, len(seqs) - EVIDENCE_MAX):])
+        return len(seqs) - start, tuple(seqs[max(start, len(seqs) - EVIDENCE_MAX) :])
 
     def _copy(self) -> Bucket:
         other = Bucket()

@@ -31,8 +31,8 @@ from loopguard.detection import contract
 from loopguard.detection.registry import load_registry
 from loopguard.errors import LoopguardError
 from loopguard.state.history import HistoryEntry, SessionState, append
-from loopguard.text.messages import has_han
 from loopguard.state.turn import TurnExpectation, TurnState
+from loopguard.text.messages import has_han
 
 FORMAT = 1
 MAGIC = b"LGS"
@@ -52,14 +52,32 @@ def _u(value: Any) -> bytes | None:
 
 def _entry(e: HistoryEntry) -> list[Any]:
     outcome, shape = e.outcome, e.shape
-    return [e.seq, e.tool, e.digest.hex(), None if outcome is None else outcome.hex(), e.run_id,
-            e.turn, e.call_id, e.round, e.unknown, None if shape is None else shape.hex(), e.flags]
+    return [
+        e.seq,
+        e.tool,
+        e.digest.hex(),
+        None if outcome is None else outcome.hex(),
+        e.run_id,
+        e.turn,
+        e.call_id,
+        e.round,
+        e.unknown,
+        None if shape is None else shape.hex(),
+        e.flags,
+    ]
 
 
 def _unentry(row: list[Any]) -> HistoryEntry:
     seq, tool, digest, outcome, run_id, turn, call_id, rnd, unknown, shape, flags = row
-    entry = HistoryEntry(int(seq), str(tool), bytes.fromhex(digest), run_id, int(turn), call_id, int(rnd))
-    entry.outcome, entry.unknown, entry.shape, entry.flags = _u(outcome), unknown, _u(shape), int(flags)
+    entry = HistoryEntry(
+        int(seq), str(tool), bytes.fromhex(digest), run_id, int(turn), call_id, int(rnd)
+    )
+    entry.outcome, entry.unknown, entry.shape, entry.flags = (
+        _u(outcome),
+        unknown,
+        _u(shape),
+        int(flags),
+    )
     return entry
 
 
@@ -81,7 +99,7 @@ def _user_text(text: str) -> str:
 def _open_calls(opened: dict[str, list[HistoryEntry]], by_id: dict[int, int]) -> list[Any]:
     """The calls awaiting after_call: history entries by seq; of the others (mostly blocked
     calls, which are never answered) only the newest OPEN_KEPT, so the state stays small."""
-    gone = sorted((e.seq for waiting in opened.values() for e in waiting if id(e) not in by_id))
+    gone = sorted(e.seq for waiting in opened.values() for e in waiting if id(e) not in by_id)
     oldest_kept = gone[-OPEN_KEPT] if len(gone) > OPEN_KEPT else 0
     rows = []
     for key, waiting in opened.items():
@@ -136,12 +154,23 @@ def encode(state: SessionState) -> bytes:
         exp = ts.expectation
         # slots 3 and 4 held fields the turn state no longer has (tools_closed, rounds):
         # written as false and 0 so that blobs read the same in older and newer versions
-        turn = [None if exp is None else [exp.rule, exp.tool, exp.args, exp.reason],
-                ts.retries, ts.satisfied, False, 0, _user_text(ts.user_text)]
+        turn = [
+            None if exp is None else [exp.rule, exp.tool, exp.args, exp.reason],
+            ts.retries,
+            ts.satisfied,
+            False,
+            0,
+            _user_text(ts.user_text),
+        ]
         if ts.other_args:  # appended only when set, so older blobs and readers still agree
             turn.append(True)
     doc = [
-        state.seq, state.turn, state.round, state.batch_open, state.tools_closed, state.lang,
+        state.seq,
+        state.turn,
+        state.round,
+        state.batch_open,
+        state.tools_closed,
+        state.lang,
         [_entry(e) for e in history],
         None if last is None else [_ref(last[0], by_id), last[1]],
         [[k, v] for k, v in state.criticals.items()],
@@ -149,7 +178,9 @@ def encode(state: SessionState) -> bytes:
         turn,
         _scratch(state, by_id),
     ]
-    payload = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    payload = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"
+    )
     if len(payload) >= COMPRESS_FROM:
         return MAGIC + bytes((FORMAT, 1)) + zlib.compress(payload, 1)
     return MAGIC + bytes((FORMAT, 0)) + payload
@@ -163,22 +194,46 @@ def decode(blob: bytes, history_size: int, indexed: bool) -> SessionState:
     if len(blob) < 5 or blob[:3] != MAGIC:
         raise StateCodecError("session state is not a loopguard state blob (bad header)")
     if blob[3] != FORMAT:
-        raise StateCodecError(f"session state has format version {blob[3]}; this loopguard "
-                              f"reads version {FORMAT} only (a newer or older loopguard wrote it)")
+        raise StateCodecError(
+            f"session state has format version {blob[3]}; this loopguard "
+            f"reads version {FORMAT} only (a newer or older loopguard wrote it)"
+        )
     try:
         payload = zlib.decompress(blob[5:]) if blob[4] == 1 else blob[5:]
         if blob[4] not in (0, 1):
             raise ValueError(f"unknown flags {blob[4]}")
         return _build(json.loads(payload.decode("utf-8", "surrogatepass")), history_size, indexed)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, StopIteration,
-            zlib.error, BinasciiError, RecursionError) as exc:
-        raise StateCodecError(f"session state is truncated or damaged: {type(exc).__name__}: "
-                              f"{str(exc)[:200]}") from None
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        StopIteration,
+        zlib.error,
+        BinasciiError,
+        RecursionError,
+    ) as exc:
+        raise StateCodecError(
+            f"session state is truncated or damaged: {type(exc).__name__}: {str(exc)[:200]}"
+        ) from None
 
 
 def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
-    (seq, turn, rnd, batch_open, tools_closed, lang, history, last, criticals, warned,
-     turn_state, scratch) = doc
+    (
+        seq,
+        turn,
+        rnd,
+        batch_open,
+        tools_closed,
+        lang,
+        history,
+        last,
+        criticals,
+        warned,
+        turn_state,
+        scratch,
+    ) = doc
     state = SessionState(history_size, indexed)
     state.seq, state.turn, state.round = int(seq), int(turn), int(rnd)
     state.batch_open, state.tools_closed, state.lang = bool(batch_open), bool(tools_closed), lang
@@ -198,8 +253,14 @@ def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
     if turn_state is not None:
         exp, retries, satisfied, _closed, _rounds, user_text, *other_args = turn_state
         state.turn_state = TurnState(
-            None if exp is None else TurnExpectation(str(exp[0]), str(exp[1]), dict(exp[2]), str(exp[3])),
-            int(retries), bool(satisfied), str(user_text), bool(other_args and other_args[0]))
+            None
+            if exp is None
+            else TurnExpectation(str(exp[0]), str(exp[1]), dict(exp[2]), str(exp[3])),
+            int(retries),
+            bool(satisfied),
+            str(user_text),
+            bool(other_args and other_args[0]),
+        )
     detectors = _detectors()
     for key, value in scratch.items():
         if key == _OPEN:

@@ -25,8 +25,9 @@ def _error(message: str, key: str, hint: str, source: str) -> RulesError:
 
 def store_from_config(block: Mapping[str, Any], source: str = "<rules>") -> VersionedStore:
     """A store for a `store:` block; `source` is the rules file (for relative paths)."""
-    common: dict[str, Any] = {k: block[k] for k in ("ttl_s", "fail_mode", "cache_size", "retry_s")
-                              if k in block}
+    common: dict[str, Any] = {
+        k: block[k] for k in ("ttl_s", "fail_mode", "cache_size", "retry_s") if k in block
+    }
     if "url" in block:
         url = str(block["url"])
         try:
@@ -36,12 +37,20 @@ def store_from_config(block: Mapping[str, Any], source: str = "<rules>") -> Vers
         except ValueError:
             raise _error(f"store.url is not a valid URL: {url!r}", "url", "", source) from None
         if secret:
-            raise _error("store.url contains a password; rules files must not hold secrets",
-                         "url", "remove it from the URL and name an environment variable that "
-                         "holds it in store.password_env", source)
-        return RedisStore.from_url(url, password_env=block.get("password_env"),
-                                   timeout_s=float(block.get("timeout_s", 0.5)),
-                                   key_prefix=str(block.get("key_prefix", "loopguard:")), **common)
+            raise _error(
+                "store.url contains a password; rules files must not hold secrets",
+                "url",
+                "remove it from the URL and name an environment variable that "
+                "holds it in store.password_env",
+                source,
+            )
+        return RedisStore.from_url(
+            url,
+            password_env=block.get("password_env"),
+            timeout_s=float(block.get("timeout_s", 0.5)),
+            key_prefix=str(block.get("key_prefix", "loopguard:")),
+            **common,
+        )
     if "path" in block:
         path = os.path.expanduser(str(block["path"]))
         if not os.path.isabs(path) and os.path.isfile(source):

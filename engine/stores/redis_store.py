@@ -40,7 +40,9 @@ def _errors() -> tuple[type[BaseException], ...]:
 class RedisBackend:
     """Blobs in Redis/Valkey hashes under one key prefix."""
 
-    def __init__(self, client: Any, key_prefix: str = "loopguard:", ttl_s: float | None = 6 * 3600.0) -> None:
+    def __init__(
+        self, client: Any, key_prefix: str = "loopguard:", ttl_s: float | None = 6 * 3600.0
+    ) -> None:
         self.client = client
         self.prefix = key_prefix
         self.ttl_ms = 0 if ttl_s is None else max(1, int(ttl_s * 1000))
@@ -58,7 +60,9 @@ class RedisBackend:
         return None if token is None or blob is None else (int(token), bytes(blob))
 
     def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
-        answer = self._do(self._cas, keys=[self.prefix + key], args=[expected, token, blob, self.ttl_ms])
+        answer = self._do(
+            self._cas, keys=[self.prefix + key], args=[expected, token, blob, self.ttl_ms]
+        )
         if answer == 1:
             return None
         current, stored = answer
@@ -74,14 +78,34 @@ class RedisBackend:
 class RedisStore(VersionedStore):
     """`RedisStore.from_url("redis://host:6379/0")`, or around a `redis.Redis` client."""
 
-    def __init__(self, client: Any, *, key_prefix: str = "loopguard:", ttl_s: float | None = 6 * 3600.0,
-                 fail_mode: str | None = None, cache_size: int = 10_000, retry_s: float = 1.0) -> None:
-        super().__init__(RedisBackend(client, key_prefix, ttl_s), fail_mode=fail_mode,
-                         cache_size=cache_size, retry_s=retry_s, name="Redis store")
+    def __init__(
+        self,
+        client: Any,
+        *,
+        key_prefix: str = "loopguard:",
+        ttl_s: float | None = 6 * 3600.0,
+        fail_mode: str | None = None,
+        cache_size: int = 10_000,
+        retry_s: float = 1.0,
+    ) -> None:
+        super().__init__(
+            RedisBackend(client, key_prefix, ttl_s),
+            fail_mode=fail_mode,
+            cache_size=cache_size,
+            retry_s=retry_s,
+            name="Redis store",
+        )
 
     @classmethod
-    def from_url(cls, url: str, *, password: str | None = None, password_env: str | None = None,
-                 timeout_s: float = 0.5, **kwargs: Any) -> RedisStore:
+    def from_url(
+        cls,
+        url: str,
+        *,
+        password: str | None = None,
+        password_env: str | None = None,
+        timeout_s: float = 0.5,
+        **kwargs: Any,
+    ) -> RedisStore:
         """A store on a new client for `url`; the password from `password` or the
         environment variable `password_env` (never from the rules file)."""
         try:
@@ -89,10 +113,18 @@ class RedisStore(VersionedStore):
             from redis.backoff import NoBackoff
             from redis.retry import Retry
         except ImportError:
-            raise ImportError('RedisStore needs the redis client: pip install "loopguard-engine[redis]"') from None
+            raise ImportError(
+                'RedisStore needs the redis client: pip install "loopguard-engine[redis]"'
+            ) from None
         if password is None and password_env:
             password = os.environ.get(password_env)
         options: dict[str, Any] = {} if password is None else {"password": password}
-        client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
-                                      retry=Retry(NoBackoff(), 0), retry_on_timeout=False, **options)
+        client = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+            retry=Retry(NoBackoff(), 0),
+            retry_on_timeout=False,
+            **options,
+        )
         return cls(client, **kwargs)

@@ -32,8 +32,12 @@ def _close(conn: sqlite3.Connection, pid: int) -> None:
 class SqliteBackend:
     """Blobs in a table (key, token, state, expires) of one SQLite file."""
 
-    def __init__(self, path: str | os.PathLike[str], ttl_s: float | None = 6 * 3600.0,
-                 busy_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        ttl_s: float | None = 6 * 3600.0,
+        busy_timeout_s: float = 5.0,
+    ) -> None:
         self.path = os.fspath(path)
         self.ttl_s = ttl_s
         self.busy_timeout_s = busy_timeout_s
@@ -45,12 +49,18 @@ class SqliteBackend:
     def _db(self) -> sqlite3.Connection:
         """The connection of this process (a forked child opens its own)."""
         if self._conn is None or self._pid != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
-                         "token INTEGER NOT NULL, state BLOB NOT NULL, expires REAL) WITHOUT ROWID")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
+                "token INTEGER NOT NULL, state BLOB NOT NULL, expires REAL) WITHOUT ROWID"
+            )
             self._conn, self._pid = conn, os.getpid()
             weakref.finalize(self, _close, conn, self._pid)
         return self._conn
@@ -66,21 +76,28 @@ class SqliteBackend:
             raise StoreUnavailable(f"SQLite {self.path}: {exc}") from None
 
     def load(self, key: str) -> tuple[int, bytes] | None:
-        row = self._run(f"SELECT token, state FROM {_TABLE} WHERE key = ? AND "
-                        "(expires IS NULL OR expires >= ?)", (key, time.time())).fetchone()
+        row = self._run(
+            f"SELECT token, state FROM {_TABLE} WHERE key = ? AND "
+            "(expires IS NULL OR expires >= ?)",
+            (key, time.time()),
+        ).fetchone()
         return None if row is None else (int(row[0]), bytes(row[1]))
 
     def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
         now = time.time()
         if expected:
-            cur = self._run(f"UPDATE {_TABLE} SET token = ?, state = ?, expires = ? WHERE key = ? "
-                            "AND token = ? AND (expires IS NULL OR expires >= ?)",
-                            (token, blob, self._expires(now), key, expected, now))
+            cur = self._run(
+                f"UPDATE {_TABLE} SET token = ?, state = ?, expires = ? WHERE key = ? "
+                "AND token = ? AND (expires IS NULL OR expires >= ?)",
+                (token, blob, self._expires(now), key, expected, now),
+            )
         else:  # new, or replacing one that expired
-            cur = self._run(f"INSERT INTO {_TABLE} VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE "
-                            "SET token = excluded.token, state = excluded.state, expires = "
-                            f"excluded.expires WHERE {_TABLE}.expires < ?",
-                            (key, token, blob, self._expires(now), now))
+            cur = self._run(
+                f"INSERT INTO {_TABLE} VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE "
+                "SET token = excluded.token, state = excluded.state, expires = "
+                f"excluded.expires WHERE {_TABLE}.expires < ?",
+                (key, token, blob, self._expires(now), now),
+            )
         if cur.rowcount == 1:
             self._writes += 1
             if self.ttl_s is not None and self._writes % _PURGE_EVERY == 0:
@@ -92,15 +109,31 @@ class SqliteBackend:
         self._run(f"DELETE FROM {_TABLE} WHERE key = ?", (key,))
 
     def count(self) -> int:
-        return int(self._run(f"SELECT count(*) FROM {_TABLE} WHERE expires IS NULL OR expires >= ?",
-                             (time.time(),)).fetchone()[0])
+        return int(
+            self._run(
+                f"SELECT count(*) FROM {_TABLE} WHERE expires IS NULL OR expires >= ?",
+                (time.time(),),
+            ).fetchone()[0]
+        )
 
 
 class SqliteStore(VersionedStore):
     """`SqliteStore("state.db")`: sessions that survive restarts, shared by local processes."""
 
-    def __init__(self, path: str | os.PathLike[str], *, ttl_s: float | None = 6 * 3600.0,
-                 fail_mode: str | None = None, cache_size: int = 10_000, busy_timeout_s: float = 5.0,
-                 retry_s: float = 1.0) -> None:
-        super().__init__(SqliteBackend(path, ttl_s, busy_timeout_s), fail_mode=fail_mode,
-                         cache_size=cache_size, retry_s=retry_s, name=f"SQLite store {os.fspath(path)}")
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        ttl_s: float | None = 6 * 3600.0,
+        fail_mode: str | None = None,
+        cache_size: int = 10_000,
+        busy_timeout_s: float = 5.0,
+        retry_s: float = 1.0,
+    ) -> None:
+        super().__init__(
+            SqliteBackend(path, ttl_s, busy_timeout_s),
+            fail_mode=fail_mode,
+            cache_size=cache_size,
+            retry_s=retry_s,
+            name=f"SQLite store {os.fspath(path)}",
+        )

@@ -63,8 +63,15 @@ class VersionedStore:
 
     blocking_io = True  # async hosts call sessions of this store in a worker thread
 
-    def __init__(self, backend: Backend, *, fail_mode: str | None = None, cache_size: int = 10_000,
-                 retry_s: float = 1.0, name: str = "store") -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        fail_mode: str | None = None,
+        cache_size: int = 10_000,
+        retry_s: float = 1.0,
+        name: str = "store",
+    ) -> None:
         if fail_mode not in (None, "open", "closed"):
             raise ValueError(f"fail_mode must be 'open' or 'closed', not {fail_mode!r}")
         self.backend = backend
@@ -107,8 +114,9 @@ class VersionedStore:
     def lock_for(self, key: str) -> threading.RLock:
         return self._stripes[hash(key) % _STRIPES]
 
-    def checkout(self, key: str, factory: Callable[[], SessionState], history_size: int,
-                 indexed: bool) -> tuple[int, SessionState]:
+    def checkout(
+        self, key: str, factory: Callable[[], SessionState], history_size: int, indexed: bool
+    ) -> tuple[int, SessionState]:
         """(token, state): the cached state, else the stored one, else a fresh one (token 0)."""
         with self._cache_lock:
             cached = self._cache.get(key)
@@ -118,8 +126,9 @@ class VersionedStore:
         loaded = self._call(self.backend.load, key)
         return self.adopt(key, loaded or (0, b""), factory, history_size, indexed)
 
-    def refresh(self, key: str, factory: Callable[[], SessionState], history_size: int,
-                indexed: bool) -> tuple[int, SessionState]:
+    def refresh(
+        self, key: str, factory: Callable[[], SessionState], history_size: int, indexed: bool
+    ) -> tuple[int, SessionState]:
         """The stored state now (one round trip; decoded only when it changed)."""
         loaded = self._call(self.backend.load, key) or (0, b"")
         with self._cache_lock:
@@ -128,8 +137,14 @@ class VersionedStore:
             return cached
         return self.adopt(key, loaded, factory, history_size, indexed)
 
-    def adopt(self, key: str, current: tuple[int, bytes], factory: Callable[[], SessionState],
-              history_size: int, indexed: bool) -> tuple[int, SessionState]:
+    def adopt(
+        self,
+        key: str,
+        current: tuple[int, bytes],
+        factory: Callable[[], SessionState],
+        history_size: int,
+        indexed: bool,
+    ) -> tuple[int, SessionState]:
         """Decode and cache what the backend holds (StateCodecError when unreadable)."""
         token, blob = current
         if not token:
@@ -173,9 +188,13 @@ class VersionedStore:
             if key in self._damaged or len(self._damaged) > 10_000:
                 return
             self._damaged.add(key)
-        log.error("loopguard %s: the stored state of session %r cannot be read and is left "
-                  "untouched (%s); its calls follow fail_mode until it is discarded", self.name,
-                  key, error)
+        log.error(
+            "loopguard %s: the stored state of session %r cannot be read and is left "
+            "untouched (%s); its calls follow fail_mode until it is discarded",
+            self.name,
+            key,
+            error,
+        )
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """One backend round trip, with outage bookkeeping (log once, back off, recover)."""
@@ -189,11 +208,16 @@ class VersionedStore:
             self._retry_at = now + self.retry_s
             if self._down_since is None:
                 self._down_since = now
-                log.warning("loopguard %s unavailable: %s; calls follow fail_mode until it is "
-                            "back (logged once per outage)", self.name, exc)
+                log.warning(
+                    "loopguard %s unavailable: %s; calls follow fail_mode until it is "
+                    "back (logged once per outage)",
+                    self.name,
+                    exc,
+                )
             raise
         if self._down_since is not None:
-            log.warning("loopguard %s is back after %.1f s", self.name,
-                        time.monotonic() - self._down_since)
+            log.warning(
+                "loopguard %s is back after %.1f s", self.name, time.monotonic() - self._down_since
+            )
             self._down_since = None
         return result

@@ -32,8 +32,11 @@ def parts_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [p.get("text") for p in content
-                 if isinstance(p, Mapping) and p.get("type") in TEXT_PART_TYPES]
+        parts = [
+            p.get("text")
+            for p in content
+            if isinstance(p, Mapping) and p.get("type") in TEXT_PART_TYPES
+        ]
         return "".join(p for p in parts if isinstance(p, str))
     return ""
 
@@ -43,7 +46,7 @@ def strip_recall(text: str, keep_tag: str, drop_tag: str) -> str:
     opening = re.compile(f"<{re.escape(keep_tag)}>", re.IGNORECASE)
     starts = [m.end() for m in opening.finditer(text)]
     if starts:
-        rest = text[starts[-1]:]
+        rest = text[starts[-1] :]
         close = re.search(f"</{re.escape(keep_tag)}>", rest, re.IGNORECASE)
         text = rest[: close.start()] if close else rest
     drop = re.escape(drop_tag)

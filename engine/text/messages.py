@@ -14,11 +14,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from loopguard.text import templates
 from loopguard.rules import default
+from loopguard.text import templates
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
-
 
 
 def has_han(text: str) -> bool:
@@ -59,7 +58,8 @@ def fill_map(text: str, fields: dict[str, Any]) -> str:
     return templates.fill(text, fields)
 
 
-def render(config: Mapping[str, Any], key: str, text_for_language: str | None,
-           **fields: Any) -> str:
+def render(
+    config: Mapping[str, Any], key: str, text_for_language: str | None, **fields: Any
+) -> str:
     """Render template `key` in the language chosen for `text_for_language`."""
     return fill(template(config, key, language(config, text_for_language)), **fields)

@@ -14,12 +14,42 @@ from collections.abc import Iterable
 from loopguard.errors import rules_error
 
 NORMALIZE_STEPS = ("nfkc", "fold_punctuation", "lower", "strip")
-_PUNCT_FOLD = str.maketrans({
-    "。": ".", "．": ".", "，": ",", "、": ",", "！": "!", "？": "?", "：": ":", "；": ";",
-    "“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "（": "(", "）": ")", "【": "[",
-    "】": "]", "「": '"', "」": '"', "『": '"', "』": '"', "《": "<", "》": ">", "〈": "<",
-    "〉": ">", "～": "~", "—": "-", "–": "-", "…": "...", "·": ".", "｜": "|",
-})
+_PUNCT_FOLD = str.maketrans(
+    {
+        "。": ".",
+        "．": ".",
+        "，": ",",
+        "、": ",",
+        "！": "!",
+        "？": "?",
+        "：": ":",
+        "；": ";",
+        "“": '"',
+        "”": '"',
+        "„": '"',
+        "‘": "'",
+        "’": "'",
+        "（": "(",
+        "）": ")",
+        "【": "[",
+        "】": "]",
+        "「": '"',
+        "」": '"',
+        "『": '"',
+        "』": '"',
+        "《": "<",
+        "》": ">",
+        "〈": "<",
+        "〉": ">",
+        "～": "~",
+        "—": "-",
+        "–": "-",
+        "…": "...",
+        "·": ".",
+        "｜": "|",
+    }
+)
+
 
 def whole_text(text: str) -> str:
     """`text` with each lone surrogate (half an emoji, from cut-off model output) as "?".
@@ -43,8 +73,11 @@ class Normalizer:
         chosen = list(steps)
         for step in chosen:
             if step not in NORMALIZE_STEPS:
-                raise rules_error(f"unknown normalisation step {step!r}", "turn.normalize",
-                             f"use some of {', '.join(NORMALIZE_STEPS)}")
+                raise rules_error(
+                    f"unknown normalisation step {step!r}",
+                    "turn.normalize",
+                    f"use some of {', '.join(NORMALIZE_STEPS)}",
+                )
         self.steps = tuple(s for s in NORMALIZE_STEPS if s in chosen)
         self.folds = "fold_punctuation" in self.steps
 

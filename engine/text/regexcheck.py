@@ -54,8 +54,10 @@ def complexity_problem(pattern: str) -> str | None:
     except Exception:  # noqa: BLE001 - regex-only syntax (or an error regex will name)
         cost = _scan_cost(pattern)
     if cost > COMPILE_BUDGET:
-        return (f"pattern too complex: nested repeat counts expand to about {cost:,} units "
-                f"(at most {COMPILE_BUDGET:,})")
+        return (
+            f"pattern too complex: nested repeat counts expand to about {cost:,} units "
+            f"(at most {COMPILE_BUDGET:,})"
+        )
     return None
 
 
@@ -101,7 +103,11 @@ def _scan_cost(pattern: str) -> int:
         c = pattern[i]
         if c == "\\":
             i += 2
-            if i < n + 1 and pattern[i - 1:i] in ("p", "P", "N", "x", "u", "U") and pattern[i:i + 1] == "{":
+            if (
+                i < n + 1
+                and pattern[i - 1 : i] in ("p", "P", "N", "x", "u", "U")
+                and pattern[i : i + 1] == "{"
+            ):
                 i = pattern.find("}", i) + 1 or n
             last = 1
             stack[-1] += 1
@@ -109,7 +115,7 @@ def _scan_cost(pattern: str) -> int:
         if c == "[":
             end = i + 1
             while end < n and pattern[end] != "]" or end == i + 1:
-                end += 2 if pattern[end:end + 1] == "\\" else 1
+                end += 2 if pattern[end : end + 1] == "\\" else 1
             i, last = end + 1, 1
             stack[-1] += 1
             continue
@@ -120,7 +126,7 @@ def _scan_cost(pattern: str) -> int:
             stack[-1] += last
         elif c == "{":
             end = pattern.find("}", i)
-            counts = pattern[i + 1:end].split(",") if end > i else []
+            counts = pattern[i + 1 : end].split(",") if end > i else []
             if end > i and counts and all(p.strip().isdigit() or not p.strip() for p in counts):
                 high = max((int(p) for p in counts if p.strip()), default=1)
                 stack[-1] += last * (max(high, 1) - 1)
@@ -159,8 +165,10 @@ def redos_problem(pattern: str, ignore_case: bool = False) -> str | None:
         except Exception:  # noqa: BLE001
             continue
         if _overlap(firsts):
-            return ("alternatives that can match the same text under a repeat, "
-                    "like (a|a)* or (\\w|\\d)+")
+            return (
+                "alternatives that can match the same text under a repeat, "
+                "like (a|a)* or (\\w|\\d)+"
+            )
     return None
 
 
@@ -175,17 +183,24 @@ def _repeated_groups(pattern: str) -> list[list[str]]:
             i += 2
             continue
         if c == "[":
-            i += 2 if pattern[i + 1:i + 2] == "]" else 1
+            i += 2 if pattern[i + 1 : i + 2] == "]" else 1
             while i < n and pattern[i] != "]":
                 i += 2 if pattern[i] == "\\" else 1
         elif c == "(":
             start = i + 1
             if pattern.startswith("?", start):
-                if pattern[start + 1:start + 2] in ("=", "!") or pattern.startswith("<=", start + 1) \
-                        or pattern.startswith("<!", start + 1):
+                if (
+                    pattern[start + 1 : start + 2] in ("=", "!")
+                    or pattern.startswith("<=", start + 1)
+                    or pattern.startswith("<!", start + 1)
+                ):
                     start = -1  # a lookaround: not a repeated alternation
                 else:
-                    close = pattern.find(">", start) if pattern[start + 1:start + 2] in ("P", "<") else -1
+                    close = (
+                        pattern.find(">", start)
+                        if pattern[start + 1 : start + 2] in ("P", "<")
+                        else -1
+                    )
                     colon = pattern.find(":", start)
                     start = close + 1 if close > 0 else colon + 1 if colon > 0 else -1
             opens.append((start, []))
@@ -193,11 +208,13 @@ def _repeated_groups(pattern: str) -> list[list[str]]:
             opens[-1][1].append(i)
         elif c == ")" and opens:
             start, bars = opens.pop()
-            after = pattern[i + 1:i + 2]
-            unbounded = after in ("*", "+") or (after == "{" and regex.match(r"\{\d*,\}", pattern[i + 1:]))
+            after = pattern[i + 1 : i + 2]
+            unbounded = after in ("*", "+") or (
+                after == "{" and regex.match(r"\{\d*,\}", pattern[i + 1 :])
+            )
             if start >= 0 and bars and unbounded:
                 cuts = [start - 1, *bars, i]
-                found.append([pattern[a + 1:b] for a, b in zip(cuts, cuts[1:])])
+                found.append([pattern[a + 1 : b] for a, b in zip(cuts, cuts[1:])])
         i += 1
     return found
 
@@ -212,8 +229,10 @@ def _redos(items: Any, under_star: bool, fold: bool) -> str | None:
             if high == _UNBOUNDED and op != getattr(_c, "POSSESSIVE_REPEAT", None):
                 branch = _branch_of(body)
                 if branch is not None and _overlap([_first(list(b), fold) for b in branch]):
-                    return ("alternatives that can match the same text under a repeat, "
-                            "like (a|ab)* or (\\w|\\d)+")
+                    return (
+                        "alternatives that can match the same text under a repeat, "
+                        "like (a|ab)* or (\\w|\\d)+"
+                    )
                 found = _redos(body, True, fold)
             else:
                 found = _redos(body, under_star, fold)
@@ -244,7 +263,7 @@ def _branch_of(body: Any) -> Any:
 def _overlap(firsts: list[set[str] | None]) -> bool:
     """Can two alternatives start alike (a shared first character, or both empty)?"""
     for i, a in enumerate(firsts):
-        for b in firsts[i + 1:]:
+        for b in firsts[i + 1 :]:
             if (a is None and b is None) or (a and b and a & b):
                 return True
     return False

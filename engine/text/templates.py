@@ -22,11 +22,17 @@ from typing import Any
 _DECISION = ("message", "detector", "count", "tool")
 _RETRY_PROBLEM = ("tool", "call")
 FIELDS: dict[str, tuple[str, ...]] = {
-    "warn_note": _DECISION, "blocked": _DECISION, "breaker": _DECISION, "aborted": (),
-    "retry_no_output": _RETRY_PROBLEM, "retry_plan_only": _RETRY_PROBLEM,
-    "retry_text_only": _RETRY_PROBLEM, "retry_other_args": _RETRY_PROBLEM,
+    "warn_note": _DECISION,
+    "blocked": _DECISION,
+    "breaker": _DECISION,
+    "aborted": (),
+    "retry_no_output": _RETRY_PROBLEM,
+    "retry_plan_only": _RETRY_PROBLEM,
+    "retry_text_only": _RETRY_PROBLEM,
+    "retry_other_args": _RETRY_PROBLEM,
     "retry": ("problem", "reason", "call", "tool"),
-    "exhausted": ("tool", "retries", "call"), "exhausted_other_args": ("tool", "retries", "call"),
+    "exhausted": ("tool", "retries", "call"),
+    "exhausted_other_args": ("tool", "retries", "call"),
     "round_cap": ("rounds",),
 }
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
@@ -47,7 +53,7 @@ def parse(text: str) -> tuple[tuple[str, bool], ...]:
     at = 0
     for match in _TOKEN.finditer(text):
         if match.start() > at:
-            parts.append((text[at:match.start()], False))
+            parts.append((text[at : match.start()], False))
         token = match.group()
         if token in ("{{", "}}"):
             parts.append((token[0], False))
@@ -65,12 +71,14 @@ def _brace_problem(text: str, index: int) -> str:
     if text[index] == "}":
         return "a lone '}' (write '}}' for a literal brace)"
     end = text.find("}", index)
-    inner = text[index + 1:end] if end > index else ""
+    inner = text[index + 1 : end] if end > index else ""
     if end < 0:
         return "a '{' that is never closed (write '{{' for a literal brace)"
     if any(c in inner for c in ":!.[") and re.match(r"[A-Za-z_]", inner):
-        return (f"{{{inner[:40]}}} uses a format spec, conversion or attribute access; "
-                "only plain {name} fields are filled in")
+        return (
+            f"{{{inner[:40]}}} uses a format spec, conversion or attribute access; "
+            "only plain {name} fields are filled in"
+        )
     return f"{{{inner[:40]}}} is not a field name"
 
 

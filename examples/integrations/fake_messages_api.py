@@ -50,7 +50,9 @@ class FakeMessagesApi:
             return [r for r in self.requests if self._offers_tool(r)]
 
     def _offers_tool(self, body: dict[str, Any]) -> bool:
-        return any(isinstance(t, dict) and t.get("name") == self.tool for t in body.get("tools") or [])
+        return any(
+            isinstance(t, dict) and t.get("name") == self.tool for t in body.get("tools") or []
+        )
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         """The assistant message for one request."""
@@ -63,12 +65,21 @@ class FakeMessagesApi:
             content: list[dict[str, Any]] = [{"type": "text", "text": reply}]
             stop = "end_turn"
         else:
-            content = [{"type": "tool_use", "id": f"toolu_{number}_{i}", "name": name, "input": args}
-                       for i, (name, args) in enumerate(reply)]
+            content = [
+                {"type": "tool_use", "id": f"toolu_{number}_{i}", "name": name, "input": args}
+                for i, (name, args) in enumerate(reply)
+            ]
             stop = "tool_use"
-        return {"id": f"msg_{number}", "type": "message", "role": "assistant", "model": body.get("model", "fake"),
-                "content": content, "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 5}}
+        return {
+            "id": f"msg_{number}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "fake"),
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -83,7 +94,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(length) or b"{}")
         except ValueError:
             body = {}
-        if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count_tokens"):
+        if not self.path.startswith("/v1/messages") or self.path.startswith(
+            "/v1/messages/count_tokens"
+        ):
             self._json({"input_tokens": 10} if "count_tokens" in self.path else {})
             return
         message = self.api.answer(body)
@@ -116,18 +129,43 @@ class _Handler(BaseHTTPRequestHandler):
         events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
         for index, block in enumerate(message["content"]):
             if block["type"] == "text":
-                events += [{"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-                           {"type": "content_block_delta", "index": index,
-                            "delta": {"type": "text_delta", "text": block["text"]}}]
+                events += [
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": block["text"]},
+                    },
+                ]
             else:
-                events += [{"type": "content_block_start", "index": index,
-                            "content_block": dict(block, input={})},
-                           {"type": "content_block_delta", "index": index,
-                            "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}]
+                events += [
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": dict(block, input={}),
+                    },
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {
+                            "type": "input_json_delta",
+                            "partial_json": json.dumps(block["input"]),
+                        },
+                    },
+                ]
             events.append({"type": "content_block_stop", "index": index})
-        events += [{"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                    "usage": {"output_tokens": 5}},
-                   {"type": "message_stop"}]
+        events += [
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+            {"type": "message_stop"},
+        ]
         for event in events:
             self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
         self.wfile.flush()

@@ -27,7 +27,9 @@ class LoopingModel(GenericFakeChatModel):
 
 def replies() -> Iterator[AIMessage]:
     for n in itertools.count(1):  # the same call, with a fresh call id, forever
-        yield AIMessage("", tool_calls=[{"name": "check_build", "args": {"job": 7}, "id": f"call_{n}"}])
+        yield AIMessage(
+            "", tool_calls=[{"name": "check_build", "args": {"job": 7}, "id": f"call_{n}"}]
+        )
 
 
 @tool
@@ -37,8 +39,14 @@ def check_build(job: int) -> str:
     return "status: pending"
 
 
-agent = create_agent(LoopingModel(messages=replies()), [check_build],
-                     middleware=[LoopGuardMiddleware()], checkpointer=InMemorySaver())
-state = agent.invoke({"messages": [{"role": "user", "content": "is build 7 done?"}]},
-                     {"configurable": {"thread_id": "demo-thread"}})
+agent = create_agent(
+    LoopingModel(messages=replies()),
+    [check_build],
+    middleware=[LoopGuardMiddleware()],
+    checkpointer=InMemorySaver(),
+)
+state = agent.invoke(
+    {"messages": [{"role": "user", "content": "is build 7 done?"}]},
+    {"configurable": {"thread_id": "demo-thread"}},
+)
 print("final answer:", state["messages"][-1].text)

@@ -11,7 +11,9 @@ from agents.testing import ScriptedModel, function_call
 from loopguard.integrations.openai_agents import LoopGuard
 
 set_tracing_disabled(True)  # offline: no trace export
-model = ScriptedModel([[function_call("check_build", {"job": 7}, call_id=f"call_{n}")] for n in range(1, 21)])
+model = ScriptedModel(
+    [[function_call("check_build", {"job": 7}, call_id=f"call_{n}")] for n in range(1, 21)]
+)
 
 
 @function_tool

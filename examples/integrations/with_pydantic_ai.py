@@ -18,7 +18,9 @@ ids = itertools.count(1)
 
 
 def looping_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse(parts=[ToolCallPart("check_build", {"job": 7}, tool_call_id=f"call_{next(ids)}")])
+    return ModelResponse(
+        parts=[ToolCallPart("check_build", {"job": 7}, tool_call_id=f"call_{next(ids)}")]
+    )
 
 
 def check_build(job: int) -> str:

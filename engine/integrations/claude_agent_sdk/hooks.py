@@ -24,10 +24,10 @@ from typing import Any
 
 from claude_agent_sdk import HookMatcher
 
-from loopguard.session import answers
 from loopguard.decision import Decision
-from loopguard.session.guard import Guard
 from loopguard.integrations._core import GuardCore, _bound
+from loopguard.session import answers
+from loopguard.session.guard import Guard
 
 Output = Any  # a HookJSONOutput (TypedDict), built as a plain dict
 
@@ -35,8 +35,14 @@ Output = Any  # a HookJSONOutput (TypedDict), built as a plain dict
 class ClaudeLoopGuard:
     """The hook callbacks, sharing one GuardCore (see the module docstring)."""
 
-    def __init__(self, guard: Guard | None = None, *, agent: str | None = None,
-                 run_id: str | None = None, batches: bool = True) -> None:
+    def __init__(
+        self,
+        guard: Guard | None = None,
+        *,
+        agent: str | None = None,
+        run_id: str | None = None,
+        batches: bool = True,
+    ) -> None:
         self.core = GuardCore(guard, agent, run_id)
         self.batches = batches
         self._lock = threading.Lock()
@@ -69,13 +75,23 @@ class ClaudeLoopGuard:
                 _bound(self._batch)
         if opening:
             self.core.begin_round(sid)
-        decision = self.core.before(sid, str(data.get("tool_name") or ""), data.get("tool_input"),
-                                    data.get("tool_use_id") or tool_use_id, data.get("agent_id"))
+        decision = self.core.before(
+            sid,
+            str(data.get("tool_name") or ""),
+            data.get("tool_input"),
+            data.get("tool_use_id") or tool_use_id,
+            data.get("agent_id"),
+        )
         refused = answers.tool_result(decision)
         if refused is None:
             return {}
-        out: Output = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                              "permissionDecisionReason": refused}}
+        out: Output = {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": refused,
+            }
+        }
         return self._stopping(out, decision)
 
     async def post_tool_batch(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
@@ -84,16 +100,28 @@ class ClaudeLoopGuard:
 
     async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
         sid = _sid(data)
-        decisions = self.core.after(sid, str(data.get("tool_name") or ""), data.get("tool_input"),
-                                    data.get("tool_use_id") or tool_use_id,
-                                    result=data.get("tool_response"), run_id=data.get("agent_id"))
+        decisions = self.core.after(
+            sid,
+            str(data.get("tool_name") or ""),
+            data.get("tool_input"),
+            data.get("tool_use_id") or tool_use_id,
+            result=data.get("tool_response"),
+            run_id=data.get("agent_id"),
+        )
         return self._noted("PostToolUse", decisions)
 
-    async def post_tool_use_failure(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
+    async def post_tool_use_failure(
+        self, data: Any, tool_use_id: str | None, context: Any
+    ) -> Output:
         sid = _sid(data)
-        decisions = self.core.after(sid, str(data.get("tool_name") or ""), data.get("tool_input"),
-                                    data.get("tool_use_id") or tool_use_id,
-                                    error=str(data.get("error") or "error"), run_id=data.get("agent_id"))
+        decisions = self.core.after(
+            sid,
+            str(data.get("tool_name") or ""),
+            data.get("tool_input"),
+            data.get("tool_use_id") or tool_use_id,
+            error=str(data.get("error") or "error"),
+            run_id=data.get("agent_id"),
+        )
         return self._noted("PostToolUseFailure", decisions)
 
     async def stop(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
@@ -111,7 +139,9 @@ class ClaudeLoopGuard:
             return {"decision": "block", "reason": outcome.message or ""}
         final = outcome.text or ""
         if final != (text or ""):
-            warning = final[: len(final) - len(text)].strip() if text and final.endswith(text) else final
+            warning = (
+                final[: len(final) - len(text)].strip() if text and final.endswith(text) else final
+            )
             return {"systemMessage": warning}
         return {}
 
@@ -128,8 +158,12 @@ class ClaudeLoopGuard:
     def _noted(self, event: str, decisions: list[Decision]) -> Output:
         if not any(answers.note_shown(d) for d in decisions):
             return {}
-        out: Output = {"hookSpecificOutput": {"hookEventName": event,
-                                              "additionalContext": answers.with_notes("", decisions).strip()}}
+        out: Output = {
+            "hookSpecificOutput": {
+                "hookEventName": event,
+                "additionalContext": answers.with_notes("", decisions).strip(),
+            }
+        }
         breaker = next((d for d in decisions if d.action == "breaker"), None)
         return self._stopping(out, breaker) if breaker is not None else out
 
@@ -142,8 +176,13 @@ class ClaudeLoopGuard:
         return out
 
 
-def loopguard_hooks(guard: Guard | None = None, *, agent: str | None = None,
-                    run_id: str | None = None, batches: bool = True) -> dict[str, list[HookMatcher]]:
+def loopguard_hooks(
+    guard: Guard | None = None,
+    *,
+    agent: str | None = None,
+    run_id: str | None = None,
+    batches: bool = True,
+) -> dict[str, list[HookMatcher]]:
     """The `hooks=` mapping for `ClaudeAgentOptions`, backed by a new ClaudeLoopGuard."""
     return ClaudeLoopGuard(guard, agent=agent, run_id=run_id, batches=batches).hooks()
 

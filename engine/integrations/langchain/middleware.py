@@ -25,14 +25,19 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.messages import convert_to_openai_messages
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
 from langgraph.config import get_config
 
-from loopguard.session import answers
 from loopguard.decision import Decision
-from loopguard.session.guard import Guard
 from loopguard.integrations._core import GuardCore, _bound
+from loopguard.session import answers
+from loopguard.session.guard import Guard
 
 SUMMARY_SOURCE = "summarization"  # additional_kwargs["lc_source"] of SummarizationMiddleware
 
@@ -40,9 +45,15 @@ SUMMARY_SOURCE = "summarization"  # additional_kwargs["lc_source"] of Summarizat
 class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
     """Keeps a `create_agent` agent out of tool-call loops (see the module docstring)."""
 
-    def __init__(self, guard: Guard | None = None, *, agent: str | None = None,
-                 run_id: str | None = None, session_id: str = "default",
-                 tools: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        guard: Guard | None = None,
+        *,
+        agent: str | None = None,
+        run_id: str | None = None,
+        session_id: str = "default",
+        tools: Iterable[str] | None = None,
+    ) -> None:
         super().__init__()
         self.core = GuardCore(guard, agent, run_id)
         self.session_id = session_id
@@ -120,7 +131,9 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         try:
             out = handler(request)
         except Exception as exc:
-            self.core.after(sid, call["name"], call["args"], call["id"], error=answers.error_text(exc))
+            self.core.after(
+                sid, call["name"], call["args"], call["id"], error=answers.error_text(exc)
+            )
             raise
         return self._record(sid, call, out)
 
@@ -131,7 +144,9 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         try:
             out = await handler(request)
         except Exception as exc:
-            self.core.after(sid, call["name"], call["args"], call["id"], error=answers.error_text(exc))
+            self.core.after(
+                sid, call["name"], call["args"], call["id"], error=answers.error_text(exc)
+            )
             raise
         return self._record(sid, call, out)
 
@@ -147,7 +162,11 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         refused = answers.tool_result(decision)
         if refused is None:
             return sid, call, None
-        return sid, call, ToolMessage(refused, tool_call_id=call["id"], name=call["name"], status="error")
+        return (
+            sid,
+            call,
+            ToolMessage(refused, tool_call_id=call["id"], name=call["name"], status="error"),
+        )
 
     def _record(self, sid: str, call: Any, out: Any) -> Any:
         """`after_call` with the tool's message; the guard's note appended when shown."""
@@ -155,8 +174,14 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
             self.core.after(sid, call["name"], call["args"], call["id"], result=repr(out))
             return out
         error = out.text if out.status == "error" else None
-        decisions = self.core.after(sid, call["name"], call["args"], call["id"],
-                                    result=None if error is not None else out.content, error=error)
+        decisions = self.core.after(
+            sid,
+            call["name"],
+            call["args"],
+            call["id"],
+            result=None if error is not None else out.content,
+            error=error,
+        )
         notes = answers.with_notes("", decisions).lstrip("\n")
         if not notes:
             return out

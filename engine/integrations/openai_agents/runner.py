@@ -36,26 +36,38 @@ from agents import Agent, RunConfig, RunHooks, Runner
 from agents.agent import ToolsToFinalOutputResult
 from agents.tool import FunctionTool
 from agents.tool_guardrails import (
-    ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolOutputGuardrail,
+    ToolGuardrailFunctionOutput,
+    ToolInputGuardrail,
+    ToolOutputGuardrail,
 )
 
-from loopguard.session import answers
 from loopguard.decision import Decision
-from loopguard.session.guard import Guard
 from loopguard.integrations._core import GuardCore, _bound
+from loopguard.session import answers
+from loopguard.session.guard import Guard
 
-_SESSION: contextvars.ContextVar[str] = contextvars.ContextVar("loopguard_session", default="default")
+_SESSION: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "loopguard_session", default="default"
+)
 
 
 class LoopGuard:
     """Keeps OpenAI Agents SDK runs out of tool-call loops (see the module docstring)."""
 
-    def __init__(self, guard: Guard | None = None, *, agent: str | None = None,
-                 run_id: str | None = None, tools: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        guard: Guard | None = None,
+        *,
+        agent: str | None = None,
+        run_id: str | None = None,
+        tools: Iterable[str] | None = None,
+    ) -> None:
         self.core = GuardCore(guard, agent, run_id)
         self.tool_names = None if tools is None else list(tools)
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(self._check, "loopguard")
-        self.output_guardrail: ToolOutputGuardrail[Any] = ToolOutputGuardrail(self._record, "loopguard")
+        self.output_guardrail: ToolOutputGuardrail[Any] = ToolOutputGuardrail(
+            self._record, "loopguard"
+        )
         self._lock = threading.Lock()
         self._decided: dict[tuple[str, str], Decision] = {}
         self._failed: dict[tuple[str, str], bool] = {}
@@ -63,8 +75,9 @@ class LoopGuard:
         self._ended: dict[str, bool] = {}
 
     # -- the runner wrapper ----------------------------------------------------
-    async def run(self, agent: Agent[Any], input: Any, *, session_id: str | None = None,
-                  **kwargs: Any) -> Any:
+    async def run(
+        self, agent: Agent[Any], input: Any, *, session_id: str | None = None, **kwargs: Any
+    ) -> Any:
         """`Runner.run` with the guard (see the module docstring); returns the RunResult."""
         steps = self._runs(agent, input, session_id, kwargs)
         try:
@@ -78,8 +91,9 @@ class LoopGuard:
         finally:  # a run that raised: end the turn here, in this context (its contextvar token)
             steps.close()
 
-    def run_sync(self, agent: Agent[Any], input: Any, *, session_id: str | None = None,
-                 **kwargs: Any) -> Any:
+    def run_sync(
+        self, agent: Agent[Any], input: Any, *, session_id: str | None = None, **kwargs: Any
+    ) -> Any:
         """`Runner.run_sync` with the guard."""
         steps = self._runs(agent, input, session_id, kwargs)
         try:
@@ -93,8 +107,9 @@ class LoopGuard:
         finally:  # a run that raised: end the turn here, in this context (its contextvar token)
             steps.close()
 
-    def _runs(self, agent: Agent[Any], input: Any, session_id: str | None,
-              kwargs: dict[str, Any]) -> Generator[tuple[Agent[Any], Any, dict[str, Any]], Any, Any]:
+    def _runs(
+        self, agent: Agent[Any], input: Any, session_id: str | None, kwargs: dict[str, Any]
+    ) -> Generator[tuple[Agent[Any], Any, dict[str, Any]], Any, Any]:
         """The turn as a generator: yields (agent, input, options) per run, returns the last result."""
         sid, token = self._enter(input, session_id, kwargs)
         try:
@@ -150,7 +165,9 @@ class LoopGuard:
             failed = self._failed.pop((sid, call_id), False)
         if failed:  # already recorded as a failure by the error formatter
             return ToolGuardrailFunctionOutput.allow()
-        decisions = self.core.after(sid, ctx.tool_name, _args(ctx.tool_arguments), call_id, result=data.output)
+        decisions = self.core.after(
+            sid, ctx.tool_name, _args(ctx.tool_arguments), call_id, result=data.output
+        )
         if not any(answers.note_shown(d) for d in decisions):
             return ToolGuardrailFunctionOutput.allow()
         text = answers.with_notes(answers.result_text(data.output), decisions)
@@ -161,8 +178,11 @@ class LoopGuard:
         (handoffs and hosted tools are not tool calls the guard answers)."""
         sid = _SESSION.get()
         names = {t.name for t in getattr(agent, "tools", ()) if isinstance(t, FunctionTool)}
-        calls = [item for item in response.output
-                 if getattr(item, "type", None) == "function_call" and item.name in names]
+        calls = [
+            item
+            for item in response.output
+            if getattr(item, "type", None) == "function_call" and item.name in names
+        ]
         if not calls:
             return
         self.core.begin_round(sid)
@@ -176,8 +196,13 @@ class LoopGuard:
         """Record a tool that raised; the text the model sees stays the SDK's (or `user`'s)."""
         if args.kind == "tool_exception" and args.error is not None:
             sid, ctx = _SESSION.get(), args.run_context
-            self.core.after(sid, args.tool_name, _args(getattr(ctx, "tool_arguments", None)),
-                            args.call_id, error=answers.error_text(args.error))
+            self.core.after(
+                sid,
+                args.tool_name,
+                _args(getattr(ctx, "tool_arguments", None)),
+                args.call_id,
+                error=answers.error_text(args.error),
+            )
             with self._lock:
                 self._failed[(sid, str(args.call_id))] = True
                 _bound(self._failed)
@@ -187,14 +212,20 @@ class LoopGuard:
     def _guard_tool(self, tool: FunctionTool) -> FunctionTool:
         inputs = [g for g in tool.tool_input_guardrails or [] if g is not self.input_guardrail]
         outputs = [g for g in tool.tool_output_guardrails or [] if g is not self.output_guardrail]
-        return dataclasses.replace(tool, tool_input_guardrails=[*inputs, self.input_guardrail],
-                                   tool_output_guardrails=[*outputs, self.output_guardrail])
+        return dataclasses.replace(
+            tool,
+            tool_input_guardrails=[*inputs, self.input_guardrail],
+            tool_output_guardrails=[*outputs, self.output_guardrail],
+        )
 
-    def _enter(self, input: Any, session_id: str | None, kwargs: dict[str, Any]
-               ) -> tuple[str, contextvars.Token[str]]:
+    def _enter(
+        self, input: Any, session_id: str | None, kwargs: dict[str, Any]
+    ) -> tuple[str, contextvars.Token[str]]:
         sid = session_id or _session_of(kwargs)
         token = _SESSION.set(sid)
-        messages = [{"role": "user", "content": input}] if isinstance(input, str) else list(input or [])
+        messages = (
+            [{"role": "user", "content": input}] if isinstance(input, str) else list(input or [])
+        )
         self.core.begin_turn(sid, messages, self.tool_names)
         return sid, token
 
@@ -202,7 +233,9 @@ class LoopGuard:
         options = dict(kwargs)
         session = kwargs.get("session")
         if session is not None and callable(getattr(session, "run_compaction", None)):
-            options["session"] = _CompactionWatch(session, self.core.session(_SESSION.get()).compacted)
+            options["session"] = _CompactionWatch(
+                session, self.core.session(_SESSION.get()).compacted
+            )
         options["hooks"] = _Hooks(self, kwargs.get("hooks"))
         config = kwargs.get("run_config")
         if isinstance(config, dict):
@@ -210,7 +243,8 @@ class LoopGuard:
         config = config or RunConfig()
         user = config.tool_error_formatter
         options["run_config"] = dataclasses.replace(
-            config, tool_error_formatter=lambda args: self._format_error(args, user))
+            config, tool_error_formatter=lambda args: self._format_error(args, user)
+        )
         return options
 
     def _after(self, sid: str, result: Any) -> str | None:
@@ -273,7 +307,11 @@ class _Hooks(RunHooks[Any]):
             await self._user.on_llm_end(context, agent, response)
 
     def __getattribute__(self, name: str) -> Any:
-        if name.startswith("on_") and name != "on_llm_end" and object.__getattribute__(self, "_user") is not None:
+        if (
+            name.startswith("on_")
+            and name != "on_llm_end"
+            and object.__getattribute__(self, "_user") is not None
+        ):
             return getattr(object.__getattribute__(self, "_user"), name)
         return object.__getattribute__(self, name)
 

@@ -31,10 +31,10 @@ from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, SkipModelRequest, SkipToolExecution
 
-from loopguard.session import answers
 from loopguard.decision import Decision
-from loopguard.session.guard import Guard
 from loopguard.integrations._core import GuardCore, _bound
+from loopguard.session import answers
+from loopguard.session.guard import Guard
 
 
 @dataclass
@@ -81,7 +81,9 @@ class LoopGuard(AbstractCapability[Any]):
         if calls:
             self.core.begin_round(sid)
             for part in calls:
-                decision = self.core.before(sid, part.tool_name, part.args_as_dict(), part.tool_call_id)
+                decision = self.core.before(
+                    sid, part.tool_name, part.args_as_dict(), part.tool_call_id
+                )
                 with self._lock:
                     self._decided[(sid, part.tool_call_id)] = decision
                     _bound(self._decided)
@@ -107,16 +109,26 @@ class LoopGuard(AbstractCapability[Any]):
             raise SkipToolExecution(refused)
         return args
 
-    async def after_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any) -> Any:
-        decisions = self.core.after(_sid(ctx), call.tool_name, _plain(args), call.tool_call_id, result=result)
+    async def after_tool_execute(
+        self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any
+    ) -> Any:
+        decisions = self.core.after(
+            _sid(ctx), call.tool_name, _plain(args), call.tool_call_id, result=result
+        )
         if not any(answers.note_shown(d) for d in decisions):
             return result
         return answers.with_notes(answers.result_text(result), decisions)
 
-    async def on_tool_execute_error(self, ctx: Any, *, call: Any, tool_def: Any, args: Any,
-                                    error: Exception) -> Any:
-        self.core.after(_sid(ctx), call.tool_name, _plain(args), call.tool_call_id,
-                        error=answers.error_text(error))
+    async def on_tool_execute_error(
+        self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Exception
+    ) -> Any:
+        self.core.after(
+            _sid(ctx),
+            call.tool_name,
+            _plain(args),
+            call.tool_call_id,
+            error=answers.error_text(error),
+        )
         raise error
 
     # -- internals ---------------------------------------------------------------
@@ -126,7 +138,7 @@ class LoopGuard(AbstractCapability[Any]):
             last = self._sent.get(sid)
             self._sent[sid] = sent
             _bound(self._sent)
-        if last is not None and sent[:len(last)] != last:
+        if last is not None and sent[: len(last)] != last:
             self.core.session(sid).compacted()
 
 
@@ -140,12 +152,12 @@ def _plain(args: Any) -> Any:
     return dump() if callable(dump) else args
 
 
-
-
 def _latest_text(messages: Sequence[Any]) -> str | None:
     """The newest non-empty model text since the last user prompt."""
     for message in reversed(messages):
-        if isinstance(message, pm.ModelRequest) and any(isinstance(p, pm.UserPromptPart) for p in message.parts):
+        if isinstance(message, pm.ModelRequest) and any(
+            isinstance(p, pm.UserPromptPart) for p in message.parts
+        ):
             return None
         if isinstance(message, pm.ModelResponse):
             text = "".join(p.content for p in message.parts if isinstance(p, pm.TextPart))
@@ -161,7 +173,11 @@ def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
         for part in message.parts:
             if isinstance(part, pm.UserPromptPart):
                 content = part.content
-                text = content if isinstance(content, str) else "".join(c for c in content if isinstance(c, str))
+                text = (
+                    content
+                    if isinstance(content, str)
+                    else "".join(c for c in content if isinstance(c, str))
+                )
                 out.append({"role": "user", "content": text})
             elif isinstance(part, pm.TextPart):
                 out.append({"role": "assistant", "content": part.content})

@@ -35,6 +35,8 @@ from loopguard.lint.checks.record import LintCheck, from_module
 from loopguard.lint.checks.stagecodes import LINT_CODES, STAGE_CODES
 
 CODE_SHAPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
 def _problem(check: Any, origin: str, taken: dict[str, LintCheck]) -> str | None:
     if not isinstance(check, LintCheck):
         return f"{origin}: lint check {check!r} is not a loopguard.lint.checks.LintCheck"
@@ -75,17 +77,24 @@ def _plugin_impls(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
     """
     if plugins is None:
         return [("loopguard", builtin.loopguard_register_lint_checks)]
-    hooks = [("loopguard" if plugin.builtin else plugin.source, function)
-             for plugin, function in plugins.implementations("loopguard_register_lint_checks")]
+    hooks = [
+        ("loopguard" if plugin.builtin else plugin.source, function)
+        for plugin, function in plugins.implementations("loopguard_register_lint_checks")
+    ]
     return hooks + _detector_checks(plugins)
 
 
 def _detector_checks(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
     """(origin, function) offering each registered detector's own `lint_checks`, after the
     hooks: a detector's checks are listed, run and disabled like every other check."""
-    return [("loopguard" if entry.builtin else entry.source,
-             partial(contract.lint_checks, entry.detector))
-            for entry in plugins.entries if getattr(entry.detector, "lint_checks", ())]
+    return [
+        (
+            "loopguard" if entry.builtin else entry.source,
+            partial(contract.lint_checks, entry.detector),
+        )
+        for entry in plugins.entries
+        if getattr(entry.detector, "lint_checks", ())
+    ]
 
 
 def registry() -> LintRegistry:
@@ -104,13 +113,21 @@ def _build(plugins: Any) -> LintRegistry:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - one plugin (even sys.exit) never takes lint down
-            problems.append(f"{origin}: loopguard_register_lint_checks failed: "
-                            f"{type(exc).__name__}: {exc}")
+            problems.append(
+                f"{origin}: loopguard_register_lint_checks failed: {type(exc).__name__}: {exc}"
+            )
             continue
         for check in offered:
             if origin != "loopguard" and isinstance(check, LintCheck):
-                check = LintCheck(check.code, check.level, check.doc, check.check, check.default,
-                                  "meaning", origin)
+                check = LintCheck(
+                    check.code,
+                    check.level,
+                    check.doc,
+                    check.check,
+                    check.default,
+                    "meaning",
+                    origin,
+                )
             problem = _problem(check, origin, found)
             if problem:
                 problems.append(problem)
@@ -133,12 +150,14 @@ def select(disable: Sequence[str] = (), enable: Sequence[str] = ()) -> frozenset
     known = checks()
     for code in (*disable, *enable):
         if code not in known:
-            raise SelectionError(f"unknown lint check {code!r}; `loopguard lint --list-checks` "
-                                 "lists them")
+            raise SelectionError(
+                f"unknown lint check {code!r}; `loopguard lint --list-checks` lists them"
+            )
     for code in disable:
         if not known[code].can_disable:
-            raise SelectionError(f"{code!r} cannot be disabled: a file with that error does not "
-                                 "load")
+            raise SelectionError(
+                f"{code!r} cannot be disabled: a file with that error does not load"
+            )
     both = sorted(set(disable) & set(enable))
     if both:
         raise SelectionError(f"{', '.join(both)}: both --disable and --enable")
@@ -146,5 +165,14 @@ def select(disable: Sequence[str] = (), enable: Sequence[str] = ()) -> frozenset
     return frozenset(active - set(disable))
 
 
-__all__ = ["BUILTIN_CHECKS", "LintCheck", "LintContext", "LintRegistry", "SelectionError",
-           "checks", "from_module", "registry", "select"]
+__all__ = [
+    "BUILTIN_CHECKS",
+    "LintCheck",
+    "LintContext",
+    "LintRegistry",
+    "SelectionError",
+    "checks",
+    "from_module",
+    "registry",
+    "select",
+]

@@ -12,10 +12,21 @@ from loopguard.detection.hookspecs import hookimpl
 from loopguard.lint.checks.record import LintCheck, from_module
 
 BUILTIN_CHECKS = (
-    "unused_set", "empty_set", "empty_keyword", "duplicate_keyword", "duplicate_exempt_tool",
-    "duplicate_detector", "duplicate_id", "threshold_order",
-    "threshold_repaired", "never_fires", "gated_off", "unknown_agent", "unused_agent",
-    "redundant_value", "redos",
+    "unused_set",
+    "empty_set",
+    "empty_keyword",
+    "duplicate_keyword",
+    "duplicate_exempt_tool",
+    "duplicate_detector",
+    "duplicate_id",
+    "threshold_order",
+    "threshold_repaired",
+    "never_fires",
+    "gated_off",
+    "unknown_agent",
+    "unused_agent",
+    "redundant_value",
+    "redos",
 )
 
 

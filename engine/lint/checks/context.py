@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from loopguard.findings import Finding
 from loopguard.config.effective import deep_merge
 from loopguard.config.positions import Path, PositionIndex, SourceDoc
+from loopguard.findings import Finding
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,11 @@ class LintContext:
     @cached_property
     def removed(self) -> set[str]:
         """Dotted paths (`loop_detection.history_size`) of values the schema rejected."""
-        return {".".join(str(p) for p in path) for layer in self.layers
-                for path in getattr(layer, "removed", ())}
+        return {
+            ".".join(str(p) for p in path)
+            for layer in self.layers
+            for path in getattr(layer, "removed", ())
+        }
 
     @cached_property
     def inherited(self) -> dict[str, Any]:
@@ -67,7 +70,8 @@ class LintContext:
                 merged = deep_merge(merged, {k: v for k, v in layer.data.items() if k != "extends"})
         return merged
 
-    def finding(self, path: Path, level: str, message: str, hint: str, code: str,
-                at_key: bool = False) -> Finding:
+    def finding(
+        self, path: Path, level: str, message: str, hint: str, code: str, at_key: bool = False
+    ) -> Finding:
         """A finding about `path` of the merged document, placed where it was written."""
         return self.index.finding(self.data, path, level, message, hint, code, at_key)

@@ -6,8 +6,8 @@ Fails: `aggregator: {order: [ping_pong, cycle, ping_pong]}`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
 from loopguard.config.loadchecks import repeats, scopes
+from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 
 CODE = "duplicate-detector"
@@ -15,8 +15,14 @@ LEVEL = "warning"
 
 
 def check(ctx: LintContext) -> list[Finding]:
-    return [ctx.finding(prefix + ("aggregator", "order", i), LEVEL,
-                        f"duplicate detector {item!r} (same as item {first + 1})", "remove it",
-                        CODE)
-            for prefix, block in scopes(ctx.top)
-            for i, item, first in repeats((block.get("aggregator") or {}).get("order"), str)]
+    return [
+        ctx.finding(
+            prefix + ("aggregator", "order", i),
+            LEVEL,
+            f"duplicate detector {item!r} (same as item {first + 1})",
+            "remove it",
+            CODE,
+        )
+        for prefix, block in scopes(ctx.top)
+        for i, item, first in repeats((block.get("aggregator") or {}).get("order"), str)
+    ]

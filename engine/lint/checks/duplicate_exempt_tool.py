@@ -6,8 +6,8 @@ Fails: `detectors: {generic_repeat: {exempt: [read, read]}}`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
 from loopguard.config.loadchecks import repeats, scopes
+from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 
 CODE = "duplicate-exempt-tool"
@@ -19,8 +19,14 @@ def check(ctx: LintContext) -> list[Finding]:
     for prefix, block in scopes(ctx.top):
         for ident, options in (block.get("detectors") or {}).items():
             exempt = options.get("exempt") if isinstance(options, dict) else None
-            found.extend(ctx.finding(prefix + ("detectors", ident, "exempt", i), LEVEL,
-                                     f"duplicate exempt tool {item!r} (same as item {first + 1})",
-                                     "remove it", CODE)
-                         for i, item, first in repeats(exempt, str))
+            found.extend(
+                ctx.finding(
+                    prefix + ("detectors", ident, "exempt", i),
+                    LEVEL,
+                    f"duplicate exempt tool {item!r} (same as item {first + 1})",
+                    "remove it",
+                    CODE,
+                )
+                for i, item, first in repeats(exempt, str)
+            )
     return found

@@ -6,8 +6,8 @@ Fails: `intents: [{id: buy, ...}, {id: buy, ...}]`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
 from loopguard.config.loadchecks import scopes
+from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 
 CODE = "duplicate-id"
@@ -21,8 +21,14 @@ def check(ctx: LintContext) -> list[Finding]:
         for i, intent in enumerate(block.get("intents") or []):
             ident = intent.get("id") if isinstance(intent, dict) else None
             if isinstance(ident, str) and ident in seen:
-                found.append(ctx.finding(prefix + ("intents", i, "id"), LEVEL,
-                                         f"intent id {ident!r} is used twice",
-                                         "give every intent its own id", CODE))
+                found.append(
+                    ctx.finding(
+                        prefix + ("intents", i, "id"),
+                        LEVEL,
+                        f"intent id {ident!r} is used twice",
+                        "give every intent its own id",
+                        CODE,
+                    )
+                )
             seen.add(str(ident))
     return found

@@ -8,8 +8,8 @@ Fails: `keyword_sets: {buy: [buy, "  "]}`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
 from loopguard.config.loadchecks import normaliser, scopes
+from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 
 CODE = "empty-keyword"
@@ -23,7 +23,13 @@ def check(ctx: LintContext) -> list[Finding]:
         for name, words in (block.get("keyword_sets") or {}).items():
             for i, word in enumerate(words if isinstance(words, list) else []):
                 if isinstance(word, str) and not norm(word).strip():
-                    found.append(ctx.finding(prefix + ("keyword_sets", name, i), LEVEL,
-                                             "empty keyword", "remove it; an empty keyword "
-                                             "matches nothing", CODE))
+                    found.append(
+                        ctx.finding(
+                            prefix + ("keyword_sets", name, i),
+                            LEVEL,
+                            "empty keyword",
+                            "remove it; an empty keyword matches nothing",
+                            CODE,
+                        )
+                    )
     return found

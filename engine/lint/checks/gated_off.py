@@ -12,8 +12,8 @@ Fails: `loop_detection: {enabled: false}` with `detectors: {generic_repeat: {ena
 from __future__ import annotations
 
 from loopguard.findings import Finding
-from loopguard.lint.gates import gate_checks
 from loopguard.lint.checks.context import LintContext
+from loopguard.lint.gates import gate_checks
 
 CODE = "gated-off"
 LEVEL = "warning"

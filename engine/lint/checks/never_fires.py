@@ -13,8 +13,8 @@ Fails: `loop_detection: {warning_threshold: 40, history_size: 30}`.
 from __future__ import annotations
 
 from loopguard.findings import Finding
-from loopguard.lint.thresholds import never_checks
 from loopguard.lint.checks.context import LintContext
+from loopguard.lint.thresholds import never_checks
 
 CODE = "never-fires"
 LEVEL = "error"

@@ -39,5 +39,12 @@ class LintCheck:
 
 def from_module(module: Any, origin: str = "loopguard") -> LintCheck:
     """The `LintCheck` a check module declares (CODE, LEVEL, DEFAULT, check, docstring)."""
-    return LintCheck(module.CODE, module.LEVEL, module.__doc__ or "", module.check,
-                     getattr(module, "DEFAULT", True), "meaning", origin)
+    return LintCheck(
+        module.CODE,
+        module.LEVEL,
+        module.__doc__ or "",
+        module.check,
+        getattr(module, "DEFAULT", True),
+        "meaning",
+        origin,
+    )

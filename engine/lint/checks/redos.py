@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from loopguard.findings import Finding
 from loopguard.config.loadchecks import scopes
 from loopguard.config.loadchecks import user_patterns as detector_patterns
-from loopguard.config.schema import default_assembly
 from loopguard.config.positions import Path
-from loopguard.text.regexcheck import redos_problem
+from loopguard.config.schema import default_assembly
+from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
+from loopguard.text.regexcheck import redos_problem
 
 CODE = "redos"
 LEVEL = "warning"
@@ -42,9 +42,13 @@ def user_patterns(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, s
     for i, intent in enumerate(intents if isinstance(intents, list) else []):
         require = intent.get("require") if isinstance(intent, dict) else None
         args = require.get("args") if isinstance(require, dict) else None
-        for name, spec in (args.items() if isinstance(args, dict) else ()):
+        for name, spec in args.items() if isinstance(args, dict) else ():
             if isinstance(spec, dict) and isinstance(spec.get("regex"), str) and len(spec) == 1:
-                yield prefix + ("intents", i, "require", "args", name, "regex"), spec["regex"], False
+                yield (
+                    prefix + ("intents", i, "require", "args", name, "regex"),
+                    spec["regex"],
+                    False,
+                )
 
 
 def check(ctx: LintContext) -> list[Finding]:
@@ -53,7 +57,14 @@ def check(ctx: LintContext) -> list[Finding]:
         for path, pattern, fold in user_patterns(block, prefix):
             problem = redos_problem(pattern, fold)
             if problem:
-                found.append(ctx.finding(path, LEVEL, f"pattern may backtrack catastrophically: "
-                                         f"{problem}", "rewrite it without a repeat inside a "
-                                         "repeat, e.g. (a+)+ -> a+, (\\w|\\d)+ -> \\w+", CODE))
+                found.append(
+                    ctx.finding(
+                        path,
+                        LEVEL,
+                        f"pattern may backtrack catastrophically: {problem}",
+                        "rewrite it without a repeat inside a "
+                        "repeat, e.g. (a+)+ -> a+, (\\w|\\d)+ -> \\w+",
+                        CODE,
+                    )
+                )
     return found

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.findings import Finding
 from loopguard.config.positions import Path
+from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 
 CODE = "redundant-value"
@@ -27,8 +27,12 @@ _SKIP = ("version", "extends", "agents")
 def _leaves(tree: Any, inherited: Any, path: Path) -> list[tuple[Path, Any]]:
     """Paths under `tree` whose value equals the inherited one (mappings walked key by key)."""
     if isinstance(tree, dict) and isinstance(inherited, dict):
-        return [hit for key, value in tree.items() if key in inherited
-                for hit in _leaves(value, inherited[key], path + (key,))]
+        return [
+            hit
+            for key, value in tree.items()
+            if key in inherited
+            for hit in _leaves(value, inherited[key], path + (key,))
+        ]
     return [(path, tree)] if tree == inherited and type(tree) is type(inherited) else []
 
 
@@ -39,7 +43,13 @@ def check(ctx: LintContext) -> list[Finding]:
             continue
         for path, same in _leaves(value, ctx.inherited[key], (key,)):
             shown = ".".join(str(p) for p in path)
-            found.append(ctx.finding(path, LEVEL, f"{shown} is set to {same!r}, the value it "
-                                     "already inherits", "remove it (the inherited value "
-                                     "applies)", CODE))
+            found.append(
+                ctx.finding(
+                    path,
+                    LEVEL,
+                    f"{shown} is set to {same!r}, the value it already inherits",
+                    "remove it (the inherited value applies)",
+                    CODE,
+                )
+            )
     return found

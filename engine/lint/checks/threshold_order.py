@@ -10,8 +10,8 @@ Fails: `loop_detection: {warning_threshold: 20, critical_threshold: 20}`.
 from __future__ import annotations
 
 from loopguard.findings import Finding
-from loopguard.lint.thresholds import order_errors
 from loopguard.lint.checks.context import LintContext
+from loopguard.lint.thresholds import order_errors
 
 CODE = "threshold-order"
 LEVEL = "error"

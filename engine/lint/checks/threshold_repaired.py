@@ -11,8 +11,8 @@ Fails: `extends: [strict.yaml]` (critical 12) and `loop_detection: {warning_thre
 from __future__ import annotations
 
 from loopguard.findings import Finding
-from loopguard.lint.thresholds import order_errors, repaired_checks
 from loopguard.lint.checks.context import LintContext
+from loopguard.lint.thresholds import order_errors, repaired_checks
 
 CODE = "threshold-repaired"
 LEVEL = "warning"

@@ -18,6 +18,14 @@ LEVEL = "warning"
 
 def check(ctx: LintContext) -> list[Finding]:
     agents = ctx.data.get("agents") or {}
-    return [ctx.finding(("agents",), LEVEL, f"agent {name!r} has no block under agents; it runs "
-                        "with the global settings", "check the --agent name", CODE)
-            for name in ctx.agents or () if name not in agents]
+    return [
+        ctx.finding(
+            ("agents",),
+            LEVEL,
+            f"agent {name!r} has no block under agents; it runs with the global settings",
+            "check the --agent name",
+            CODE,
+        )
+        for name in ctx.agents or ()
+        if name not in agents
+    ]

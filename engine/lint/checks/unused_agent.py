@@ -23,6 +23,14 @@ def check(ctx: LintContext) -> list[Finding]:
     written = ctx.top.get("agents")
     names = [n for n in (written if isinstance(written, dict) else {}) if n not in ctx.agents]
     listed = ", ".join(ctx.agents)
-    return [ctx.finding(("agents", name), LEVEL, f"agent block {name!r} is never used: the agents "
-                        f"given are {listed}", "remove the block, or add --agent "
-                        f"{name} if that agent runs", CODE, at_key=True) for name in names]
+    return [
+        ctx.finding(
+            ("agents", name),
+            LEVEL,
+            f"agent block {name!r} is never used: the agents given are {listed}",
+            f"remove the block, or add --agent {name} if that agent runs",
+            CODE,
+            at_key=True,
+        )
+        for name in names
+    ]

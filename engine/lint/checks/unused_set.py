@@ -9,8 +9,8 @@ Fails: `keyword_sets: {buy: [buy], sell: [sell]}` where nothing uses `sell`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
 from loopguard.config.loadchecks import scopes, used_sets
+from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 
 CODE = "unused-set"
@@ -21,7 +21,16 @@ def check(ctx: LintContext) -> list[Finding]:
     used = used_sets(ctx.data)
     for written in ctx.written:  # a condition the schema rejected still names its sets
         used |= used_sets(written)
-    return [ctx.finding(prefix + ("keyword_sets", name), LEVEL, f"keyword set {name!r} is never "
-                        "used", "use it in a condition or remove it", CODE, at_key=True)
-            for prefix, block in scopes(ctx.top)
-            for name in (block.get("keyword_sets") or {}) if name not in used]
+    return [
+        ctx.finding(
+            prefix + ("keyword_sets", name),
+            LEVEL,
+            f"keyword set {name!r} is never used",
+            "use it in a condition or remove it",
+            CODE,
+            at_key=True,
+        )
+        for prefix, block in scopes(ctx.top)
+        for name in (block.get("keyword_sets") or {})
+        if name not in used
+    ]

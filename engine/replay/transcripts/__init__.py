@@ -8,8 +8,30 @@ from __future__ import annotations
 
 from loopguard.replay.transcripts.claims import claiming_format
 from loopguard.replay.transcripts.detect import FORMATS, Transcript, open_transcript
-from loopguard.replay.transcripts.events import (AssistantMessage, Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult,
-                     UserMessage, transcript_text)
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    Compaction,
+    EndOfSession,
+    Event,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    transcript_text,
+)
 
-__all__ = ["FORMATS", "AssistantMessage", "Compaction", "EndOfSession", "Event", "SystemMessage", "ToolCall",
-           "ToolResult", "Transcript", "UserMessage", "claiming_format", "transcript_text", "open_transcript"]
+__all__ = [
+    "FORMATS",
+    "AssistantMessage",
+    "Compaction",
+    "EndOfSession",
+    "Event",
+    "SystemMessage",
+    "ToolCall",
+    "ToolResult",
+    "Transcript",
+    "UserMessage",
+    "claiming_format",
+    "transcript_text",
+    "open_transcript",
+]

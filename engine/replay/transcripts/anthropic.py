@@ -15,7 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.replay.transcripts.conversation import Context, Stream, no_events, system_context
-from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, transcript_text
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    Compaction,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    transcript_text,
+)
 from loopguard.replay.transcripts.source import warning
 
 NAME = "anthropic"
@@ -40,18 +48,28 @@ class AnthropicTranslator:
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
         role = obj.get("role")
         blocks = _blocks(obj.get("content"))
-        if obj.get("type") == "compaction" and role is None or any(
-                isinstance(b, dict) and b.get("type") == "compaction" for b in blocks):
+        if (
+            obj.get("type") == "compaction"
+            and role is None
+            or any(isinstance(b, dict) and b.get("type") == "compaction" for b in blocks)
+        ):
             yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
         if role == "assistant":
             yield from self._assistant(blocks, ctx)
         elif role == "user":
             yield from self._user(blocks, ctx)
         elif role == "system":
-            yield SystemMessage(ctx.session, transcript_text(blocks), ctx.run_id, ctx.file, ctx.line)
+            yield SystemMessage(
+                ctx.session, transcript_text(blocks), ctx.run_id, ctx.file, ctx.line
+            )
         elif role is not None or obj.get("type") != "compaction":
-            yield warning(ctx.file, ctx.line, f"message with unknown role {role!r}; skipped", "bad-message",
-                          hint="Anthropic roles are user and assistant")
+            yield warning(
+                ctx.file,
+                ctx.line,
+                f"message with unknown role {role!r}; skipped",
+                "bad-message",
+                hint="Anthropic roles are user and assistant",
+            )
 
     def _assistant(self, blocks: list[Any], ctx: Context) -> Stream:
         calls: list[ToolCall] = []
@@ -59,11 +77,18 @@ class AnthropicTranslator:
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
             if not isinstance(block.get("name"), str):
-                yield warning(ctx.file, ctx.line, f"tool_use block #{index + 1} has no name; skipped", "bad-call")
+                yield warning(
+                    ctx.file,
+                    ctx.line,
+                    f"tool_use block #{index + 1} has no name; skipped",
+                    "bad-call",
+                )
                 continue
             call_id = str(block.get("id") or f"call@{ctx.line}.{index + 1}")
             calls.append(ToolCall(call_id, block["name"], block.get("input", {})))
-        yield AssistantMessage(ctx.session, transcript_text(blocks), tuple(calls), ctx.run_id, ctx.file, ctx.line)
+        yield AssistantMessage(
+            ctx.session, transcript_text(blocks), tuple(calls), ctx.run_id, ctx.file, ctx.line
+        )
 
     def _user(self, blocks: list[Any], ctx: Context) -> Stream:
         answered = False
@@ -73,8 +98,16 @@ class AnthropicTranslator:
                 content = block.get("content")
                 if isinstance(content, list):
                     content = transcript_text(content)
-                yield ToolResult(ctx.session, str(block.get("tool_use_id") or ""), None, content,
-                                 bool(block.get("is_error")), ctx.run_id, ctx.file, ctx.line)
+                yield ToolResult(
+                    ctx.session,
+                    str(block.get("tool_use_id") or ""),
+                    None,
+                    content,
+                    bool(block.get("is_error")),
+                    ctx.run_id,
+                    ctx.file,
+                    ctx.line,
+                )
         if not answered:
             yield UserMessage(ctx.session, transcript_text(blocks), ctx.run_id, ctx.file, ctx.line)
 

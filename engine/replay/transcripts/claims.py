@@ -11,10 +11,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-EVENTS = ("system_message", "user_message", "assistant_message", "tool_result", "compaction", "session_end")
-_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
-_RESPONSES_TYPES = frozenset({"function_call", "function_call_output", "reasoning", "custom_tool_call",
-                              "custom_tool_call_output", "web_search_call", "file_search_call"})
+EVENTS = (
+    "system_message",
+    "user_message",
+    "assistant_message",
+    "tool_result",
+    "compaction",
+    "session_end",
+)
+_ANTHROPIC_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"}
+)
+_RESPONSES_TYPES = frozenset(
+    {
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "web_search_call",
+        "file_search_call",
+    }
+)
 _RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
 
 
@@ -27,8 +45,12 @@ def anthropic(obj: Any) -> bool:
     """True for messages with content blocks only Anthropic uses."""
     if not isinstance(obj, dict) or "event" in obj or not isinstance(obj.get("content"), list):
         return False
-    return any(isinstance(block, dict) and isinstance(block.get("type"), str)
-               and block["type"] in _ANTHROPIC_BLOCKS for block in obj["content"])
+    return any(
+        isinstance(block, dict)
+        and isinstance(block.get("type"), str)
+        and block["type"] in _ANTHROPIC_BLOCKS
+        for block in obj["content"]
+    )
 
 
 def kind(value: Any) -> str | None:
@@ -44,20 +66,28 @@ def openai_responses(obj: Any) -> bool:
         return True
     content = obj.get("content")
     return isinstance(content, list) and any(
-        isinstance(part, dict) and kind(part.get("type")) in _RESPONSES_PARTS for part in content)
+        isinstance(part, dict) and kind(part.get("type")) in _RESPONSES_PARTS for part in content
+    )
 
 
 def openai_chat(obj: Any) -> bool:
     """True for elements only the Chat format has (tool calls, tool messages)."""
     if not isinstance(obj, dict) or "event" in obj:
         return False
-    return "tool_calls" in obj or "tool_call_id" in obj or obj.get("role") in ("tool", "function") or (
-        obj.get("role") == "assistant" and isinstance(obj.get("function_call"), dict))
+    return (
+        "tool_calls" in obj
+        or "tool_call_id" in obj
+        or obj.get("role") in ("tool", "function")
+        or (obj.get("role") == "assistant" and isinstance(obj.get("function_call"), dict))
+    )
 
 
 CLAIMERS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
-    ("eventlog", eventlog), ("anthropic", anthropic), ("openai-responses", openai_responses),
-    ("openai-chat", openai_chat))
+    ("eventlog", eventlog),
+    ("anthropic", anthropic),
+    ("openai-responses", openai_responses),
+    ("openai-chat", openai_chat),
+)
 
 
 def claiming_format(obj: Any) -> str | None:

@@ -28,7 +28,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Compaction, Event, ToolCall, ToolResult, UserMessage, transcript_text
+from loopguard.replay.transcripts.events import (
+    Compaction,
+    Event,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    transcript_text,
+)
 from loopguard.replay.transcripts.regroup import Regrouper
 from loopguard.replay.transcripts.source import Source, json_lines, warning
 
@@ -67,7 +74,9 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
             continue
         line, obj = item
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
-            yield warning(source.name, line, "not a Claude Code line (no `type`); skipped", "bad-message")
+            yield warning(
+                source.name, line, "not a Claude Code line (no `type`); skipped", "bad-message"
+            )
             continue
         yield from _line(obj, sessions, source.name, line)
     for group in sessions.groups.values():
@@ -86,7 +95,9 @@ def _line(obj: dict[str, Any], sessions: _Sessions, file: str, line: int) -> Str
     message = obj.get("message")
     if kind not in ("user", "assistant") or not isinstance(message, dict):
         if kind in ("user", "assistant"):
-            yield warning(file, line, f"{kind} line without a `message` object; skipped", "bad-message")
+            yield warning(
+                file, line, f"{kind} line without a `message` object; skipped", "bad-message"
+            )
         return
     session = sessions.session(obj)
     group = sessions.group(session)
@@ -97,21 +108,40 @@ def _line(obj: dict[str, Any], sessions: _Sessions, file: str, line: int) -> Str
         yield from _user(content, group, session, file, line)
 
 
-def _assistant(message: dict[str, Any], content: Any, group: Regrouper, session: str, file: str,
-               line: int) -> Stream:
-    blocks = content if isinstance(content, list) else [{"type": "text", "text": transcript_text(content)}]
+def _assistant(
+    message: dict[str, Any], content: Any, group: Regrouper, session: str, file: str, line: int
+) -> Stream:
+    blocks = (
+        content
+        if isinstance(content, list)
+        else [{"type": "text", "text": transcript_text(content)}]
+    )
     calls: list[ToolCall] = []
     for index, block in enumerate(blocks):
         if not isinstance(block, dict) or block.get("type") != "tool_use":
             continue
         if not isinstance(block.get("name"), str):
-            yield warning(file, line, f"tool_use block #{index + 1} has no name; skipped", "bad-call")
+            yield warning(
+                file, line, f"tool_use block #{index + 1} has no name; skipped", "bad-call"
+            )
             continue
-        calls.append(ToolCall(str(block.get("id") or f"call@{line}.{index + 1}"), block["name"],
-                              block.get("input", {})))
+        calls.append(
+            ToolCall(
+                str(block.get("id") or f"call@{line}.{index + 1}"),
+                block["name"],
+                block.get("input", {}),
+            )
+        )
     key = message.get("id")
-    yield from group.part(str(key) if key else f"line{line}", session, None, file, line,
-                          transcript_text(blocks), tuple(calls))
+    yield from group.part(
+        str(key) if key else f"line{line}",
+        session,
+        None,
+        file,
+        line,
+        transcript_text(blocks),
+        tuple(calls),
+    )
 
 
 def _user(content: Any, group: Regrouper, session: str, file: str, line: int) -> Stream:
@@ -123,6 +153,15 @@ def _user(content: Any, group: Regrouper, session: str, file: str, line: int) ->
         return
     for block in results:
         body = block.get("content")
-        yield from group.result(ToolResult(session, str(block.get("tool_use_id") or ""), None,
-                                           transcript_text(body) if isinstance(body, list) else body,
-                                           bool(block.get("is_error")), None, file, line))
+        yield from group.result(
+            ToolResult(
+                session,
+                str(block.get("tool_use_id") or ""),
+                None,
+                transcript_text(body) if isinstance(body, list) else body,
+                bool(block.get("is_error")),
+                None,
+                file,
+                line,
+            )
+        )

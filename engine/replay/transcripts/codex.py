@@ -37,12 +37,19 @@ from loopguard.replay.transcripts.source import Source, json_lines, warning
 
 NAME = "codex"
 LABEL = "Codex CLI rollout"
-MARKERS = (r'"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"\s*,\s*"payload"'
-           r'|"record_type"\s*:\s*"state"')
+MARKERS = (
+    r'"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"\s*,\s*"payload"'
+    r'|"record_type"\s*:\s*"state"'
+)
 _BOOKKEEPING = frozenset({"session_meta", "turn_context", "event_msg"})
 _SKIPPED_ITEMS = frozenset({"ghost_snapshot", "reasoning", "web_search_call"})
-_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions instructions>",
-             "<user_shell_command>")
+_INJECTED = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+    "<user_shell_command>",
+)
 
 Stream = Iterator["Event | Finding"]
 
@@ -57,10 +64,20 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
             continue
         ctx.line, obj = item
         if not isinstance(obj, dict):
-            yield warning(source.name, ctx.line, "not a rollout line (expected a JSON object); skipped", "bad-message")
+            yield warning(
+                source.name,
+                ctx.line,
+                "not a rollout line (expected a JSON object); skipped",
+                "bad-message",
+            )
             continue
         kind = _kind(obj.get("type"))
-        if "payload" in obj and kind in _BOOKKEEPING or "record_type" in obj or _is_legacy_meta(obj, ctx.line):
+        if (
+            "payload" in obj
+            and kind in _BOOKKEEPING
+            or "record_type" in obj
+            or _is_legacy_meta(obj, ctx.line)
+        ):
             continue
         if kind == "compacted" and "payload" in obj:
             yield from translator.flush(ctx)
@@ -68,7 +85,12 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
             continue
         payload = obj.get("payload") if kind == "response_item" else obj
         if not isinstance(payload, dict):
-            yield warning(source.name, ctx.line, f"rollout line of type {kind!r} has no item; skipped", "bad-message")
+            yield warning(
+                source.name,
+                ctx.line,
+                f"rollout line of type {kind!r} has no item; skipped",
+                "bad-message",
+            )
             continue
         yield from _item(payload, translator, ctx)
     yield from translator.flush(ctx)
@@ -81,7 +103,9 @@ def _kind(value: Any) -> str | None:
 
 
 def _is_legacy_meta(obj: dict[str, Any], line: int) -> bool:
-    return line == 1 and "type" not in obj and "role" not in obj and "id" in obj and "timestamp" in obj
+    return (
+        line == 1 and "type" not in obj and "role" not in obj and "id" in obj and "timestamp" in obj
+    )
 
 
 def _item(item: dict[str, Any], translator: ResponsesTranslator, ctx: Context) -> Stream:
@@ -93,8 +117,12 @@ def _item(item: dict[str, Any], translator: ResponsesTranslator, ctx: Context) -
         yield Compaction(ctx.session, None, ctx.file, ctx.line)
         return
     if kind == "local_shell_call":
-        item = {"type": "function_call", "name": "local_shell", "call_id": item.get("call_id") or item.get("id"),
-                "arguments": item.get("action") or {}}
+        item = {
+            "type": "function_call",
+            "name": "local_shell",
+            "call_id": item.get("call_id") or item.get("id"),
+            "arguments": item.get("action") or {},
+        }
     elif kind == "function_call_output" and isinstance(item.get("output"), dict):
         output = item["output"]
         item = {**item, "output": output.get("content"), "is_error": output.get("success") is False}
@@ -106,5 +134,7 @@ def _item(item: dict[str, Any], translator: ResponsesTranslator, ctx: Context) -
 def _injected(content: Any) -> bool:
     """True for user messages Codex writes itself (context, instructions), not the person."""
     parts = content if isinstance(content, list) else [{"text": content}]
-    texts = [str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    texts = [
+        str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
     return bool(texts) and all(t.lstrip().startswith(_INJECTED) for t in texts)

@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from loopguard.text import jsontext
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.claims import claiming_format
 from loopguard.replay.transcripts.events import EndOfSession, Event, SystemMessage, ToolCall
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.text import jsontext
 
 Stream = Iterator["Event | Finding"]
 
@@ -93,14 +93,18 @@ def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[An
     try:
         return jsontext.loads(raw), None
     except (ValueError, RecursionError):
-        note = warning(ctx.file, ctx.line,
-                       f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",
-                       "bad-arguments")
+        note = warning(
+            ctx.file,
+            ctx.line,
+            f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",
+            "bad-arguments",
+        )
         return raw, note
 
 
-def read_tool_calls(raw_calls: list[Any], ctx: Context, nested: bool,
-                    calls: list[ToolCall]) -> Iterator[Finding]:
+def read_tool_calls(
+    raw_calls: list[Any], ctx: Context, nested: bool, calls: list[ToolCall]
+) -> Iterator[Finding]:
     """Collect an assistant message's calls into `calls`, yielding warnings.
 
     Each call is `{id, name, arguments}`, or with `nested` the Chat shape
@@ -110,7 +114,9 @@ def read_tool_calls(raw_calls: list[Any], ctx: Context, nested: bool,
         body = raw.get("function") if nested and isinstance(raw, dict) else raw
         if not isinstance(body, dict) or not isinstance(body.get("name"), str):
             what = "function name" if nested else "name"
-            yield warning(ctx.file, ctx.line, f"tool call #{index + 1} has no {what}; skipped", "bad-call")
+            yield warning(
+                ctx.file, ctx.line, f"tool call #{index + 1} has no {what}; skipped", "bad-call"
+            )
             continue
         call_id = str(raw.get("id") or f"call@{ctx.line}.{index + 1}")
         args, note = parse_arguments(body.get("arguments"), ctx, call_id, body["name"])
@@ -120,8 +126,11 @@ def read_tool_calls(raw_calls: list[Any], ctx: Context, nested: bool,
 
 
 def _is_conversation(obj: Any, fmt: Format) -> bool:
-    return isinstance(obj, dict) and "role" not in obj and any(
-        isinstance(obj.get(key), list) for key in fmt.LIST_KEYS)
+    return (
+        isinstance(obj, dict)
+        and "role" not in obj
+        and any(isinstance(obj.get(key), list) for key in fmt.LIST_KEYS)
+    )
 
 
 def _session_name(obj: dict[str, Any], default: str) -> str:
@@ -150,13 +159,20 @@ def _whole_conversation(obj: dict[str, Any], fmt: Format, ctx: Context) -> Strea
 def _element(obj: Any, translator: Translator, fmt: Format, ctx: Context) -> Stream:
     other = claiming_format(obj)
     if other is not None and other != fmt.NAME:
-        raise input_error(ctx.file, ctx.line,
-                          f"mixed formats: this element looks like {other} but the file was read as {fmt.NAME}",
-                          code="mixed-formats",
-                          hint="split the file, or pass --input-format if detection guessed wrong")
+        raise input_error(
+            ctx.file,
+            ctx.line,
+            f"mixed formats: this element looks like {other} but the file was read as {fmt.NAME}",
+            code="mixed-formats",
+            hint="split the file, or pass --input-format if detection guessed wrong",
+        )
     if not isinstance(obj, dict):
-        yield warning(ctx.file, ctx.line, f"expected a {fmt.LABEL} message object, found {type(obj).__name__}; skipped",
-                      "bad-message")
+        yield warning(
+            ctx.file,
+            ctx.line,
+            f"expected a {fmt.LABEL} message object, found {type(obj).__name__}; skipped",
+            "bad-message",
+        )
         return
     yield from translator.message(obj, ctx)
 
@@ -207,8 +223,9 @@ def _document(source: Source, fmt: Format) -> Stream:
     yield from _finish(state, source, fmt, translator, ctx)
 
 
-def _finish(state: _State, source: Source, fmt: Format, translator: Translator,
-            ctx: Context) -> Stream:
+def _finish(
+    state: _State, source: Source, fmt: Format, translator: Translator, ctx: Context
+) -> Stream:
     """End of a file: no conversation at all is an error; else flush the file-level one."""
     if not state.found:
         raise _no_messages(source, fmt)
@@ -219,6 +236,10 @@ def _finish(state: _State, source: Source, fmt: Format, translator: Translator,
 
 def _no_messages(source: Source, fmt: Format) -> Exception:
     keys = " or ".join(f"`{key}`" for key in fmt.LIST_KEYS)
-    return input_error(source.name, 1, f"no {fmt.LABEL} messages found in this JSON document",
-                       code="wrong-shape",
-                       hint=f"expected an array of messages, or an object with a {keys} list")
+    return input_error(
+        source.name,
+        1,
+        f"no {fmt.LABEL} messages found in this JSON document",
+        code="wrong-shape",
+        hint=f"expected an array of messages, or an object with a {keys} list",
+    )

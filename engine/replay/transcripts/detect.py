@@ -25,35 +25,75 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from loopguard.text import jsontext
 from loopguard.findings import Finding
-from loopguard.replay.transcripts import (anthropic, claude_code, codex, eventlog, gemini, mini_swe_agent, openai_chat, openai_responses,
-               openhands, swe_agent, tau_bench)
+from loopguard.replay.transcripts import (
+    anthropic,
+    claude_code,
+    codex,
+    eventlog,
+    gemini,
+    mini_swe_agent,
+    openai_chat,
+    openai_responses,
+    openhands,
+    swe_agent,
+    tau_bench,
+)
 from loopguard.replay.transcripts.claims import EVENTS
 from loopguard.replay.transcripts.conversation import read_conversations
 from loopguard.replay.transcripts.events import Event
 from loopguard.replay.transcripts.source import HEAD_BYTES, Source, input_error
+from loopguard.text import jsontext
 
 _AGENT_READERS: dict[str, Callable[[Source, str], Iterator[Event | Finding]]] = {
-    "claude-code": claude_code.read, "codex": codex.read, "openhands": openhands.read,
-    "swe-agent": swe_agent.read, "mini-swe-agent": mini_swe_agent.read, "tau-bench": tau_bench.read,
+    "claude-code": claude_code.read,
+    "codex": codex.read,
+    "openhands": openhands.read,
+    "swe-agent": swe_agent.read,
+    "mini-swe-agent": mini_swe_agent.read,
+    "tau-bench": tau_bench.read,
 }
-_CONVERSATION_FORMATS = {"openai-chat": openai_chat, "openai-responses": openai_responses,
-                         "anthropic": anthropic, "gemini": gemini}
+_CONVERSATION_FORMATS = {
+    "openai-chat": openai_chat,
+    "openai-responses": openai_responses,
+    "anthropic": anthropic,
+    "gemini": gemini,
+}
 FORMATS = ("eventlog", *_AGENT_READERS, "gemini", "openai-chat", "openai-responses", "anthropic")
-LABELS = {"eventlog": eventlog.LABEL, "claude-code": claude_code.LABEL, "codex": codex.LABEL,
-          "openhands": openhands.LABEL, "swe-agent": swe_agent.LABEL, "mini-swe-agent": mini_swe_agent.LABEL,
-          "tau-bench": tau_bench.LABEL, "gemini": gemini.LABEL, "openai-chat": openai_chat.LABEL,
-          "openai-responses": openai_responses.LABEL, "anthropic": anthropic.LABEL}
-_AGENT_MARKERS = {name: re.compile(module.MARKERS) for name, module in (
-    ("claude-code", claude_code), ("codex", codex), ("openhands", openhands), ("swe-agent", swe_agent),
-    ("mini-swe-agent", mini_swe_agent), ("tau-bench", tau_bench), ("gemini", gemini))}
+LABELS = {
+    "eventlog": eventlog.LABEL,
+    "claude-code": claude_code.LABEL,
+    "codex": codex.LABEL,
+    "openhands": openhands.LABEL,
+    "swe-agent": swe_agent.LABEL,
+    "mini-swe-agent": mini_swe_agent.LABEL,
+    "tau-bench": tau_bench.LABEL,
+    "gemini": gemini.LABEL,
+    "openai-chat": openai_chat.LABEL,
+    "openai-responses": openai_responses.LABEL,
+    "anthropic": anthropic.LABEL,
+}
+_AGENT_MARKERS = {
+    name: re.compile(module.MARKERS)
+    for name, module in (
+        ("claude-code", claude_code),
+        ("codex", codex),
+        ("openhands", openhands),
+        ("swe-agent", swe_agent),
+        ("mini-swe-agent", mini_swe_agent),
+        ("tau-bench", tau_bench),
+        ("gemini", gemini),
+    )
+}
 _MARKERS = {
     "eventlog": re.compile(r'"event"\s*:\s*"(?:%s)"' % "|".join(EVENTS)),
-    "anthropic": re.compile(r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"tool_use_id"\s*:'),
+    "anthropic": re.compile(
+        r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"tool_use_id"\s*:'
+    ),
     "openai-responses": re.compile(
         r'"type"\s*:\s*"(?:function_call|function_call_output|reasoning|custom_tool_call|input_text|output_text)"'
-        r'|"call_id"\s*:'),
+        r'|"call_id"\s*:'
+    ),
     "openai-chat": re.compile(r'"tool_calls"\s*:|"tool_call_id"\s*:|"role"\s*:\s*"tool"'),
 }
 
@@ -82,8 +122,12 @@ def open_transcript(path: str, input_format: str | None = None) -> Transcript:
     """Open `path` (`-` is standard input) and choose its reader; raises `InputError` when it cannot be read."""
     source = Source(path)
     if input_format is not None and input_format not in FORMATS:
-        raise input_error(source.name, 0, f"unknown input format {input_format!r}",
-                          hint="use one of " + ", ".join(FORMATS))
+        raise input_error(
+            source.name,
+            0,
+            f"unknown input format {input_format!r}",
+            hint="use one of " + ", ".join(FORMATS),
+        )
     head = source.head()
     layout = _layout(source, head)
     return Transcript(source, input_format or _format(source.name, head), layout)
@@ -93,8 +137,13 @@ def _layout(source: Source, head: str) -> str:
     text = head.lstrip()
     if text[:1] not in ("[", "{"):
         line = head[: len(head) - len(text)].count("\n") + 1
-        raise input_error(source.name, line, "not a JSON or JSONL transcript (it does not start with '[' or '{')",
-                          code="wrong-shape", hint="supported: " + ", ".join(FORMATS))
+        raise input_error(
+            source.name,
+            line,
+            "not a JSON or JSONL transcript (it does not start with '[' or '{')",
+            code="wrong-shape",
+            hint="supported: " + ", ".join(FORMATS),
+        )
     if text[0] == "[":
         return "document"
     first, newline, rest = text.partition("\n")
@@ -118,7 +167,7 @@ def _more_after_first_line(source: Source) -> bool:
                 at = chunk.find(b"\n")
                 if at < 0:
                     continue
-                seen_newline, chunk = True, chunk[at + 1:]
+                seen_newline, chunk = True, chunk[at + 1 :]
             if chunk.strip():
                 return True
     return False
@@ -131,7 +180,10 @@ def _format(path: str, head: str) -> str:
     best = max(agents, key=lambda name: agents[name])
     if agents[best]:
         return best
-    scores = {name: len(_MARKERS[name].findall(head)) for name in ("anthropic", "openai-responses", "openai-chat")}
+    scores = {
+        name: len(_MARKERS[name].findall(head))
+        for name in ("anthropic", "openai-responses", "openai-chat")
+    }
     best = max(scores, key=lambda name: scores[name])
     if scores[best]:
         return best
@@ -139,6 +191,11 @@ def _format(path: str, head: str) -> str:
         return "openai-responses"
     if re.search(r'"role"\s*:', head):
         return "openai-chat"
-    raise input_error(path, 1, "cannot tell the transcript format: no messages or events found at the start; "
-                      "tried " + ", ".join(FORMATS), code="wrong-shape",
-                      hint="force one with --input-format " + "|".join(FORMATS))
+    raise input_error(
+        path,
+        1,
+        "cannot tell the transcript format: no messages or events found at the start; "
+        "tried " + ", ".join(FORMATS),
+        code="wrong-shape",
+        hint="force one with --input-format " + "|".join(FORMATS),
+    )

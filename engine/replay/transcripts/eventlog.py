@@ -25,12 +25,22 @@ from typing import Any
 from loopguard.findings import Finding
 from loopguard.replay.transcripts import claims
 from loopguard.replay.transcripts.conversation import Context, read_tool_calls
-from loopguard.replay.transcripts.events import (AssistantMessage, Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult,
-                     UserMessage)
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    Compaction,
+    EndOfSession,
+    Event,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
 
 NAME = "eventlog"
 LABEL = "loopguard event log"
+
+
 def read(source: Source) -> Iterator[Event | Finding]:
     """Events of every session in the log, in file order."""
     default_session = source.name
@@ -46,23 +56,43 @@ def read(source: Source) -> Iterator[Event | Finding]:
         found = True
         session = obj.get("session_id")
         run = obj.get("run_id")
-        ctx = Context(str(session) if session is not None else default_session, source.name, line,
-                      str(run) if run is not None else None)
+        ctx = Context(
+            str(session) if session is not None else default_session,
+            source.name,
+            line,
+            str(run) if run is not None else None,
+        )
         yield from _event(obj, ctx)
     if not found:
-        raise input_error(source.name, 1, "no loopguard events found", code="wrong-shape",
-                          hint='each line must be an object like {"event": "user_message", "text": "..."}')
+        raise input_error(
+            source.name,
+            1,
+            "no loopguard events found",
+            code="wrong-shape",
+            hint='each line must be an object like {"event": "user_message", "text": "..."}',
+        )
 
 
 def _not_an_event(obj: Any, file: str, line: int) -> Iterator[Finding]:
     other = claims.claiming_format(obj)
     if other is not None:
-        raise input_error(file, line, f"mixed formats: this line looks like {other} but the file was read "
-                          "as a loopguard event log", code="mixed-formats",
-                          hint="split the file, or pass --input-format if detection guessed wrong")
+        raise input_error(
+            file,
+            line,
+            f"mixed formats: this line looks like {other} but the file was read "
+            "as a loopguard event log",
+            code="mixed-formats",
+            hint="split the file, or pass --input-format if detection guessed wrong",
+        )
     kind = obj.get("event") if isinstance(obj, dict) else None
-    what = f"unknown event {kind!r}" if kind is not None else "not a loopguard event (no `event` member)"
-    yield warning(file, line, f"{what}; skipped", "bad-event", hint="events: " + ", ".join(claims.EVENTS))
+    what = (
+        f"unknown event {kind!r}"
+        if kind is not None
+        else "not a loopguard event (no `event` member)"
+    )
+    yield warning(
+        file, line, f"{what}; skipped", "bad-event", hint="events: " + ", ".join(claims.EVENTS)
+    )
 
 
 def _text(obj: dict[str, Any]) -> str:
@@ -80,12 +110,20 @@ def _event(obj: dict[str, Any], ctx: Context) -> Iterator[Event | Finding]:
     elif kind == "assistant_message":
         calls: list[ToolCall] = []
         raw_calls = obj.get("tool_calls") or []
-        yield from read_tool_calls(raw_calls if isinstance(raw_calls, list) else [], ctx, False, calls)
+        yield from read_tool_calls(
+            raw_calls if isinstance(raw_calls, list) else [], ctx, False, calls
+        )
         yield AssistantMessage(ctx.session, _text(obj), tuple(calls), *where)
     elif kind == "tool_result":
         name = obj.get("name")
-        yield ToolResult(ctx.session, str(obj.get("call_id") or ""), name if isinstance(name, str) else None,
-                         obj.get("content"), bool(obj.get("is_error")), *where)
+        yield ToolResult(
+            ctx.session,
+            str(obj.get("call_id") or ""),
+            name if isinstance(name, str) else None,
+            obj.get("content"),
+            bool(obj.get("is_error")),
+            *where,
+        )
     elif kind == "compaction":
         yield Compaction(ctx.session, *where)
     else:

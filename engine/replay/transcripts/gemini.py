@@ -37,7 +37,9 @@ def _parts(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _text(parts: list[dict[str, Any]]) -> str:
-    return "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
+    return "\n".join(
+        p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
+    )
 
 
 class GeminiTranslator:
@@ -61,8 +63,13 @@ class GeminiTranslator:
         elif role in ("user", "function"):
             yield from self._user(parts, ctx)
         else:
-            yield warning(ctx.file, ctx.line, f"content with unknown role {role!r}; skipped", "bad-message",
-                          hint="Gemini roles are user and model")
+            yield warning(
+                ctx.file,
+                ctx.line,
+                f"content with unknown role {role!r}; skipped",
+                "bad-message",
+                hint="Gemini roles are user and model",
+            )
 
     def _model(self, parts: list[dict[str, Any]], ctx: Context) -> Stream:
         calls: list[ToolCall] = []
@@ -71,15 +78,24 @@ class GeminiTranslator:
             if not isinstance(call, dict):
                 continue
             if not isinstance(call.get("name"), str):
-                yield warning(ctx.file, ctx.line, f"functionCall part #{index + 1} has no name; skipped", "bad-call")
+                yield warning(
+                    ctx.file,
+                    ctx.line,
+                    f"functionCall part #{index + 1} has no name; skipped",
+                    "bad-call",
+                )
                 continue
             call_id = str(call.get("id") or f"call@{ctx.line}.{index + 1}")
             self._pending.setdefault(call["name"], deque()).append(call_id)
             calls.append(ToolCall(call_id, call["name"], call.get("args") or {}))
-        yield AssistantMessage(ctx.session, _text(parts), tuple(calls), ctx.run_id, ctx.file, ctx.line)
+        yield AssistantMessage(
+            ctx.session, _text(parts), tuple(calls), ctx.run_id, ctx.file, ctx.line
+        )
 
     def _user(self, parts: list[dict[str, Any]], ctx: Context) -> Stream:
-        responses = [p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)]
+        responses = [
+            p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)
+        ]
         if not responses:
             yield UserMessage(ctx.session, _text(parts), ctx.run_id, ctx.file, ctx.line)
             return
@@ -93,8 +109,16 @@ class GeminiTranslator:
                 call_id = queue.popleft()
             body = response.get("response")
             failed = isinstance(body, dict) and "error" in body and "output" not in body
-            yield ToolResult(ctx.session, str(call_id or ""), name if isinstance(name, str) else None, body,
-                             failed, ctx.run_id, ctx.file, ctx.line)
+            yield ToolResult(
+                ctx.session,
+                str(call_id or ""),
+                name if isinstance(name, str) else None,
+                body,
+                failed,
+                ctx.run_id,
+                ctx.file,
+                ctx.line,
+            )
 
 
 def new_translator() -> GeminiTranslator:

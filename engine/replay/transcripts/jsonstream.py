@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from loopguard.text.jsontext import raw_decode
 from loopguard.replay.transcripts.source import Source, input_error
+from loopguard.text.jsontext import raw_decode
 
 _WS = " \t\r\n"
 MAX_ELEMENT_CHARS = 256 * 1024 * 1024  # one message larger than this is treated as invalid
@@ -40,7 +40,7 @@ class _Cursor:
         if self.eof:
             return False
         if self.pos:
-            self.text = self.text[self.pos:]
+            self.text = self.text[self.pos :]
             self.pos = 0
         want = max(len(self.text), 1)  # the window doubles: a large element costs linear time
         got = 0
@@ -75,8 +75,12 @@ class _Cursor:
         char = self.peek()
         if not char or char not in chars:
             found = repr(char) if char else "the end of the file"
-            raise input_error(self.file, self.line, f"invalid JSON: expected {what}, found {found}",
-                              code="bad-json")
+            raise input_error(
+                self.file,
+                self.line,
+                f"invalid JSON: expected {what}, found {found}",
+                code="bad-json",
+            )
         self._advance(self.pos + 1)
         return char
 
@@ -88,20 +92,28 @@ class _Cursor:
                 value, end = raw_decode(self.text, self.pos)
             except json.JSONDecodeError as exc:
                 offset = exc.pos - self.pos  # _fill() moves the window: keep the error's offset
-                incomplete = exc.pos >= len(self.text) - 8 or exc.msg.startswith("Unterminated string")
+                incomplete = exc.pos >= len(self.text) - 8 or exc.msg.startswith(
+                    "Unterminated string"
+                )
                 if incomplete and offset < MAX_ELEMENT_CHARS and self._fill():
                     continue
                 line = self.line + self.text.count("\n", self.pos, self.pos + offset)
-                raise input_error(self.file, line, f"invalid JSON: {exc.msg}", code="bad-json") from None
+                raise input_error(
+                    self.file, line, f"invalid JSON: {exc.msg}", code="bad-json"
+                ) from None
             except RecursionError:
-                raise input_error(self.file, self.line, "invalid JSON: nested too deeply", code="bad-json") from None
+                raise input_error(
+                    self.file, self.line, "invalid JSON: nested too deeply", code="bad-json"
+                ) from None
             if end >= len(self.text) and not self.eof and self._fill():
                 continue  # a number or literal may go on in the next chunk
             self._advance(end)
             return value
 
 
-def stream_document(source: Source, stream_keys: Iterable[str]) -> Iterator[tuple[str, str | None, int, Any]]:
+def stream_document(
+    source: Source, stream_keys: Iterable[str]
+) -> Iterator[tuple[str, str | None, int, Any]]:
     """Walk a top-level array or object, streaming array members named in `stream_keys`."""
     keys = frozenset(stream_keys)
     cur = _Cursor(source)
@@ -111,8 +123,13 @@ def stream_document(source: Source, stream_keys: Iterable[str]) -> Iterator[tupl
     else:
         yield from _object(cur, keys)
     if cur.peek():
-        raise input_error(cur.file, cur.line, "extra data after the JSON document", code="bad-json",
-                          hint="a file with one JSON value per line must not be pretty-printed")
+        raise input_error(
+            cur.file,
+            cur.line,
+            "extra data after the JSON document",
+            code="bad-json",
+            hint="a file with one JSON value per line must not be pretty-printed",
+        )
 
 
 def _array(cur: _Cursor, key: str | None) -> Iterator[tuple[str, str | None, int, Any]]:

@@ -29,15 +29,25 @@ from typing import Any
 
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context, read_tool_calls
-from loopguard.replay.transcripts.events import AssistantMessage, EndOfSession, Event, SystemMessage, ToolCall, ToolResult, UserMessage
-from loopguard.replay.transcripts.events import transcript_text
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    EndOfSession,
+    Event,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import Source, input_error, warning
 
 NAME = "mini-swe-agent"
 LABEL = "mini-swe-agent trajectory"
-MARKERS = (r'"mini_version"\s*:|"trajectory_format"\s*:\s*"mini-swe-agent|minisweagent\.'
-           r'|"role"\s*:\s*"exit"|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT')
+MARKERS = (
+    r'"mini_version"\s*:|"trajectory_format"\s*:\s*"mini-swe-agent|minisweagent\.'
+    r'|"role"\s*:\s*"exit"|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT'
+)
 _BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 
 Stream = Iterator["Event | Finding"]
@@ -66,8 +76,13 @@ def read(source: Source, layout: str = "document") -> Stream:
             continue
         yield from _message(value, run, ctx)
     if not run.found:
-        raise input_error(source.name, 1, "no mini-swe-agent `messages` found", code="wrong-shape",
-                          hint='a trajectory is an object like {"messages": [...], "trajectory_format": ...}')
+        raise input_error(
+            source.name,
+            1,
+            "no mini-swe-agent `messages` found",
+            code="wrong-shape",
+            hint='a trajectory is an object like {"messages": [...], "trajectory_format": ...}',
+        )
     yield EndOfSession(ctx.session, ctx.file, ctx.line)
 
 
@@ -88,11 +103,18 @@ def _message(obj: dict[str, Any], run: _Run, ctx: Context) -> Stream:
             run.seen_task = True
             yield UserMessage(ctx.session, text, *where)
         for call_id in run.pending:
-            yield ToolResult(ctx.session, call_id, None, text, role == "user" and run.from_tool_calls, *where)
+            yield ToolResult(
+                ctx.session, call_id, None, text, role == "user" and run.from_tool_calls, *where
+            )
         run.pending = []
     else:
-        yield warning(ctx.file, ctx.line, f"message with unknown role {role!r}; skipped", "bad-message",
-                      hint="mini-swe-agent roles are system, user, assistant, tool and exit")
+        yield warning(
+            ctx.file,
+            ctx.line,
+            f"message with unknown role {role!r}; skipped",
+            "bad-message",
+            hint="mini-swe-agent roles are system, user, assistant, tool and exit",
+        )
 
 
 def _assistant(obj: dict[str, Any], text: str, run: _Run, ctx: Context) -> Stream:
@@ -106,7 +128,9 @@ def _assistant(obj: dict[str, Any], text: str, run: _Run, ctx: Context) -> Strea
         for index, action in enumerate(actions):
             command = action.get("command") if isinstance(action, dict) else None
             if not isinstance(command, str):
-                yield warning(ctx.file, ctx.line, f"action #{index + 1} has no command; skipped", "bad-call")
+                yield warning(
+                    ctx.file, ctx.line, f"action #{index + 1} has no command; skipped", "bad-call"
+                )
                 continue
             call_id = action.get("tool_call_id") or f"call@{ctx.line}.{index + 1}"
             calls.append(ToolCall(str(call_id), "bash", {"command": command}))

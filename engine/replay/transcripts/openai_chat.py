@@ -15,7 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.replay.transcripts.conversation import Context, Stream, no_events, read_tool_calls
-from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, transcript_text
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    Compaction,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    transcript_text,
+)
 from loopguard.replay.transcripts.source import warning
 
 NAME = "openai-chat"
@@ -39,16 +47,25 @@ class ChatTranslator:
         if obj.get("type") == "compaction" and role is None:
             yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
         elif role in ("system", "developer"):
-            yield SystemMessage(ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+            yield SystemMessage(
+                ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line
+            )
         elif role == "user":
-            yield UserMessage(ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+            yield UserMessage(
+                ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line
+            )
         elif role == "assistant":
             yield from self._assistant(obj, ctx)
         elif role in ("tool", "function"):
             yield self._result(obj, ctx)
         else:
-            yield warning(ctx.file, ctx.line, f"message with unknown role {role!r}; skipped", "bad-message",
-                          hint="Chat roles are system, developer, user, assistant and tool")
+            yield warning(
+                ctx.file,
+                ctx.line,
+                f"message with unknown role {role!r}; skipped",
+                "bad-message",
+                hint="Chat roles are system, developer, user, assistant and tool",
+            )
 
     def _assistant(self, obj: dict[str, Any], ctx: Context) -> Stream:
         calls: list[ToolCall] = []
@@ -70,8 +87,16 @@ class ChatTranslator:
         content = obj.get("content")
         if isinstance(content, list):
             content = transcript_text(content)
-        return ToolResult(ctx.session, str(call_id or ""), obj.get("name"), content,
-                          bool(obj.get("is_error")), ctx.run_id, ctx.file, ctx.line)
+        return ToolResult(
+            ctx.session,
+            str(call_id or ""),
+            obj.get("name"),
+            content,
+            bool(obj.get("is_error")),
+            ctx.run_id,
+            ctx.file,
+            ctx.line,
+        )
 
 
 def new_translator() -> ChatTranslator:

@@ -16,8 +16,22 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.replay.transcripts.claims import kind as _kind
-from loopguard.replay.transcripts.conversation import Context, Stream, no_events, parse_arguments, system_context
-from loopguard.replay.transcripts.events import AssistantMessage, Compaction, SystemMessage, ToolCall, ToolResult, UserMessage, transcript_text
+from loopguard.replay.transcripts.conversation import (
+    Context,
+    Stream,
+    no_events,
+    parse_arguments,
+    system_context,
+)
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    Compaction,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    transcript_text,
+)
 from loopguard.replay.transcripts.source import warning
 
 NAME = "openai-responses"
@@ -42,7 +56,9 @@ class ResponsesTranslator:
     def flush(self, ctx: Context) -> Stream:
         if self._text is not None or self._calls:
             file, line = self._where
-            yield AssistantMessage(ctx.session, self._text or "", tuple(self._calls), ctx.run_id, file, line)
+            yield AssistantMessage(
+                ctx.session, self._text or "", tuple(self._calls), ctx.run_id, file, line
+            )
         self._text, self._calls = None, []
 
     def _start_reply(self, ctx: Context) -> None:
@@ -68,20 +84,36 @@ class ResponsesTranslator:
             output = obj.get("output")
             if isinstance(output, list):
                 output = transcript_text(output)
-            yield ToolResult(ctx.session, str(obj.get("call_id") or ""), None, output,
-                             bool(obj.get("is_error")), ctx.run_id, ctx.file, ctx.line)
+            yield ToolResult(
+                ctx.session,
+                str(obj.get("call_id") or ""),
+                None,
+                output,
+                bool(obj.get("is_error")),
+                ctx.run_id,
+                ctx.file,
+                ctx.line,
+            )
         elif kind == "compaction":
             yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
         elif kind == "message" and role == "assistant":
             self._start_reply(ctx)
             self._text = transcript_text(obj.get("content"))
         elif kind == "message" and role == "user":
-            yield UserMessage(ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+            yield UserMessage(
+                ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line
+            )
         elif kind == "message" and role in ("system", "developer"):
-            yield SystemMessage(ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line)
+            yield SystemMessage(
+                ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line
+            )
         else:
-            yield warning(ctx.file, ctx.line, f"unsupported item (type {kind!r}, role {role!r}); skipped",
-                          "bad-message")
+            yield warning(
+                ctx.file,
+                ctx.line,
+                f"unsupported item (type {kind!r}, role {role!r}); skipped",
+                "bad-message",
+            )
 
     def _call(self, obj: dict[str, Any], ctx: Context, *, custom: bool) -> Stream:
         name = obj.get("name")

@@ -28,24 +28,64 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from loopguard.text import jsontext
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context
-from loopguard.replay.transcripts.events import Compaction, EndOfSession, Event, SystemMessage, ToolCall, ToolResult, UserMessage
+from loopguard.replay.transcripts.events import (
+    Compaction,
+    EndOfSession,
+    Event,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.regroup import Regrouper
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.text import jsontext
 
 NAME = "openhands"
 LABEL = "OpenHands trajectory"
-MARKERS = (r'"tool_call_metadata"\s*:|"observation"\s*:\s*"(?:run|read|edit|error|browse|run_ipython|think|'
-           r'agent_state_changed|recall)"|"source"\s*:\s*"(?:agent|user|environment)"')
-_NOT_CALLS = frozenset({"message", "system", "recall", "change_agent_state", "null", "pause", "resume", "stop",
-                        "start", "condensation", "condensation_request", "summarize"})
-_SKIPPED_OBSERVATIONS = frozenset({"agent_state_changed", "recall", "null", "agent_condensation_observation"})
-_OWN_ARGS = frozenset({"thought", "confirmation_state", "security_risk", "hidden", "is_input", "blocking",
-                       "is_confirmed", "impl_source", "wait_for_response", "image_urls", "file_urls",
-                       "include_extra", "activated_microagents"})
+MARKERS = (
+    r'"tool_call_metadata"\s*:|"observation"\s*:\s*"(?:run|read|edit|error|browse|run_ipython|think|'
+    r'agent_state_changed|recall)"|"source"\s*:\s*"(?:agent|user|environment)"'
+)
+_NOT_CALLS = frozenset(
+    {
+        "message",
+        "system",
+        "recall",
+        "change_agent_state",
+        "null",
+        "pause",
+        "resume",
+        "stop",
+        "start",
+        "condensation",
+        "condensation_request",
+        "summarize",
+    }
+)
+_SKIPPED_OBSERVATIONS = frozenset(
+    {"agent_state_changed", "recall", "null", "agent_condensation_observation"}
+)
+_OWN_ARGS = frozenset(
+    {
+        "thought",
+        "confirmation_state",
+        "security_risk",
+        "hidden",
+        "is_input",
+        "blocking",
+        "is_confirmed",
+        "impl_source",
+        "wait_for_response",
+        "image_urls",
+        "file_urls",
+        "include_extra",
+        "activated_microagents",
+    }
+)
 
 Stream = Iterator["Event | Finding"]
 
@@ -70,7 +110,10 @@ def read(source: Source, layout: str) -> Stream:
     file_level = _Trajectory(Context(source.name, source.name, 1))
     items: Iterator[Any]
     if layout == "jsonl":
-        items = (item if isinstance(item, Finding) else ("item", None, *item) for item in json_lines(source))
+        items = (
+            item if isinstance(item, Finding) else ("item", None, *item)
+            for item in json_lines(source)
+        )
     else:
         items = stream_document(source, ("history", "trajectory"))
     for item in items:
@@ -89,8 +132,13 @@ def read(source: Source, layout: str) -> Stream:
         found = found or isinstance(obj, dict) and ("action" in obj or "observation" in obj)
         yield from _event(obj, file_level)
     if not found:
-        raise input_error(source.name, 1, "no OpenHands events found", code="wrong-shape",
-                          hint="a trajectory is a list of events with `action` or `observation` members")
+        raise input_error(
+            source.name,
+            1,
+            "no OpenHands events found",
+            code="wrong-shape",
+            hint="a trajectory is a list of events with `action` or `observation` members",
+        )
     yield from file_level.group.flush()
     yield EndOfSession(file_level.ctx.session, source.name, file_level.ctx.line)
 
@@ -105,8 +153,12 @@ def _instance(history: list[Any], trajectory: _Trajectory) -> Stream:
 def _event(obj: Any, t: _Trajectory) -> Stream:
     ctx = t.ctx
     if not isinstance(obj, dict) or not ("action" in obj or "observation" in obj):
-        yield warning(ctx.file, ctx.line, "not an OpenHands event (no `action` or `observation`); skipped",
-                      "bad-message")
+        yield warning(
+            ctx.file,
+            ctx.line,
+            "not an OpenHands event (no `action` or `observation`); skipped",
+            "bad-message",
+        )
         return
     raw_args = obj.get("args")
     args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
@@ -123,7 +175,9 @@ def _action(obj: dict[str, Any], action: str, args: dict[str, Any], t: _Trajecto
     response: dict[str, Any] = raw_response if isinstance(raw_response, dict) else {}
     key = str(response.get("id") or f"event{obj.get('id')}")
     if action == "message" and obj.get("source") == "agent" and not meta:
-        yield from t.group.part(key, ctx.session, None, ctx.file, ctx.line, str(args.get("content") or ""))
+        yield from t.group.part(
+            key, ctx.session, None, ctx.file, ctx.line, str(args.get("content") or "")
+        )
     elif action in _NOT_CALLS:
         yield from t.group.flush()
         text = str(args.get("content") or "")
@@ -139,7 +193,9 @@ def _action(obj: dict[str, Any], action: str, args: dict[str, Any], t: _Trajecto
         name = function if isinstance(function, str) else action
         t.remember(obj.get("id"), call_id)
         call = ToolCall(call_id, name, _arguments(response, call_id, args))
-        yield from t.group.part(key, ctx.session, None, ctx.file, ctx.line, str(args.get("thought") or ""), (call,))
+        yield from t.group.part(
+            key, ctx.session, None, ctx.file, ctx.line, str(args.get("thought") or ""), (call,)
+        )
 
 
 def _arguments(response: dict[str, Any], call_id: str, args: dict[str, Any]) -> Any:
@@ -147,7 +203,11 @@ def _arguments(response: dict[str, Any], call_id: str, args: dict[str, Any]) -> 
     for choice in response.get("choices") or []:
         message = choice.get("message") if isinstance(choice, dict) else None
         for call in (message or {}).get("tool_calls") or []:
-            if isinstance(call, dict) and call.get("id") == call_id and isinstance(call.get("function"), dict):
+            if (
+                isinstance(call, dict)
+                and call.get("id") == call_id
+                and isinstance(call.get("function"), dict)
+            ):
                 raw = call["function"].get("arguments")
                 try:
                     return jsontext.loads(raw) if isinstance(raw, str) else raw
@@ -166,5 +226,6 @@ def _observation(obj: dict[str, Any], kind: str, t: _Trajectory) -> Stream:
     if kind in _SKIPPED_OBSERVATIONS or call_id is None:
         return
     failed = kind in ("error", "user_rejected")
-    yield from t.group.result(ToolResult(ctx.session, call_id, None, obj.get("content"), failed, None,
-                                         ctx.file, ctx.line))
+    yield from t.group.result(
+        ToolResult(ctx.session, call_id, None, obj.get("content"), failed, None, ctx.file, ctx.line)
+    )

@@ -43,7 +43,9 @@ class _Reply:
 
     def events(self) -> Iterator[Event]:
         text = "\n".join(t for t in self.texts if t)
-        yield AssistantMessage(self.session, text, tuple(self.calls), self.run_id, self.file, self.line)
+        yield AssistantMessage(
+            self.session, text, tuple(self.calls), self.run_id, self.file, self.line
+        )
         yield from self.results
 
 
@@ -54,8 +56,16 @@ class Regrouper:
         self.limit = limit
         self._open: list[_Reply] = []
 
-    def part(self, key: str, session: str, run_id: str | None, file: str, line: int,
-             text: str = "", calls: tuple[ToolCall, ...] = ()) -> Iterator[Event]:
+    def part(
+        self,
+        key: str,
+        session: str,
+        run_id: str | None,
+        file: str,
+        line: int,
+        text: str = "",
+        calls: tuple[ToolCall, ...] = (),
+    ) -> Iterator[Event]:
         """Add text and calls of the response `key` (a new key starts a new response)."""
         newest = self._open[-1] if self._open else None
         if newest is None or newest.key != key:
@@ -69,7 +79,10 @@ class Regrouper:
     def result(self, result: ToolResult) -> Iterator[Event]:
         """A tool result: joins the response that made the call, or passes straight through."""
         for reply in reversed(self._open):
-            if any(call.id == result.call_id for call in reply.calls) and result.call_id not in reply.answered:
+            if (
+                any(call.id == result.call_id for call in reply.calls)
+                and result.call_id not in reply.answered
+            ):
                 reply.results.append(result)
                 reply.answered.add(result.call_id)
                 yield from self._release()

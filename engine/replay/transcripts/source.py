@@ -88,27 +88,40 @@ class Source:
         try:
             mode = os.stat(path).st_mode
             if stat.S_ISDIR(mode):
-                raise input_error(self.name, 0, "is a directory, not a transcript file", code="not-a-file")
+                raise input_error(
+                    self.name, 0, "is a directory, not a transcript file", code="not-a-file"
+                )
             if not stat.S_ISREG(mode):
-                raise input_error(self.name, 0, f"is {_kind(mode)}, not a regular file", code="not-a-file",
-                                  hint="transcripts are read from regular files; pipe one in with '-' "
-                                       "(e.g. cat run.jsonl | loopguard replay -)")
+                raise input_error(
+                    self.name,
+                    0,
+                    f"is {_kind(mode)}, not a regular file",
+                    code="not-a-file",
+                    hint="transcripts are read from regular files; pipe one in with '-' "
+                    "(e.g. cat run.jsonl | loopguard replay -)",
+                )
             self.size = os.path.getsize(path)
             with open(path, "rb") as fh:  # fail now, with a clear message, if unreadable
                 self.gzipped = fh.read(2) == _GZIP_MAGIC
         except FileNotFoundError:
             raise input_error(path, 0, "file not found", code="missing-file") from None
         except PermissionError:
-            raise input_error(path, 0, "cannot read the file: permission denied", code="unreadable") from None
+            raise input_error(
+                path, 0, "cannot read the file: permission denied", code="unreadable"
+            ) from None
         except OSError as exc:
-            raise input_error(path, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable") from None
+            raise input_error(
+                path, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable"
+            ) from None
 
     def open_binary(self) -> BinaryIO | gzip.GzipFile:
         """The file's bytes (decompressed when gzipped)."""
         try:
             raw = open(self.path, "rb")
         except OSError as exc:
-            raise input_error(self.name, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable") from None
+            raise input_error(
+                self.name, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable"
+            ) from None
         if self.gzipped:
             return _Gunzip(raw, self.name)
         return raw
@@ -119,22 +132,36 @@ class Source:
             raw = fh.read(HEAD_BYTES)
         self.head_complete = len(raw) < HEAD_BYTES
         if not raw.strip():
-            raise input_error(self.name, 1, "the file is empty", code="empty-file",
-                              hint="a transcript needs at least one message or event")
+            raise input_error(
+                self.name,
+                1,
+                "the file is empty",
+                code="empty-file",
+                hint="a transcript needs at least one message or event",
+            )
         if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-            raise input_error(self.name, 1, "the file is UTF-16 encoded", code="binary-file",
-                              hint="convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)")
+            raise input_error(
+                self.name,
+                1,
+                "the file is UTF-16 encoded",
+                code="binary-file",
+                hint="convert it to UTF-8 (e.g. iconv -f UTF-16 -t UTF-8)",
+            )
         if b"\x00" in raw:
-            raise input_error(self.name, raw[: raw.index(b"\x00")].count(b"\n") + 1,
-                              "the file is binary (it contains NUL bytes), not JSON or JSONL text",
-                              code="binary-file")
+            raise input_error(
+                self.name,
+                raw[: raw.index(b"\x00")].count(b"\n") + 1,
+                "the file is binary (it contains NUL bytes), not JSON or JSONL text",
+                code="binary-file",
+            )
         decoder = codecs.getincrementaldecoder("utf-8")()
         try:
             text = decoder.decode(raw, final=len(raw) < HEAD_BYTES)
         except UnicodeDecodeError as exc:
             line = raw[: exc.start].count(b"\n") + 1
-            raise input_error(self.name, line, "the file is not UTF-8 text (it looks binary)",
-                              code="binary-file") from None
+            raise input_error(
+                self.name, line, "the file is not UTF-8 text (it looks binary)", code="binary-file"
+            ) from None
         return text.lstrip("\ufeff")
 
     def lines(self) -> Iterator[tuple[int, str | None, bool]]:
@@ -162,7 +189,9 @@ class Source:
                 try:
                     text = decoder.decode(raw, final=not raw)
                 except UnicodeDecodeError:
-                    raise input_error(self.name, 0, "the file is not valid UTF-8 text", code="binary-file") from None
+                    raise input_error(
+                        self.name, 0, "the file is not valid UTF-8 text", code="binary-file"
+                    ) from None
                 if first:
                     text, first = text.lstrip("\ufeff"), False
                 if text:
@@ -187,19 +216,32 @@ def json_lines(source: Source) -> Iterator[tuple[int, Any] | Finding]:
         yield _parse_line(source.name, *pending, last=True)
 
 
-def _parse_line(file: str, number: int, text: str | None, newline: bool, *, last: bool) -> tuple[int, Any] | Finding:
+def _parse_line(
+    file: str, number: int, text: str | None, newline: bool, *, last: bool
+) -> tuple[int, Any] | Finding:
     if text is None:
         return warning(file, number, "line is not UTF-8 text; skipped", "bad-line")
     try:
         return number, loads(text)
     except (ValueError, RecursionError) as exc:
         if last and not newline:
-            return warning(file, number, "the last line is truncated (incomplete JSON); skipped",
-                           "truncated-line", hint="the recording was probably cut off while writing")
+            return warning(
+                file,
+                number,
+                "the last line is truncated (incomplete JSON); skipped",
+                "truncated-line",
+                hint="the recording was probably cut off while writing",
+            )
         col = getattr(exc, "colno", 1)
         detail = getattr(exc, "msg", str(exc))
-        return Finding(file, number, max(col, 1), "warning", f"line is not valid JSON ({detail}); skipped",
-                       code="bad-line")
+        return Finding(
+            file,
+            number,
+            max(col, 1),
+            "warning",
+            f"line is not valid JSON ({detail}); skipped",
+            code="bad-line",
+        )
 
 
 class _Gunzip(gzip.GzipFile):
@@ -213,13 +255,17 @@ class _Gunzip(gzip.GzipFile):
         try:
             return super().read(size)
         except (OSError, EOFError, zlib.error) as exc:
-            raise input_error(self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip") from None
+            raise input_error(
+                self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip"
+            ) from None
 
     def readline(self, size: int | None = -1) -> bytes:
         try:
             return super().readline(size)
         except (OSError, EOFError, zlib.error) as exc:
-            raise input_error(self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip") from None
+            raise input_error(
+                self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip"
+            ) from None
 
     def close(self) -> None:
         super().close()

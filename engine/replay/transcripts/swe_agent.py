@@ -30,15 +30,25 @@ from typing import Any
 
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context, read_tool_calls
-from loopguard.replay.transcripts.events import AssistantMessage, EndOfSession, Event, SystemMessage, ToolCall, ToolResult, UserMessage
-from loopguard.replay.transcripts.events import transcript_text
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    EndOfSession,
+    Event,
+    SystemMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import Source, input_error, warning
 
 NAME = "swe-agent"
 LABEL = "SWE-agent trajectory"
-MARKERS = (r'"trajectory"\s*:\s*\[|"agent"\s*:\s*"(?:primary|main)"'
-           r'|"message_type"\s*:\s*"(?:system_prompt|observation|action|thought)"')
+MARKERS = (
+    r'"trajectory"\s*:\s*\[|"agent"\s*:\s*"(?:primary|main)"'
+    r'|"message_type"\s*:\s*"(?:system_prompt|observation|action|thought)"'
+)
 
 _HARNESS_EXIT = re.compile(r"exit_[a-z_]+")
 
@@ -55,10 +65,18 @@ def read(source: Source, layout: str = "document") -> Stream:
         elif kind == "item" and key == "trajectory":
             steps.append((line, value))
     if not history and not steps:
-        raise input_error(source.name, 1, "no SWE-agent `history` or `trajectory` found", code="wrong-shape",
-                          hint="a .traj file is an object with `trajectory` steps and `history` messages")
+        raise input_error(
+            source.name,
+            1,
+            "no SWE-agent `history` or `trajectory` found",
+            code="wrong-shape",
+            hint="a .traj file is an object with `trajectory` steps and `history` messages",
+        )
     ctx = Context(source.name, source.name, 1)
-    if any(isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls") for _, m in history):
+    if any(
+        isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")
+        for _, m in history
+    ):
         yield from _function_calling(history, ctx)
     else:
         yield from _prefix(history, ctx)
@@ -97,35 +115,62 @@ def _prefix(history: list[tuple[int, Any]], ctx: Context) -> Stream:
 def _text_actions(steps: list[tuple[int, Any]], ctx: Context) -> Stream:
     for number, (ctx.line, step) in enumerate(steps, 1):
         if not isinstance(step, dict) or not isinstance(step.get("action"), str):
-            yield warning(ctx.file, ctx.line, f"trajectory step {number} has no `action` text; skipped", "bad-message")
+            yield warning(
+                ctx.file,
+                ctx.line,
+                f"trajectory step {number} has no `action` text; skipped",
+                "bad-message",
+            )
             continue
         command = step["action"].rstrip()
         if not command.strip() or _HARNESS_EXIT.fullmatch(command.strip()):
             continue
         call = ToolCall(f"step{number}", "bash", {"command": command})
-        text = step.get("response") if isinstance(step.get("response"), str) else step.get("thought")
-        yield AssistantMessage(ctx.session, text if isinstance(text, str) else "", (call,), None, ctx.file, ctx.line)
-        yield ToolResult(ctx.session, call.id, "bash", step.get("observation"), False, None, ctx.file, ctx.line)
+        text = (
+            step.get("response") if isinstance(step.get("response"), str) else step.get("thought")
+        )
+        yield AssistantMessage(
+            ctx.session, text if isinstance(text, str) else "", (call,), None, ctx.file, ctx.line
+        )
+        yield ToolResult(
+            ctx.session, call.id, "bash", step.get("observation"), False, None, ctx.file, ctx.line
+        )
 
 
 def _function_calling(history: list[tuple[int, Any]], ctx: Context) -> Stream:
     seen_user = False
     for ctx.line, obj in history:
         if not isinstance(obj, dict):
-            yield warning(ctx.file, ctx.line, "history entry is not an object; skipped", "bad-message")
+            yield warning(
+                ctx.file, ctx.line, "history entry is not an object; skipped", "bad-message"
+            )
             continue
         role = obj.get("role")
         if role == "assistant":
             calls: list[ToolCall] = []
             raw = _listish(obj.get("tool_calls"))
             yield from read_tool_calls(raw if isinstance(raw, list) else [], ctx, True, calls)
-            yield AssistantMessage(ctx.session, transcript_text(obj.get("content")), tuple(calls), None,
-                                   ctx.file, ctx.line)
+            yield AssistantMessage(
+                ctx.session,
+                transcript_text(obj.get("content")),
+                tuple(calls),
+                None,
+                ctx.file,
+                ctx.line,
+            )
         elif role == "tool":
             ids = _listish(obj.get("tool_call_ids"))
             call_id = ids[0] if isinstance(ids, list) and ids else obj.get("tool_call_id")
-            yield ToolResult(ctx.session, str(call_id or ""), None, transcript_text(obj.get("content")), False, None,
-                             ctx.file, ctx.line)
+            yield ToolResult(
+                ctx.session,
+                str(call_id or ""),
+                None,
+                transcript_text(obj.get("content")),
+                False,
+                None,
+                ctx.file,
+                ctx.line,
+            )
         else:
             yield from _message(obj, ctx, False if role == "system" else seen_user)
             seen_user = seen_user or role == "user" and not obj.get("is_demo")

@@ -17,13 +17,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from loopguard.text import jsontext
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context
-from loopguard.replay.transcripts.events import AssistantMessage, EndOfSession, Event, ToolCall, ToolResult, transcript_text
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    EndOfSession,
+    Event,
+    ToolCall,
+    ToolResult,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.openai_chat import ChatTranslator
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.text import jsontext
 
 NAME = "tau-bench"
 LABEL = "tau-bench results"
@@ -37,8 +44,10 @@ def read(source: Source, layout: str = "document") -> Stream:
     """Events of every run in a results file, one session per run."""
     found = False
     if layout == "jsonl":
-        items: Iterator[Any] = (item if isinstance(item, Finding) else ("item", None, *item)
-                                for item in json_lines(source))
+        items: Iterator[Any] = (
+            item if isinstance(item, Finding) else ("item", None, *item)
+            for item in json_lines(source)
+        )
     else:
         items = stream_document(source, ())
     for item in items:
@@ -47,13 +56,20 @@ def read(source: Source, layout: str = "document") -> Stream:
             continue
         kind, _key, line, run = item
         if kind != "item" or not isinstance(run, dict) or not isinstance(run.get("traj"), list):
-            yield warning(source.name, line, "not a tau-bench run (no `traj` list); skipped", "bad-message")
+            yield warning(
+                source.name, line, "not a tau-bench run (no `traj` list); skipped", "bad-message"
+            )
             continue
         found = True
         yield from _run(run, Context(_name(run, f"{source.name}:{line}"), source.name, line))
     if not found:
-        raise input_error(source.name, 1, "no tau-bench runs found", code="wrong-shape",
-                          hint='a results file is a JSON array of {"task_id", "trial", "traj": [...]} runs')
+        raise input_error(
+            source.name,
+            1,
+            "no tau-bench runs found",
+            code="wrong-shape",
+            hint='a results file is a JSON array of {"task_id", "trial", "traj": [...]} runs',
+        )
 
 
 def _name(run: dict[str, Any], default: str) -> str:
@@ -66,27 +82,53 @@ def _name(run: dict[str, Any], default: str) -> str:
 def _run(run: dict[str, Any], ctx: Context) -> Stream:
     if not run["traj"]:
         error = run.get("info", {}).get("error") if isinstance(run.get("info"), dict) else None
-        yield warning(ctx.file, ctx.line, f"run {ctx.session} has no messages" + (f" ({error})" if error else ""),
-                      "empty-run")
+        yield warning(
+            ctx.file,
+            ctx.line,
+            f"run {ctx.session} has no messages" + (f" ({error})" if error else ""),
+            "empty-run",
+        )
     chat = ChatTranslator()
     pending: str | None = None
     start = ctx.line
     for index, message in enumerate(run["traj"]):
         ctx.line = start
         if not isinstance(message, dict):
-            yield warning(ctx.file, ctx.line, f"traj message #{index + 1} is not an object; skipped", "bad-message")
+            yield warning(
+                ctx.file,
+                ctx.line,
+                f"traj message #{index + 1} is not an object; skipped",
+                "bad-message",
+            )
             continue
         text = transcript_text(message.get("content"))
         role = message.get("role")
         if pending is not None and role == "user" and text.startswith(_API_OUTPUT):
-            yield ToolResult(ctx.session, pending, None, text[len(_API_OUTPUT):], False, None, ctx.file, ctx.line)
+            yield ToolResult(
+                ctx.session,
+                pending,
+                None,
+                text[len(_API_OUTPUT) :],
+                False,
+                None,
+                ctx.file,
+                ctx.line,
+            )
             pending = None
             continue
-        action = _react_action(text) if role == "assistant" and not message.get("tool_calls") else None
+        action = (
+            _react_action(text) if role == "assistant" and not message.get("tool_calls") else None
+        )
         if action is not None:
             pending = f"action@{index + 1}"
-            yield AssistantMessage(ctx.session, text, (ToolCall(pending, action[0], action[1]),), None,
-                                   ctx.file, ctx.line)
+            yield AssistantMessage(
+                ctx.session,
+                text,
+                (ToolCall(pending, action[0], action[1]),),
+                None,
+                ctx.file,
+                ctx.line,
+            )
             continue
         yield from chat.message(message, ctx)
     yield EndOfSession(ctx.session, ctx.file, start)
@@ -100,6 +142,10 @@ def _react_action(text: str) -> tuple[str, Any] | None:
         action = jsontext.loads(text.rsplit("Action:", 1)[1].strip())
     except (ValueError, RecursionError):
         return None
-    if not isinstance(action, dict) or not isinstance(action.get("name"), str) or action["name"] == "respond":
+    if (
+        not isinstance(action, dict)
+        or not isinstance(action.get("name"), str)
+        or action["name"] == "respond"
+    ):
         return None
     return action["name"], action.get("arguments") or {}

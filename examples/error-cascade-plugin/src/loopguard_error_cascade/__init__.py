@@ -33,8 +33,18 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    Call, Detector, Finding, LintCheck, LintContext, SessionState, Vote, hookimpl,
-    option_finding, option_scopes, scoped_newest_first, setting,
+    Call,
+    Detector,
+    Finding,
+    LintCheck,
+    LintContext,
+    SessionState,
+    Vote,
+    hookimpl,
+    option_finding,
+    option_scopes,
+    scoped_newest_first,
+    setting,
 )
 
 ID = "error_cascade"
@@ -56,11 +66,18 @@ def unreachable(ctx: LintContext) -> list[Finding]:
         threshold = {**ErrorCascade.option_defaults(), **scope.options}.get("threshold")
         size = setting(scope.config, HISTORY)
         if isinstance(threshold, int) and isinstance(size, int) and threshold > size:
-            found.append(option_finding(
-                ctx, scope, ["threshold"], "warning",
-                f"error_cascade threshold {threshold} can never be reached{scope.who}: "
-                f"history_size is {size}", f"lower threshold to {size} or less, or raise "
-                "loop_detection.history_size", "error-cascade-unreachable"))
+            found.append(
+                option_finding(
+                    ctx,
+                    scope,
+                    ["threshold"],
+                    "warning",
+                    f"error_cascade threshold {threshold} can never be reached{scope.who}: "
+                    f"history_size is {size}",
+                    f"lower threshold to {size} or less, or raise loop_detection.history_size",
+                    "error-cascade-unreachable",
+                )
+            )
     return found
 
 
@@ -71,15 +88,23 @@ class ErrorCascade(Detector):
     levels = ("warn", "critical")
     settings = (HISTORY,)
     openclaw_name = "errorCascade"
-    lint_checks = (LintCheck("error-cascade-unreachable", "warning", unreachable.__doc__ or "",
-                             unreachable),)
+    lint_checks = (
+        LintCheck("error-cascade-unreachable", "warning", unreachable.__doc__ or "", unreachable),
+    )
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "threshold": {"type": "integer", "minimum": 2, "default": 4,
-                          "description": "Consecutive failures of one tool that trigger a vote."},
-            "level": {"enum": ["warn", "critical"], "default": "warn",
-                      "description": "The level of the vote."},
+            "threshold": {
+                "type": "integer",
+                "minimum": 2,
+                "default": 4,
+                "description": "Consecutive failures of one tool that trigger a vote.",
+            },
+            "level": {
+                "enum": ["warn", "critical"],
+                "default": "warn",
+                "description": "The level of the vote.",
+            },
         },
         "additionalProperties": False,
     }
@@ -99,10 +124,15 @@ class ErrorCascade(Detector):
             digests.add(entry.digest)
         if len(streak) < threshold or len(digests) < 2:
             return None
-        return self.vote(level, len(streak), call.tool,
-                         f"{call.tool} failed {len(streak)} times in a row with "
-                         f"{len(digests)} different arguments.", tuple(reversed(streak)),
-                         code="error_cascade")
+        return self.vote(
+            level,
+            len(streak),
+            call.tool,
+            f"{call.tool} failed {len(streak)} times in a row with "
+            f"{len(digests)} different arguments.",
+            tuple(reversed(streak)),
+            code="error_cascade",
+        )
 
 
 @hookimpl
