@@ -160,7 +160,7 @@ class PingPong(Detector):
 
     @staticmethod
     def _may_alternate(state: SessionState, call: Call) -> bool:
-        """Whether the call repeats the second newest call of its run, which differs from the newest."""
+        """Whether the call repeats the run's second newest call, which differs from the newest."""
         history = state.history
         if len(history) >= 2 and history[-1].run_id == call.run_id == history[-2].run_id:
             newest, other = history[-1].digest, history[-2].digest

@@ -8,9 +8,9 @@ The built-in detectors import only from here (and from their siblings in
   `settings`, `lint_checks`, `bounded_by`, `openclaw_name`, `scratch_codec`,
   hooks), the gating values `ROLLING`, `UNLESS_DISABLED`, `ALWAYS`, and
   `hookimpl` for `loopguard_register_detectors` / `loopguard_register_lint_checks`.
-- What a check reads: `Call` (the call being judged), `SessionState`,
-  `HistoryEntry` and the history helpers (`same_signature`, `no_progress_streak`, `scoped_newest_first`,
-  `entry_of`, `VETO`, `FAILED`, `STATUS`, `EVIDENCE_MAX`), `TurnWindow`.
+- What a check reads: `Call` (the call being judged), `SessionState`, `HistoryEntry` and the history
+  helpers (`same_signature`, `no_progress_streak`, `scoped_newest_first`, `entry_of`, `VETO`,
+  `FAILED`, `STATUS`, `EVIDENCE_MAX`), `TurnWindow`.
 - What a check returns: `Vote` (build it with `Detector.vote`), `LEVELS`.
 - Options and shared settings: `thresholds(config)` (the `loop_detection`
   block) and `setting(config, "a.b.c")`, both over the bundled defaults;

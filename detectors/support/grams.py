@@ -40,7 +40,7 @@ def grams(text: str) -> Any:
     if len(text) < 3:
         return frozenset((tuple(text),)) if text else frozenset()
     if len(text) < ARRAY_FROM:
-        return frozenset(zip(text, text[1:], text[2:]))
+        return frozenset(zip(text, text[1:], text[2:], strict=False))
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     points = points.astype(np.uint64)
     codes = (points[:-2] << _SHIFT_1) | (points[1:-1] << _SHIFT_2) | points[2:]

@@ -1,10 +1,10 @@
 """`loopguard config [--rules R] [--agent A] [--format text|json]`: the effective rules.
 
-Prints what the engine runs with: `builtin:default`, the `extends:` layers and
-the file merged, the agent's block merged over them, the thresholds repaired;
-each leaf says where it came from (`file:line`, `builtin:NAME:line`, or
-`repaired`; coloured on a terminal: `--color`, `NO_COLOR`). Exit 0, or 2 for a file that cannot be read, invalid rules or an
-agent without a block (the errors go to stderr, never a traceback).
+Prints what the engine runs with: `builtin:default`, the `extends:` layers and the file merged, the
+agent's block merged over them, the thresholds repaired; each leaf says where it came from
+(`file:line`, `builtin:NAME:line`, or `repaired`; coloured on a terminal: `--color`, `NO_COLOR`).
+Exit 0, or 2 for a file that cannot be read, invalid rules or an agent without a block (the errors
+go to stderr, never a traceback).
 """
 
 from __future__ import annotations

@@ -38,8 +38,8 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "explain",
         help="show why loopguard made one decision of a replay",
-        description="Replay FILEs and explain decision #N of the replay report: its votes, the history "
-        "entries that led to it, and the thresholds involved.",
+        description="Replay FILEs and explain decision #N of the replay report: its votes, "
+        "the history entries that led to it, and the thresholds involved.",
     )
     add_common(parser)
     parser.add_argument(
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def explain(args: argparse.Namespace, wanted: str) -> int:
-    """Replay until decision `wanted` (N or FILE#N), print its explanation; 2 when it does not exist."""
+    """Replay until decision `wanted` (N or FILE#N) and explain it; 2 when it does not exist."""
     target = parse_id(wanted, args.files)
     if isinstance(target, str):
         print(f"loopguard explain: {target}", file=sys.stderr)
@@ -138,7 +138,7 @@ def value(config: Any, dotted: str) -> Any:
 
 
 def threshold_paths(decision: Any, config: Any) -> list[str]:
-    """Dotted paths of the rules values that shaped a decision (its detectors' and the aggregator's)."""
+    """Dotted paths of the rules values behind a decision (its detectors', the aggregator's)."""
     detectors = [v.detector for v in decision.votes] or (
         [decision.detector] if decision.detector else []
     )
@@ -168,7 +168,7 @@ def thresholds(decision: Any, config: Any) -> list[str]:
 def history_rows(
     record: DecisionRecord | SkippedTool, history: list[Any], replayer: Replayer
 ) -> list[dict[str, Any]]:
-    """The history entries as dicts, each with its mark (`this`, `evidence` or null) and input spot."""
+    """The history entries as dicts, each with its mark (`this`, `evidence`, null) and spot."""
     d = record.decision if isinstance(record, DecisionRecord) else None
     evidence = set(d.top.evidence) if d is not None and d.top else set()
     rows = []
@@ -231,7 +231,8 @@ def render(
         lines.append(f"  the model would have been told: {short(d.message, 240)}")
     if record.after_breaker:
         lines.append(
-            "  note: a breaker had already closed the tools in this turn; the recorded agent kept calling"
+            "  note: a breaker had already closed the tools in this turn; "
+            "the recorded agent kept calling"
         )
     lines += ["", "votes:"]
     for vote in d.votes:
@@ -262,7 +263,8 @@ def render(
             else ""
         )
         lines.append(
-            f"  {mark} {entry.seq:<5} {entry.turn:<5} {short(entry.tool, 20):<21} {outcome:<16} {place}"
+            f"  {mark} {entry.seq:<5} {entry.turn:<5} {short(entry.tool, 20):<21} "
+            f"{outcome:<16} {place}"
         )
     if not history:
         lines.append("    (empty)")

@@ -21,7 +21,10 @@ def parse_id(wanted: str, files: list[str]) -> tuple[str | None, int] | str:
     """(file or None, number) of `N` or `FILE#N`; a message when it is not one."""
     file, sep, number = wanted.rpartition("#")
     if not number.isdigit() or int(number) < 1:
-        return f"{wanted!r} is not a decision: use N (a number from 1) or FILE#N, as `loopguard replay` shows them"
+        return (
+            f"{wanted!r} is not a decision: use N (a number from 1) or FILE#N, "
+            "as `loopguard replay` shows them"
+        )
     if sep and file not in files and not (file == STDIN_NAME and STDIN in files):
         return f"{file!r} is not one of the files given"
     if not sep and len(set(files)) > 1:
@@ -38,7 +41,8 @@ def render_skipped(record: SkippedTool, config: Any) -> list[str]:
         else "the condition held on the user's message and its context"
     )
     lines = [
-        f"decision #{record.index} at {where(record.file, record.line)}: SKIPPED REQUIRED TOOL {record.call}",
+        f"decision #{record.index} at {where(record.file, record.line)}: "
+        f"SKIPPED REQUIRED TOOL {record.call}",
         f"  session {record.session}, turn {record.turn}",
         f"  intent: {record.intent} ({matched})",
         f"  condition: {json.dumps(rule.get('when'), ensure_ascii=False)}",
@@ -48,7 +52,8 @@ def render_skipped(record: SkippedTool, config: Any) -> list[str]:
         (
             f"  the model called {record.tool}, but never with the required arguments"
             if record.problem == "other_args"
-            else f"  the model {record.problem.replace('_', ' ')}: it answered without calling {record.tool}"
+            else f"  the model {record.problem.replace('_', ' ')}: "
+            f"it answered without calling {record.tool}"
         ),
         f"  retries this turn: {record.retries} (turn.max_incomplete_tool_retries = "
         f"{json.dumps((config.get('turn') or {}).get('max_incomplete_tool_retries'))})",

@@ -77,7 +77,8 @@ class GithubReport:
             self.folds[record.key] = (fold, record)
             d, top = record.decision, record.decision.top
             kind = "warning" if d.action == "warn" else "error"
-            text = f"{d.tool} call {d.seq} (turn {d.turn}): {top.message if top else d.message} [{record.id}]"
+            message = top.message if top else d.message
+            text = f"{d.tool} call {d.seq} (turn {d.turn}): {message} [{record.id}]"
             self._annotate(
                 kind, record.file, record.line, f"loopguard {d.action}: {d.detector}", text
             )

@@ -158,8 +158,8 @@ def decision_line(record: DecisionRecord) -> list[str]:
     if record.after_breaker:
         notes.append("after a breaker: the recorded agent kept calling")
     head = (
-        f"  #{record.index}  {where(record.file, record.line)}  turn {d.turn} call {d.seq}  {d.tool}  "
-        f"{d.action.upper()}  {detector} ({', '.join(notes)})"
+        f"  #{record.index}  {where(record.file, record.line)}  turn {d.turn} call {d.seq}  "
+        f"{d.tool}  {d.action.upper()}  {detector} ({', '.join(notes)})"
     )
     return [head, f"      {short(top.message if top else d.message or '')}"]
 
@@ -207,13 +207,14 @@ def session_header(summary: SessionSummary) -> list[str]:
 def session_footer(summary: SessionSummary) -> list[str]:
     if summary.incomplete:
         return [
-            "  the file could not be read to the end (see the error above): the replay stopped there"
+            "  the file could not be read to the end (see the error above): "
+            "the replay stopped there"
         ]
     parts = []
     if summary.ran_despite_block:
         parts.append(
-            f"{_n(summary.ran_despite_block, 'call')} that loopguard would have blocked still ran in "
-            "the recording"
+            f"{_n(summary.ran_despite_block, 'call')} that loopguard would have blocked "
+            "still ran in the recording"
         )
     if summary.after_breaker:
         parts.append(
@@ -222,8 +223,8 @@ def session_footer(summary: SessionSummary) -> list[str]:
     if not parts:
         return []
     return [
-        f"  note: {'; '.join(parts)}. The replay fed every recorded call to the guard anyway, so the "
-        "decisions after the first block show what it would have kept seeing."
+        f"  note: {'; '.join(parts)}. The replay fed every recorded call to the guard anyway, "
+        "so the decisions after the first block show what it would have kept seeing."
     ]
 
 

@@ -7,8 +7,8 @@ each expanded the same way, then the file itself. A layer met twice is
 applied once; a cycle is an error. Mappings merge key by key, lists and
 scalars replace; `agents` is kept as written (see `normalize`).
 
-The layering itself lives in `layers`. `load_rules_*` raise `RulesError` with every error found; warnings are kept
-in `RulesDocument.findings`. `analyze_*` never raise: lint uses them to show
+The layering itself lives in `layers`. `load_rules_*` raise `RulesError` with every error found;
+warnings are kept in `RulesDocument.findings`. `analyze_*` never raise: lint uses them to show
 everything, and to tell an unreadable file (exit 2) from an invalid one.
 """
 
@@ -182,7 +182,7 @@ def load_rules_path(
 def load_path_analysis(
     path: str | os.PathLike[str], allow_extends_outside: bool = False
 ) -> tuple[RulesDocument, Analysis]:
-    """`load_rules_path` and the analysis behind it (so lint-only checks can run on a loaded file)."""
+    """`load_rules_path` and the analysis behind it (lint-only checks can run on a loaded file)."""
     name = os.fspath(path)
     result = (
         analyze_builtin(name)

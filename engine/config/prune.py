@@ -1,11 +1,11 @@
 """A rules document without the values its schema rejects, so later checks can still run.
 
-Lint reports everything in one pass: a schema error in one place must not hide
-an undefined keyword set or a broken threshold elsewhere. `prune_invalid`
-removes each rejected value (an unknown key, a value of the wrong type) and
-validates again until nothing more is rejected (an object missing a required
-key stays, so its other keys are still checked); positions move with the values, so later findings still point at the
-right line. When the root itself would go, there is nothing left to check.
+Lint reports everything in one pass: a schema error in one place must not hide an undefined keyword
+set or a broken threshold elsewhere. `prune_invalid` removes each rejected value (an unknown key, a
+value of the wrong type) and validates again until nothing more is rejected (an object missing a
+required key stays, so its other keys are still checked); positions move with the values, so later
+findings still point at the right line. When the root itself would go, there is nothing left to
+check.
 """
 
 from __future__ import annotations

@@ -131,7 +131,8 @@ class Aggregator:
         if action != "warn" or notify:
             message = top.message
             if escalated:
-                message += f" (blocked {state.criticals[call.run_id]} times in this run: escalated to breaker)"
+                blocked = state.criticals[call.run_id]
+                message += f" (blocked {blocked} times in this run: escalated to breaker)"
             text = self._fill(
                 state,
                 _TEMPLATE_KEYS[action],

@@ -5,11 +5,10 @@ cannot affect what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` and
 `LOOPGUARD_BLOCK_PLUGINS` take effect before any third-party code runs.
 Importing, registering with pluggy and checking is `loading.py`'s job.
 
-- Built-ins come from `BUILTIN_PLUGINS`, an explicit tuple (no directory
-  scanning, no dependence on installed metadata), in that order: the detectors
-  `loopguard.detectors.BUILTINS` names, then the built-in lint checks. The `loopguard.detectors` entry points this
-  distribution declares name the same detector modules (a test keeps them equal)
-  and are skipped here.
+- Built-ins come from `BUILTIN_PLUGINS`, an explicit tuple (no directory scanning, no dependence on
+  installed metadata), in that order: the detectors `loopguard.detectors.BUILTINS` names, then the
+  built-in lint checks. The `loopguard.detectors` entry points this distribution declares name the
+  same detector modules (a test keeps them equal) and are skipped here.
 - Third-party plugins are the entry points of the group `loopguard.detectors`
   of every other distribution, one record per (distribution, entry name) — the
   first found on `sys.path` wins, as for imports — sorted by distribution, then

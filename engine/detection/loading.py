@@ -89,7 +89,7 @@ def new_plugin_manager() -> pluggy.PluginManager:
 def load_plugins(
     plugins: Iterable[Plugin], pm: pluggy.PluginManager, blocked_ids: Iterable[str] = ()
 ) -> Loaded:
-    """Import, register and check each plugin in order; a detector id in `blocked_ids` is skipped."""
+    """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`."""
     skip = set(blocked_ids)
     loaded = Loaded()
     seen: set[str] = set()

@@ -37,7 +37,7 @@ _FALSE = ("", "0", "false", "no", "off")
 
 
 def autoload_disabled(value: str | None) -> bool:
-    """Whether the env value disables third-party plugins (an unknown value does, with a warning)."""
+    """Whether the env value disables third-party plugins (an unknown value does, and warns)."""
     text = (value or "").strip().lower()
     if text in _FALSE:
         return False
@@ -128,7 +128,10 @@ def schema_problem(ident: str, schema: Any) -> str | None:
             for key in value:
                 problem = complexity_problem(key) or redos_problem(key)
                 if problem:
-                    return f"detector {ident!r}: options schema patternProperties key refused: {problem}"
+                    return (
+                        f"detector {ident!r}: options schema patternProperties key "
+                        f"refused: {problem}"
+                    )
     return None
 
 

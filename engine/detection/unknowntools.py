@@ -35,7 +35,7 @@ class UnknownTools:
             try:
                 compiled.append(safe_compile(str(pattern), regex.IGNORECASE))
             except (regex.error, ValueError, OverflowError):
-                continue  # lint reports it (too long, too complex, or no regex); the engine skips it
+                continue  # lint reports it (too long, too complex, no regex); the engine skips it
         self.patterns = tuple(compiled)
         self.known = frozenset(str(tool) for tool in known or ())
 

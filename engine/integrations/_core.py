@@ -111,7 +111,7 @@ class GuardCore:
         error: str | None = None,
         run_id: str | None = None,
     ) -> list[Decision]:
-        """`after_call`; returns the call's decisions (before and after) for `answers.with_notes`."""
+        """`after_call`; the call's decisions (before and after) for `answers.with_notes`."""
         decision = self.session(session_id).after_call(
             tool, args, result=result, error=error, call_id=call_id, run_id=run_id or self.run_id
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from loopguard.decision import RANK, Decision
 from loopguard.findings import Finding
@@ -30,7 +30,10 @@ def record_id(file: str, index: int) -> str:
 
 @dataclass(frozen=True)
 class DecisionRecord:
-    """One guard decision at one spot of the input. `index` numbers the non-allow ones (1-based, per file)."""
+    """One guard decision at one spot of the input.
+
+    `index` numbers the non-allow ones (1-based, per file).
+    """
 
     index: int
     session: str
@@ -125,4 +128,4 @@ class SessionSummary:
         }
 
 
-Record = Union[DecisionRecord, SkippedTool, SessionSummary, Finding]
+Record = DecisionRecord | SkippedTool | SessionSummary | Finding

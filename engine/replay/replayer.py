@@ -88,7 +88,7 @@ class Replayer:
         self._live: dict[str, _Live] = {}
 
     def live_session(self, key: str) -> Any:
-        """The guard session of a session being replayed (None once it is over); `key` as in records."""
+        """The guard session of a replayed session (None once it is over); `key` as in records."""
         live = self._live.get(key)
         return None if live is None else live.session
 

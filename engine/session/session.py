@@ -161,7 +161,7 @@ class Session:
                     state.round,
                 )
                 faults: list[str] = []
-                # Repeat-only detectors run only for a call seen lately (one C-level scan of digests).
+                # Repeat-only detectors run only for a call seen lately (one C-level digest scan).
                 seen = policy.repeat_checks and digest in state.digests
                 hooks = policy.seen_checks if seen else policy.checks
                 votes = self._votes(hooks, call, faults)
@@ -232,7 +232,7 @@ class Session:
             )
             if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
                 return policy.aggregator.decide(call, (), (), state, "after")
-            # The result is read only now: a blocked call's result (a replay has them) is never used.
+            # The result is read only now: a blocked call's result (replays have them) is unused.
             if error is not None:
                 text = error if isinstance(error, str) else _text(error)
                 outcome = error_outcome(error)
@@ -333,7 +333,7 @@ class Session:
         return self._policy.aggregator.fault_vote(stage.detector.id, stage.source, error)
 
     def _close_tools(self) -> None:
-        """A breaker: tools are closed for the rest of the turn, and the rest of its batch aborted."""
+        """A breaker: tools close for the rest of the turn, and the rest of its batch is aborted."""
         state = self._state
         state.tools_closed = True
         state.scratch["_closed_round"] = state.round
@@ -387,7 +387,7 @@ class Session:
         return entry
 
     def _lost_call(self, key: str, tool: str, args: Any) -> HistoryEntry | None:
-        """A pending call forgotten by `_open` (more than `_MAX_OPEN` in flight), from the history."""
+        """A pending call `_open` forgot (more than `_MAX_OPEN` in flight), from the history."""
         state = self._state
         digest = args_digest(tool, canonical_text(parse_args(args)))
         entry = pending_entry(state, key, tool, digest)

@@ -205,5 +205,5 @@ def _without(value: Any, drop: frozenset[str], depth: int) -> Any:
         return items if changed else value
     if isinstance(value, list):
         out = [_without(v, drop, depth + 1) if isinstance(v, (dict, list)) else v for v in value]
-        return out if any(a is not b for a, b in zip(out, value)) else value
+        return out if any(a is not b for a, b in zip(out, value, strict=True)) else value
     return value

@@ -78,7 +78,7 @@ class MemoryStore:
                 del sessions[key]
                 continue
             if len(sessions) > self.max_sessions:
-                candidates = [k for k, _ in zip(sessions, range(8))]
+                candidates = [k for k, _ in zip(sessions, range(8), strict=False)]
                 victim = min(candidates, key=lambda k: sessions[k].last_used)
                 del sessions[victim]
                 for k in candidates:

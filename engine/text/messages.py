@@ -1,11 +1,11 @@
 """Texts shown to the model or the user, rendered from the rules' `messages` templates.
 
-`messages.language` is `auto`, `zh` or `en`. `auto` picks `zh` when the text the message
-is about (usually the user's request) contains a Han character, `en` otherwise. A key
-missing from the chosen language falls back to the other language, then to the bundled
-English text of `rules/default.yaml`, so a partial rules file never makes the runtime crash. Templates are filled
-by plain `{name}` substitution (`templates`: no format specs or attribute access); rules loading
-refuses unknown fields, and at run time anything else stays as written.
+`messages.language` is `auto`, `zh` or `en`. `auto` picks `zh` when the text the message is about
+(usually the user's request) contains a Han character, `en` otherwise. A key missing from the chosen
+language falls back to the other language, then to the bundled English text of `rules/default.yaml`,
+so a partial rules file never makes the runtime crash. Templates are filled by plain `{name}`
+substitution (`templates`: no format specs or attribute access); rules loading refuses unknown
+fields, and at run time anything else stays as written.
 """
 
 from __future__ import annotations

@@ -214,7 +214,7 @@ def _repeated_groups(pattern: str) -> list[list[str]]:
             )
             if start >= 0 and bars and unbounded:
                 cuts = [start - 1, *bars, i]
-                found.append([pattern[a + 1 : b] for a, b in zip(cuts, cuts[1:])])
+                found.append([pattern[a + 1 : b] for a, b in zip(cuts, cuts[1:], strict=False)])
         i += 1
     return found
 

@@ -110,7 +110,7 @@ class LoopGuard:
     def _runs(
         self, agent: Agent[Any], input: Any, session_id: str | None, kwargs: dict[str, Any]
     ) -> Generator[tuple[Agent[Any], Any, dict[str, Any]], Any, Any]:
-        """The turn as a generator: yields (agent, input, options) per run, returns the last result."""
+        """The turn as a generator: yields (agent, input, options) per run, returns the result."""
         sid, token = self._enter(input, session_id, kwargs)
         try:
             guarded = self.protect(agent)

@@ -86,7 +86,7 @@ _AGENT_MARKERS = {
     )
 }
 _MARKERS = {
-    "eventlog": re.compile(r'"event"\s*:\s*"(?:%s)"' % "|".join(EVENTS)),
+    "eventlog": re.compile(r'"event"\s*:\s*"(?:' + "|".join(EVENTS) + ')"'),
     "anthropic": re.compile(
         r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"tool_use_id"\s*:'
     ),
@@ -119,7 +119,10 @@ class Transcript:
 
 
 def open_transcript(path: str, input_format: str | None = None) -> Transcript:
-    """Open `path` (`-` is standard input) and choose its reader; raises `InputError` when it cannot be read."""
+    """Open `path` (`-` is standard input) and choose its reader.
+
+    Raises `InputError` when it cannot be read.
+    """
     source = Source(path)
     if input_format is not None and input_format not in FORMATS:
         raise input_error(

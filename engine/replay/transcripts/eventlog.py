@@ -8,7 +8,8 @@ free-form and ignored. Events:
     {"event": "user_message", "text": "..."}
     {"event": "assistant_message", "text": "...",
      "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a.py"}}]}
-    {"event": "tool_result", "call_id": "c1", "name": "read_file", "content": "...", "is_error": false}
+    {"event": "tool_result", "call_id": "c1", "name": "read_file", "content": "...",
+     "is_error": false}
     {"event": "compaction"}
     {"event": "session_end"}
 

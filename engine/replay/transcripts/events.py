@@ -8,7 +8,7 @@ line), so the replay report can point at the exact spot in the input.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from loopguard.text.content import parts_text
 
@@ -90,7 +90,7 @@ class EndOfSession:
     line: int = 0
 
 
-Event = Union[SystemMessage, UserMessage, AssistantMessage, ToolResult, Compaction, EndOfSession]
+Event = SystemMessage | UserMessage | AssistantMessage | ToolResult | Compaction | EndOfSession
 
 
 def transcript_text(content: Any) -> str:

@@ -1,15 +1,13 @@
 """Opening an input file safely and reading it without loading it whole.
 
-`Source` reads bytes (so it can count them for a progress bar), checks that
-the file is text, and hands out either the first few kilobytes (for format
-detection), its lines (for JSONL), or chunks (for streamed JSON documents).
-Problems that make the file unreadable raise `InputError`; problems on one
-line come back as warning `Finding`s so the replay can go on. Gzipped files
-(`.traj.gz`, `*.jsonl.gz`) are read through gzip, found by their magic bytes;
-the path `-` is standard input, spooled to a temporary file first (readers
-open the file more than once). Only regular files are read: a FIFO, a device
-or `/dev/stdin` on a pipe would block or lose the bytes read for detection. Positions are 1-based everywhere: a problem
-with the whole file is at `1:1`.
+`Source` reads bytes (so it can count them for a progress bar), checks that the file is text, and
+hands out either the first few kilobytes (for format detection), its lines (for JSONL), or chunks
+(for streamed JSON documents). Problems that make the file unreadable raise `InputError`; problems
+on one line come back as warning `Finding`s so the replay can go on. Gzipped files (`.traj.gz`,
+`*.jsonl.gz`) are read through gzip, found by their magic bytes; the path `-` is standard input,
+spooled to a temporary file first (readers open the file more than once). Only regular files are
+read: a FIFO, a device or `/dev/stdin` on a pipe would block or lose the bytes read for detection.
+Positions are 1-based everywhere: a problem with the whole file is at `1:1`.
 """
 
 from __future__ import annotations
