@@ -1,8 +1,9 @@
 """Intent matching cost vs number of keywords: Aho-Corasick vs a naive substring loop.
 
 For 30, 1,000 and 10,000 synthetic keywords (mixed Chinese and Latin, fixed seed) spread
-over builtin:portfolio's seven keyword sets (the default rules have no intents), time `TurnPolicy.expectation_for(messages)`
-(what `session.begin_turn` runs) on a 200-character user message with a 4-message context.
+over builtin:portfolio's seven keyword sets (the default rules have no intents), time
+`TurnPolicy.expectation_for(messages)` (what `session.begin_turn` runs) on a 200-character
+user message with a 4-message context.
 The user text holds a follow-up phrase and the context no portfolio marker, so every intent
 is evaluated and both the text and the context are scanned; no intent matches.
 
@@ -130,11 +131,11 @@ def run(small: bool = False) -> list[dict[str, Any]]:
     for _ in range(repeats):  # interleaved: every repeat times every case with both matchers
         for case in cases:
             policy, sets, messages = case["policy"], case["sets"], case["messages"]
-            case["aho"] = min(case["aho"], _best(lambda: policy.expectation_for(messages), number))
+            aho = _best(lambda p=policy, m=messages: p.expectation_for(m), number)
+            case["aho"] = min(case["aho"], aho)
             naive_number = max(1, number // (10 if case["size"] >= 10_000 else 1))
-            case["naive"] = min(
-                case["naive"], _best(lambda: _naive(policy, sets, messages), naive_number)
-            )
+            naive = _best(lambda p=policy, s=sets, m=messages: _naive(p, s, m), naive_number)
+            case["naive"] = min(case["naive"], naive)
     base = cases[0]["aho"]
     sizes = [
         {
@@ -167,7 +168,9 @@ def _rows(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     last = sizes[-1]
     rows.append(
         {
-            "measure": f"intent match cost, {last['keywords']:,} vs {sizes[0]['keywords']} keywords",
+            "measure": (
+                f"intent match cost, {last['keywords']:,} vs {sizes[0]['keywords']} keywords"
+            ),
             "ratio": round(last["vs_30"], 2),
             "budget": 2,
             "ok": last["vs_30"] < 2,
@@ -189,7 +192,8 @@ def _rows(sizes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def main() -> None:
     rows = run()
     print(
-        f"{'keywords':>9} {'aho-corasick':>13} {'naive loop':>12} {'speedup':>8} {'vs 30':>6} {'compile':>9}"
+        f"{'keywords':>9} {'aho-corasick':>13} {'naive loop':>12} "
+        f"{'speedup':>8} {'vs 30':>6} {'compile':>9}"
     )
     for r in rows[:-2]:
         print(
@@ -198,7 +202,8 @@ def main() -> None:
         )
     for r in rows[-2:]:
         print(
-            f"{r['measure']}: {r['ratio']}x (budget {r['budget']}x) -> {'ok' if r['ok'] else 'MISSED'}"
+            f"{r['measure']}: {r['ratio']}x (budget {r['budget']}x) -> "
+            f"{'ok' if r['ok'] else 'MISSED'}"
         )
 
 

@@ -17,9 +17,9 @@ transcripts stopped), warn rate on healthy runs, healthy runs ended by a
 breaker, the median delay of the first stop after `intervene_index`, how often
 a breaker follows the first stop of a caught loop within 3 calls (the
 recording goes on as it was, so this is "the model ignored the block"), and
-the same per source, per loop type and per deciding detector. `--list` prints every transcript that was not scored right
-(miss, early, late, false stop) with the deciding detector, so a person can
-read the transcript around it.
+the same per source, per loop type and per deciding detector. `--list` prints
+every transcript that was not scored right (miss, early, late, false stop) with
+the deciding detector, so a person can read the transcript around it.
 """
 
 from __future__ import annotations
@@ -216,7 +216,8 @@ def report(scores: list[Score]) -> dict[str, Any]:
 def print_report(data: dict[str, Any], listing: bool) -> None:
     overall = data["all"]
     print(
-        f"transcripts: {overall['transcripts']} ({overall['loops']} loops, {overall['healthy']} healthy)"
+        f"transcripts: {overall['transcripts']} "
+        f"({overall['loops']} loops, {overall['healthy']} healthy)"
     )
     print()
     print("| measure | all | without borderline |")
@@ -236,10 +237,12 @@ def print_report(data: dict[str, Any], listing: bool) -> None:
     )
     print(
         f"| caught loops where a breaker follows the first stop within {SLACK} calls | "
-        f"{_pct(overall['breaker_follows'])} | {_pct(data['without_borderline']['breaker_follows'])} |"
+        f"{_pct(overall['breaker_follows'])} | "
+        f"{_pct(data['without_borderline']['breaker_follows'])} |"
     )
     print(
-        f"| loops early / late / missed | {overall['early']} / {overall['late']} / {overall['missed']} | "
+        f"| loops early / late / missed | "
+        f"{overall['early']} / {overall['late']} / {overall['missed']} | "
         f"{data['without_borderline']['early']} / {data['without_borderline']['late']} / "
         f"{data['without_borderline']['missed']} |"
     )
@@ -248,7 +251,8 @@ def print_report(data: dict[str, Any], listing: bool) -> None:
     print("|---|---:|---:|---:|---:|")
     for name, m in data["by_source"].items():
         print(
-            f"| {name} | {m['transcripts']} | {_pct(m['healthy_stopped'])} | {_pct(m['loops_caught'])} | "
+            f"| {name} | {m['transcripts']} | {_pct(m['healthy_stopped'])} | "
+            f"{_pct(m['loops_caught'])} | "
             f"{_pct(m['precision'])} |"
         )
     print()
@@ -256,7 +260,8 @@ def print_report(data: dict[str, Any], listing: bool) -> None:
     print("|---|---:|---:|---:|---:|---:|")
     for name, m in data["by_loop_type"].items():
         print(
-            f"| {name} | {m['loops']} | {_pct(m['loops_caught'])} | {m['early']} | {m['late']} | {m['missed']} |"
+            f"| {name} | {m['loops']} | {_pct(m['loops_caught'])} | "
+            f"{m['early']} | {m['late']} | {m['missed']} |"
         )
     print()
     print("| deciding detector | loops caught | false stops |")

@@ -13,6 +13,8 @@ import itertools
 import json
 import sys
 import tracemalloc
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,14 @@ def drive(guard: loopguard.Guard, trace: list[dict[str, Any]], sid: str = "bench
         session.after_call(call["tool"], call["args"], result=call["result"], call_id=cid)
 
 
+def fresh_sessions(
+    guard: loopguard.Guard, trace: list[dict[str, Any]], prefix: str
+) -> Callable[[], None]:
+    """A subject that drives `trace` through a new session of `guard` on every call."""
+    counter = itertools.count()
+    return lambda: drive(guard, trace, f"{prefix}{next(counter)}")
+
+
 def row(measure: str, ratio: float, budget: float | None, note: str = "") -> dict[str, Any]:
     ok = None if budget is None else ratio <= budget
     return {"measure": measure, "ratio": round(ratio, 2), "budget": budget, "ok": ok, "note": note}
@@ -52,12 +62,8 @@ def per_call_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
         guard = loopguard.Guard.from_dict(rules)
         for name in NAMES:
             trace = load(name, scale)
-            counter = itertools.count()
-
-            def subject() -> None:  # a fresh session each time, the guard compiled once
-                drive(guard, trace, f"s{next(counter)}")
-
-            base, subj = best_pair(lambda: floor(trace), subject, repeats)
+            subject = fresh_sessions(guard, trace, "s")  # the guard compiled once
+            base, subj = best_pair(partial(floor, trace), subject, repeats)
             limit = 8.0 if name == "big_args" else budget
             rows.append(
                 row(
@@ -75,15 +81,17 @@ def history_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
     rows = []
     for name in ("repeat", "ping_pong", "mixed"):
         trace = load(name, scale)
-        counter = itertools.count()
-
-        def with_history(size: int) -> Any:
-            guard = loopguard.Guard.from_dict(
+        small_guard, large_guard = (
+            loopguard.Guard.from_dict(
                 {"version": 1, "loop_detection": {"enabled": True, "history_size": size}}
             )
-            return lambda: drive(guard, trace, f"h{next(counter)}")
-
-        small, large = best_pair(with_history(30), with_history(3000), repeats)
+            for size in (30, 3000)
+        )
+        small, large = best_pair(
+            fresh_sessions(small_guard, trace, "h"),
+            fresh_sessions(large_guard, trace, "h"),
+            repeats,
+        )
         rows.append(row(f"history 3,000 vs 30 — {name}, all on (×)", large / small, 1.5))
     return rows
 

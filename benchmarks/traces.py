@@ -26,7 +26,7 @@ def distinct(n: int = 10_000) -> Iterator[Call]:
             "tool": "read_file",
             "args": {"path": path, "limit": 200},
             "result": {
-                "content": f"# module {i}\n" + "x = %d\n" % rng.randrange(10**9),
+                "content": f"# module {i}\nx = {rng.randrange(10**9)}\n",
                 "lines": 2,
                 "ts": 1_700_000_000 + i,
             },

@@ -1,4 +1,6 @@
-"""Write seed inputs for `rules_target.py` into a corpus folder: `python fuzz/seed.py fuzz/corpus-yaml`.
+"""Write seed inputs for `rules_target.py` into a corpus folder.
+
+Run: `python fuzz/seed.py fuzz/corpus-yaml`.
 
 Seeds are the bundled rules packs and the lint golden cases (YAML and JSON5 alike).
 """

@@ -1,8 +1,11 @@
-"""Seed inputs for `transcripts_target.py`: `python fuzz/transcripts_seed.py fuzz/corpus-transcripts`.
+"""Seed inputs for `transcripts_target.py`.
+
+Run: `python fuzz/transcripts_seed.py fuzz/corpus-transcripts`.
 
 Seeds are the agent samples of the test suite and the small chat, Responses, Anthropic,
-Claude Code and Codex transcripts of its property tests, each under format detection and under its own forced reader (the first
-byte of an input picks the reader, see the target), and one gzipped.
+Claude Code and Codex transcripts of its property tests, each under format detection and
+under its own forced reader (the first byte of an input picks the reader, see the target),
+and one gzipped.
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ helpers.py (and the fakes in fakes.py, plugin_fakes.py, store_checks.py, store_s
 from __future__ import annotations
 
 import os
+import time
 
+import pytest
+from helpers import Clock
 from hypothesis import HealthCheck, settings
 from plugin_fakes import site  # noqa: F401 — fake installed plugins, undone after each test
 from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
@@ -30,3 +33,11 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """`time.monotonic` replaced by a Clock that moves only when a test moves it."""
+    fake = Clock()
+    monkeypatch.setattr(time, "monotonic", fake)
+    return fake

@@ -99,3 +99,17 @@ def vote_of(decision: loopguard.Decision, detector: str) -> loopguard.Vote | Non
 
 def actions(decisions: list[loopguard.Decision]) -> list[str]:
     return [d.action for d in decisions]
+
+
+class Clock:
+    """A monotonic clock that moves only when told to (and a tick on every reading).
+
+    The `clock` fixture (conftest.py) puts one in place of `time.monotonic`.
+    """
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        self.now += 0.001
+        return self.now

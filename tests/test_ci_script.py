@@ -69,7 +69,10 @@ def _each(tmp_path: Path, *versions: str, **env: str) -> subprocess.CompletedPro
 
 @pytest.fixture
 def machine(tmp_path: Path) -> Path:
-    """PATH has a working python3.98 and a pyenv shim python3.97 that does not run; pyenv has 3.97.2."""
+    """PATH has a working python3.98 and a pyenv shim python3.97 that does not run.
+
+    pyenv has 3.97.2.
+    """
     (tmp_path / "bin").mkdir()
     _fake(tmp_path / "bin", "python3.98", "3.98")
     shim = tmp_path / "bin" / "python3.97"

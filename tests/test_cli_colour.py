@@ -117,7 +117,8 @@ def test_config_colours_header_keys_and_provenance() -> None:
 
 def test_detectors_colours_on_off_ids_and_faults() -> None:
     assert paint_detectors("  ping_pong  off (own switch; rolling)  # switch from r.yaml:3") == (
-        "  ping_pong  \033[31moff\033[0m (own switch; rolling)\033[2m  # switch from r.yaml:3\033[0m"
+        "  ping_pong  \033[31moff\033[0m (own switch; rolling)"
+        "\033[2m  # switch from r.yaml:3\033[0m"
     )
     assert (
         paint_detectors("  cycle  on (own switch; always)")

@@ -101,19 +101,21 @@ def test_tau_bench_results_read_like_their_jsonl_twin() -> None:
         assert runs == by_run[name], name
 
 
+def call_batches(path: Path, fmt: str | None) -> list[list[tuple[str, Any]]]:
+    """The tool calls of each assistant message that has any, as (name, arguments)."""
+    return [
+        [(c.name, c.arguments) for c in e.tool_calls]
+        for e in open_transcript(str(path), fmt).events()
+        if isinstance(e, AssistantMessage) and e.tool_calls
+    ]
+
+
 @pytest.mark.slow
 def test_mini_swe_agent_files_give_the_calls_the_chat_reader_gives() -> None:
     """mini-swe-agent v2 files were readable as Chat (with warnings): the same calls and batches."""
     for path in sorted((CORPUS / "mini_swe_agent_v2").glob("*.json")):
-
-        def batches(fmt: str | None) -> list[list[tuple[str, Any]]]:
-            return [
-                [(c.name, c.arguments) for c in e.tool_calls]
-                for e in open_transcript(str(path), fmt).events()
-                if isinstance(e, AssistantMessage) and e.tool_calls
-            ]
-
-        assert batches(None) == batches("openai-chat") and batches(None), path
+        detected = call_batches(path, None)
+        assert detected == call_batches(path, "openai-chat") and detected, path
 
 
 def test_every_original_is_detected_without_help() -> None:

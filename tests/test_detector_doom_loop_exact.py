@@ -1,5 +1,6 @@
-"""doom_loop_exact under builtin:portfolio (SPEC §3.6 as written): the same call `threshold` (3) times in the last `window` (6)
-calls of the current turn, the current call included, is a breaker.
+"""doom_loop_exact under builtin:portfolio (SPEC §3.6 as written): the same call `threshold`
+(3) times in the last `window` (6) calls of the current turn, the current call included, is
+a breaker.
 
 Arguments here are short (under the fuzzy detector's 50 characters), so only this detector
 can vote.

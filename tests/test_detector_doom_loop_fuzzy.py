@@ -1,6 +1,7 @@
-"""doom_loop_fuzzy under builtin:portfolio (SPEC §3.7 as written): near-identical long arguments `threshold` (3) times in the
-last `window` (6) calls of the turn — by Jaccard similarity of character 3-grams — is a
-breaker. doom_loop_exact is off in most tests so that only this detector can vote.
+"""doom_loop_fuzzy under builtin:portfolio (SPEC §3.7 as written): near-identical long
+arguments `threshold` (3) times in the last `window` (6) calls of the turn — by Jaccard
+similarity of character 3-grams — is a breaker. doom_loop_exact is off in most tests so
+that only this detector can vote.
 """
 
 from __future__ import annotations

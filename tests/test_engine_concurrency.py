@@ -7,11 +7,10 @@ recorded. The store's clock is replaced by a counter to make idleness determinis
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import pytest
-from helpers import rolling_guard
+from helpers import Clock, rolling_guard
 
 import loopguard
 
@@ -100,24 +99,6 @@ def test_many_sessions_from_many_threads_lose_no_history_entry() -> None:
         for s in range(per_thread):
             history = guard.session(f"t{index}-s{s}").history()
             assert [e.seq for e in history] == list(range(1, per_session + 1))
-
-
-class Clock:
-    """A monotonic clock that moves only when told to (and a tick on every reading)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        self.now += 0.001
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(time, "monotonic", fake)
-    return fake
 
 
 def one_call(guard: loopguard.Guard, session_id: str) -> None:

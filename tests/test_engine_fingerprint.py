@@ -147,7 +147,7 @@ def test_odd_values_have_stable_digests_within_a_process() -> None:
     first = [digest("tool", v) for v in odd_values()]
     second = [digest("tool", v) for v in odd_values()]
     assert first == second
-    distinct = {d for v, d in zip(odd_values(), first) if v not in ("", None)}
+    distinct = {d for v, d in zip(odd_values(), first, strict=True) if v not in ("", None)}
     assert len(distinct) == len(first) - 2  # and they do not collapse into one
 
 

@@ -1,4 +1,7 @@
-"""User regexes and message templates from rules (issue #10): bounded at load time, safe at run time."""
+"""User regexes and message templates from rules (issue #10).
+
+They are bounded at load time and safe at run time.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +28,8 @@ def rules_error(text: str) -> RulesError:
     [
         "detectors: {unknown_tool_repeat: {patterns: ['PATTERN']}}",
         "outcomes: {poll_name_pattern: 'PATTERN'}",
-        "intents: [{id: i, when: {text_contains: plan_marker}, require: {tool: t, args: {q: {regex: 'PATTERN'}}}}]",
+        "intents: [{id: i, when: {text_contains: plan_marker}, "
+        "require: {tool: t, args: {q: {regex: 'PATTERN'}}}}]",
     ],
 )
 @pytest.mark.parametrize("pattern", [BOMB, r"\p{L}{1000}{1000}", "(?:ab{1000}){1000}"])

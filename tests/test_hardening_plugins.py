@@ -1,4 +1,5 @@
-"""Plugin isolation (issue #10): nothing a detector plugin returns, raises or declares takes the host down.
+"""Plugin isolation (issue #10): nothing a detector plugin returns, raises or declares takes
+the host down.
 
 Plugins are fake `*.dist-info` folders in `tmp_path` (see `plugin_fakes`).
 """

@@ -298,7 +298,10 @@ def _mutate(data: Any, draw: Any) -> Any:
 
 @st.composite
 def transcripts(draw: Any) -> tuple[bytes, str | None]:
-    """(file bytes, --input-format or None): valid, mutated, cut off, JSONL or a document, maybe gzipped."""
+    """(file bytes, --input-format or None).
+
+    Valid, mutated, cut off, JSONL or a document, maybe gzipped.
+    """
     if draw(st.booleans()):
         messages: list[Any] = json.loads(json.dumps(VALID[draw(st.sampled_from(sorted(VALID)))]))
         for _ in range(draw(st.integers(0, 3))):

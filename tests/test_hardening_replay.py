@@ -30,10 +30,13 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def chat(args: str = '{"p": 1}', user: str = "hi", result: str = '"ok"') -> str:
     """A one-call OpenAI chat transcript as JSON text with raw pieces spliced in."""
+    arguments = json.dumps(args)
     return (
-        '[{"role": "user", "content": "%s"}, {"role": "assistant", "content": null, "tool_calls": '
-        '[{"id": "c1", "type": "function", "function": {"name": "read", "arguments": %s}}]}, '
-        '{"role": "tool", "tool_call_id": "c1", "content": %s}]' % (user, json.dumps(args), result)
+        f'[{{"role": "user", "content": "{user}"}}, '
+        '{"role": "assistant", "content": null, "tool_calls": '
+        '[{"id": "c1", "type": "function", "function": '
+        f'{{"name": "read", "arguments": {arguments}}}}}]}}, '
+        f'{{"role": "tool", "tool_call_id": "c1", "content": {result}}}]'
     )
 
 
@@ -41,9 +44,9 @@ def chat(args: str = '{"p": 1}', user: str = "hi", result: str = '"ok"') -> str:
     "text",
     [
         chat(result=BIG),
-        chat(args='{"n": %s}' % BIG),
+        chat(args=f'{{"n": {BIG}}}'),
         chat(result="-" + BIG),
-        chat(result='{"n": %s}' % BIG),
+        chat(result=f'{{"n": {BIG}}}'),
     ],
     ids=["result", "argument", "negative", "nested"],
 )

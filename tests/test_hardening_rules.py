@@ -1,4 +1,5 @@
-"""Hostile rules input (issue #10): every case is a positioned RulesError, never a traceback or a hang."""
+"""Hostile rules input (issue #10): every case is a positioned RulesError, never a traceback
+or a hang."""
 
 from __future__ import annotations
 

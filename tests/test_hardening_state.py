@@ -1,6 +1,6 @@
 """Bounded state under every access pattern (issue #10): open calls and idle expiry.
 
-The store's clock is replaced by a counter (as in test_engine_concurrency) so idleness is
+The store's clock is replaced by a counter (the `clock` fixture) so idleness is
 deterministic; memory is read as the interpreter's allocated block count, which does not
 slow the run down the way tracemalloc does.
 """
@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from test_engine_concurrency import Clock, clock  # noqa: F401 — the counter clock fixture
+from helpers import Clock
 
 import loopguard
 

@@ -95,9 +95,9 @@ def test_hostile_tool_names_ids_and_errors_do_not_raise() -> None:
 
 
 def test_json_text_with_a_huge_integer_is_parsed_and_fingerprinted() -> None:
-    parsed = parse_args('{"n": %s}' % BIG_TEXT)
+    parsed = parse_args(f'{{"n": {BIG_TEXT}}}')
     assert parsed == {"n": BIG_TEXT}  # kept as its digits, not raw text
-    other = parse_args('{"n": %s8}' % BIG_TEXT[:-1])
+    other = parse_args(f'{{"n": {BIG_TEXT[:-1]}8}}')
     assert args_digest("t", canonical_text(parsed)) != args_digest("t", canonical_text(other))
 
 
@@ -172,7 +172,7 @@ def _script() -> ScriptedModel:
     return ScriptedModel(
         [
             calls(("big", {}), ("half", {"q": HALF}), ("odd", {}), ("boom", {}), content=HALF),
-            calls(("big", '{"n": %s}' % BIG_TEXT)),
+            calls(("big", f'{{"n": {BIG_TEXT}}}')),
             say(f"answer {HALF}"),
             calls(("portfolio", {"mode": "diagnose"})),
             say("done"),

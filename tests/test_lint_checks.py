@@ -40,7 +40,8 @@ def test_warning_and_breaker_pair_is_checked_when_critical_is_not_written() -> N
 
 def test_repair_after_merging_a_layer_is_a_warning_in_the_linted_file(tmp_path: Path) -> None:
     (tmp_path / "strict.yaml").write_text(
-        "version: 1\nloop_detection: {critical_threshold: 12, global_circuit_breaker_threshold: 13}\n",
+        "version: 1\n"
+        "loop_detection: {critical_threshold: 12, global_circuit_breaker_threshold: 13}\n",
         encoding="utf-8",
     )
     (tmp_path / "mine.yaml").write_text(

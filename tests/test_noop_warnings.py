@@ -22,7 +22,10 @@ def codes(text: str) -> list[str]:
 
 
 def test_master_switch_false_makes_configured_rolling_detectors_warnings() -> None:
-    text = "version: 1\nloop_detection: {enabled: false}\ndetectors:\n  generic_repeat: {enabled: true}\n"
+    text = (
+        "version: 1\nloop_detection: {enabled: false}\n"
+        "detectors:\n  generic_repeat: {enabled: true}\n"
+    )
     [finding] = lint_bytes(text.encode()).findings
     assert (finding.level, finding.code, finding.line, finding.col) == (
         "warning",

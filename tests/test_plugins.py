@@ -140,7 +140,8 @@ BROKEN_PLUGINS = {
         "schema",
         {
             "lgfake_bad": detector_module(
-                "options_schema = {'type': 'object', 'properties': {'n': {'type': 'whole number'}}}",
+                "options_schema = "
+                "{'type': 'object', 'properties': {'n': {'type': 'whole number'}}}",
                 "bad_schema",
             )
         },

@@ -1,4 +1,5 @@
-"""The README's promises: its Python examples print what it shows, its quickstart is what CI runs."""
+"""The README's promises: its Python examples print what it shows, its quickstart is what CI
+runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`loopguard replay` and `loopguard explain` from the command line: formats, exit codes, bad input."""
+"""`loopguard replay` and `loopguard explain` from the command line: formats, exit codes, bad
+input."""
 
 from __future__ import annotations
 

@@ -39,8 +39,8 @@ def test_a_file_without_tool_calls_is_an_error_naming_file_and_format(
     code, out, err = run(capsys, "replay", "--fail-on", "warn", str(chat))
     assert code == 2
     assert (
-        f"{chat}:1:1: error: no tool calls found: the file was read as Claude Code session (claude-code)"
-        in err
+        f"{chat}:1:1: error: no tool calls found: "
+        "the file was read as Claude Code session (claude-code)" in err
     )
     assert "no tool calls in this session" in out and "no warnings" not in out
 
@@ -53,8 +53,8 @@ def test_a_format_that_cannot_be_told_lists_the_formats_tried(
     code, _, err = run(capsys, "replay", str(odd))
     assert code == 2 and "cannot tell the transcript format" in err
     assert (
-        "tried eventlog, claude-code, codex, openhands, swe-agent, mini-swe-agent, tau-bench, gemini"
-        in err
+        "tried eventlog, claude-code, codex, openhands, swe-agent, mini-swe-agent, "
+        "tau-bench, gemini" in err
     )
 
 
@@ -141,7 +141,7 @@ def test_a_skipped_required_tool_names_intent_and_keyword_and_can_be_explained(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, _ = run(capsys, "replay", "--rules", "builtin:portfolio", PORTFOLIO)
-    line = next(l for l in out.splitlines() if "why required" in l)
+    line = next(text for text in out.splitlines() if "why required" in text)
     assert 'intent portfolio_diagnose, matched "' in line and "of keyword set" in line
     assert f"  #1  {PORTFOLIO}:12  turn 1  SKIPPED REQUIRED TOOL" in out
     code, out, _ = run(

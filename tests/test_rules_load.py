@@ -253,7 +253,7 @@ def test_negative_zero_fractional_or_boolean_threshold(value: str, code: str) ->
 
 def test_alias_bomb_file(tmp_path: Path) -> None:
     lines = ["version: 1", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for prev, name in zip("abcdefgh", "bcdefghi"):
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     (tmp_path / "bomb.yaml").write_text("\n".join(lines), encoding="utf-8")
     assert only(load_rules_path, tmp_path / "bomb.yaml")[3] == "alias-bomb"

@@ -68,7 +68,7 @@ def test_merge_keys_are_supported_and_explicit_keys_win() -> None:
 
 def test_billion_laughs_is_refused_quickly_without_memory_growth() -> None:
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for prev, name in zip("abcdefgh", "bcdefghi"):
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     tracemalloc.start()
     doc = load_yaml("\n".join(lines), "bomb.yaml")

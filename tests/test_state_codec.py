@@ -106,7 +106,7 @@ def test_size_stays_bounded_and_the_fuzzy_window_is_exact() -> None:
     blob = encode(state)
     again = decode(blob, 30, True)
     for (t1, g1, s1, r1), (t2, g2, s2, r2) in zip(
-        window.items, again.scratch["doom_loop_fuzzy"].items
+        window.items, again.scratch["doom_loop_fuzzy"].items, strict=True
     ):
         assert (t1, s1, r1) == (t2, s2, r2)
         assert type(g1) is type(g2) and (

@@ -79,7 +79,9 @@ def test_bucket_keeps_the_vetoes_still_held_when_progress_follows() -> None:
     # held, where `seqs[len(seqs) - vetoes:]` (a negative start) kept one.
     bucket = Bucket()
     entries = [HistoryEntry(seq, "t", b"d", None, 1, None) for seq in range(1, 8)]
-    for entry, outcome in zip(entries, [b"ok:a", VETO, VETO, VETO, VETO, b"ok:b", b"ok:b"]):
+    for entry, outcome in zip(
+        entries, [b"ok:a", VETO, VETO, VETO, VETO, b"ok:b", b"ok:b"], strict=True
+    ):
         entry.outcome = outcome
     bucket.entries = entries[:5]
     assert bucket.streak(1) == (5, (1, 2, 3, 4, 5))

@@ -25,8 +25,8 @@ SAMPLES = Path(__file__).parent / "agent_samples"
 
 
 def digest(path: Path | str, fmt: str | None = None) -> list[tuple[Any, ...]]:
-    """The event stream as short tuples: ("user", text), ("calls", [(name, args)]), ("result", id, error),
-    ("compaction",), ("system",), ("warning", code)."""
+    """The event stream as short tuples: ("user", text), ("calls", [(name, args)]),
+    ("result", id, error), ("compaction",), ("system",), ("warning", code)."""
     out: list[tuple[Any, ...]] = []
     for event in open_transcript(str(path), fmt).events():
         if isinstance(event, UserMessage):
@@ -269,7 +269,8 @@ def test_openhands_evaluation_output_has_one_session_per_instance() -> None:
         ("swe-agent", '{"trajectory": [{"observation": "x"}], "history": [3]}'),
         (
             "gemini",
-            '[{"role": "model", "parts": [{"functionCall": {"args": {}}}]}, {"role": "robot", "parts": []}]',
+            '[{"role": "model", "parts": [{"functionCall": {"args": {}}}]}, '
+            '{"role": "robot", "parts": []}]',
         ),
     ],
 )

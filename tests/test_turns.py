@@ -114,7 +114,10 @@ def test_content_shapes() -> None:
 
 
 def test_recall_stripping_keeps_only_the_last_current_section() -> None:
-    text = "<current-user-message>旧</current-user-message>x<current-user-message>新</current-user-message>"
+    text = (
+        "<current-user-message>旧</current-user-message>"
+        "x<current-user-message>新</current-user-message>"
+    )
     assert strip_recall(text, "current-user-message", "relevant-memories") == "新"
     assert strip_recall(f"问题{MEMORIES}", "current-user-message", "relevant-memories") == "问题"
     assert (

@@ -1,4 +1,5 @@
-"""The package is typed throughout: mypy (disallow_untyped_defs) passes on `loopguard` as it imports.
+"""The package is typed throughout: mypy (disallow_untyped_defs) passes on `loopguard` as it
+imports.
 
 `scripts/typecheck.py` lays the package out as installed (links) so mypy follows every
 `loopguard.` import; checking `engine/` as a folder would leave those imports unresolved.

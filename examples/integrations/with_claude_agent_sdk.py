@@ -2,7 +2,8 @@
 `claude-agent-sdk` wheel talks to a local fake of the Messages API (fake_messages_api.py)
 whose "model" repeats one Bash call forever.
 
-Run: python examples/integrations/with_claude_agent_sdk.py   (needs loopguard-engine[claude-agent-sdk])
+Run: python examples/integrations/with_claude_agent_sdk.py
+(needs loopguard-engine[claude-agent-sdk])
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ async def main() -> None:
                         print(f"  model asked for {block.name}({block.input['command']!r})")
             elif isinstance(message, ResultMessage):
                 print(
-                    f"the CLI stopped after {len(api.conversation())} model calls ({message.stop_reason})"
+                    f"the CLI stopped after {len(api.conversation())} model calls "
+                    f"({message.stop_reason})"
                 )
         last = api.conversation()[-1]["messages"][-1]["content"]
         seen = next(b["content"] for b in last if b.get("type") == "tool_result")

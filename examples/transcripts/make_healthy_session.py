@@ -51,7 +51,10 @@ def call(
         )
         if kind == "read_file":
             args = {"path": path, "start_line": rng.randint(1, 40) * 10}
-            result = f"{path} lines {args['start_line']}-{args['start_line'] + 60}: def {area}_{index}(...): ..."
+            result = (
+                f"{path} lines {args['start_line']}-{args['start_line'] + 60}: "
+                f"def {area}_{index}(...): ..."
+            )
         elif kind == "grep":
             args = {
                 "pattern": rng.choice(
@@ -68,7 +71,9 @@ def call(
             args = {
                 "path": path,
                 "old": f"{word}_{turn}_{index} = compute_{word}(order_{index})",
-                "new": f"{word}_{turn}_{index}: Decimal = compute_{word}(order_{index}, strict=True)",
+                "new": (
+                    f"{word}_{turn}_{index}: Decimal = compute_{word}(order_{index}, strict=True)"
+                ),
             }
             result = {"ok": True, "replacements": 1, "timestamp": f"2025-05-14T10:{index:02d}:00Z"}
         elif kind == "list_dir":
