@@ -31,9 +31,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 import loopguard
 from loopguard.integrations.langchain import LoopGuardMiddleware
 
-pytestmark = (
-    pytest.mark.slow
-)  # drives the real agent framework (its import alone costs about a second)
+pytestmark = pytest.mark.slow  # drives the real agent framework (whose import takes ~1 s)
 
 WARN_AT_2 = {
     "enabled": True,

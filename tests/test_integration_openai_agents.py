@@ -20,9 +20,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 import loopguard
 from loopguard.integrations.openai_agents import LoopGuard
 
-pytestmark = (
-    pytest.mark.slow
-)  # drives the real agent framework (its import alone costs about a second)
+pytestmark = pytest.mark.slow  # drives the real agent framework (whose import takes ~1 s)
 
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch)
 

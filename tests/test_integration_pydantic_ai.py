@@ -28,9 +28,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 import loopguard
 from loopguard.integrations.pydantic_ai import LoopGuard
 
-pytestmark = (
-    pytest.mark.slow
-)  # drives the real agent framework (its import alone costs about a second)
+pytestmark = pytest.mark.slow  # drives the real agent framework (whose import takes ~1 s)
 
 Step = Any  # a str (an answer) or a list of (tool name, args) pairs (one batch)
 

@@ -61,6 +61,7 @@ def test_only_a_top_level_pytestmark_line_declares_a_module_slow(tmp_path: Path)
     cases = {
         "pytestmark = pytest.mark.slow\n": True,
         "import pytest\npytestmark = pytest.mark.slow  # why\n": True,
+        "pytestmark = (\n    pytest.mark.slow\n)  # as a formatter wraps it\n": True,
         "pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings('ignore')]\n": True,
         "if True:\n    pytestmark = pytest.mark.slow\n": False,  # not at the top level
         "pytestmark = pytest.mark.slowish\n": False,
