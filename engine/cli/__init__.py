@@ -16,6 +16,16 @@ from importlib import metadata
 SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain")
 
 
+def add_extends_option(parser: argparse.ArgumentParser) -> None:
+    """Add --allow-extends-outside, for the commands that load a rules file."""
+    parser.add_argument(
+        "--allow-extends-outside",
+        action="store_true",
+        help="let extends: reach files outside the rules file's folder tree "
+        "(default: refused; see docs/limits.md)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loopguard", description="Keep LLM agents out of tool-call loops."

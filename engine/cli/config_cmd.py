@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_config, painted
 from loopguard.config.layers import BASE, BUILTIN, Analysis
 from loopguard.config.load import analyze_builtin, analyze_path
@@ -43,12 +44,7 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agent", metavar="A", default=None, help="merge agent A's block over the global blocks"
     )
-    parser.add_argument(
-        "--allow-extends-outside",
-        action="store_true",
-        help="let extends: reach files outside the rules file's folder tree "
-        "(default: refused; see docs/limits.md)",
-    )
+    add_extends_option(parser)
 
 
 def load_effective(

@@ -19,6 +19,7 @@ import os
 import sys
 from typing import Any
 
+from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_finding, painted
 from loopguard.cli.lintlist import list_json, list_text
 from loopguard.config.schema import default_assembly
@@ -70,12 +71,7 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="list every check code with its level and default, then exit (--format json: as JSON)",
     )
-    parser.add_argument(
-        "--allow-extends-outside",
-        action="store_true",
-        help="let extends: reach files outside the rules file's folder tree "
-        "(default: refused; see docs/limits.md)",
-    )
+    add_extends_option(parser)
     add_color_option(parser)
     parser.set_defaults(run=run)
 

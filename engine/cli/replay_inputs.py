@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option
 from loopguard.errors import LoopguardError, RulesError
 from loopguard.replay.transcripts import FORMATS
@@ -40,12 +41,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="a session id seen in several files is one session (default: sessions are per file)",
     )
-    parser.add_argument(
-        "--allow-extends-outside",
-        action="store_true",
-        help="let extends: reach files outside the rules file's folder tree "
-        "(default: refused; see docs/limits.md)",
-    )
+    add_extends_option(parser)
     add_color_option(parser)
 
 

@@ -149,17 +149,21 @@ class _Builder:
         self.doc.error(pos, message, hint, code)
         raise _Abort
 
+    def _bad_character(self, exc: yaml.YAMLError) -> None:
+        """Record a character YAML does not allow (PyYAML's ReaderError) as a syntax error."""
+        self.syntax_failed = True
+        self.doc.error(
+            self._char_pos(getattr(exc, "position", 0)),
+            f"character {_char_name(exc)} is not allowed in a YAML text",
+            "remove control characters; a rules file is UTF-8 text",
+            "yaml-syntax",
+        )
+
     def run(self) -> SourceDoc:
         try:
             self.loader = self.loader_class(self.text)
         except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
-            self.syntax_failed = True
-            self.doc.error(
-                self._char_pos(getattr(exc, "position", 0)),
-                f"character {_char_name(exc)} is not allowed in a YAML text",
-                "remove control characters; a rules file is UTF-8 text",
-                "yaml-syntax",
-            )
+            self._bad_character(exc)
             return self.doc
         try:
             while self.loader.check_event():
@@ -178,13 +182,7 @@ class _Builder:
                 "yaml-syntax",
             )
         except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
-            self.syntax_failed = True
-            self.doc.error(
-                self._char_pos(getattr(exc, "position", 0)),
-                f"character {_char_name(exc)} is not allowed in a YAML text",
-                "remove control characters; a rules file is UTF-8 text",
-                "yaml-syntax",
-            )
+            self._bad_character(exc)
         except (ValueError, OverflowError):  # PyYAML's scanner: an escape past U+10FFFF
             self.syntax_failed = True
             self.doc.error(

@@ -17,9 +17,10 @@ Example (fails): `loop_detection: {warning_threshold: 20, critical_threshold: 20
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, TypeGuard
 
-from loopguard.config.effective import BREAKER, CRITICAL, WARNING, effective_config
+from loopguard.config.effective import BREAKER, CRITICAL, WARNING, Repair, effective_config
 from loopguard.config.loadchecks import scopes
 from loopguard.config.positions import Path, PositionIndex
 from loopguard.detection import contract
@@ -82,6 +83,16 @@ def order_errors(
     return found, erred
 
 
+def _scope_configs(
+    data: dict[str, Any], agents: tuple[str, ...] | None
+) -> Iterator[tuple[Path, dict[str, Any], list[Repair], str]]:
+    """Each judged scope with its effective config, repairs and " for agent 'NAME'" phrase."""
+    for prefix in checked_scopes(data, agents):
+        name = prefix[1] if prefix else None
+        config, repairs = effective_config(data, name)
+        yield prefix, config, repairs, f" for agent {name!r}" if name else ""
+
+
 def repaired_checks(
     data: dict[str, Any],
     top_name: str,
@@ -92,10 +103,7 @@ def repaired_checks(
     """Order repairs the engine makes in the effective config of each scope."""
     found: list[Finding] = []
     seen: set[tuple[Any, ...]] = set()
-    for prefix in checked_scopes(data, agents):
-        name = prefix[1] if prefix else None
-        config, repairs = effective_config(data, name)
-        who = f" for agent {name!r}" if name else ""
+    for prefix, config, repairs, who in _scope_configs(data, agents):
         for repair in repairs:
             high = repair.field.rsplit(".", 1)[1]
             low = WARNING if high == CRITICAL else CRITICAL
@@ -132,10 +140,7 @@ def never_checks(
     """Thresholds of each scope's effective config that can never be reached."""
     found: list[Finding] = []
     seen: set[tuple[Any, ...]] = set()
-    for prefix in checked_scopes(data, agents):
-        name = prefix[1] if prefix else None
-        config, repairs = effective_config(data, name)
-        who = f" for agent {name!r}" if name else ""
+    for prefix, config, repairs, who in _scope_configs(data, agents):
         repaired = {r.field.rsplit(".", 1)[1] for r in repairs}
         found.extend(_never(data, config, prefix, top_name, index, seen, who, repaired))
     return found

@@ -99,30 +99,25 @@ class ClaudeLoopGuard:
         return {}
 
     async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
-        sid = _sid(data)
-        decisions = self.core.after(
-            sid,
-            str(data.get("tool_name") or ""),
-            data.get("tool_input"),
-            data.get("tool_use_id") or tool_use_id,
-            result=data.get("tool_response"),
-            run_id=data.get("agent_id"),
-        )
-        return self._noted("PostToolUse", decisions)
+        return self._after("PostToolUse", data, tool_use_id, result=data.get("tool_response"))
 
     async def post_tool_use_failure(
         self, data: Any, tool_use_id: str | None, context: Any
     ) -> Output:
-        sid = _sid(data)
+        error = str(data.get("error") or "error")
+        return self._after("PostToolUseFailure", data, tool_use_id, error=error)
+
+    def _after(self, event: str, data: Any, tool_use_id: str | None, **outcome: Any) -> Output:
+        """Record the call a Post* hook input reports (`outcome`: result= or error=)."""
         decisions = self.core.after(
-            sid,
+            _sid(data),
             str(data.get("tool_name") or ""),
             data.get("tool_input"),
             data.get("tool_use_id") or tool_use_id,
-            error=str(data.get("error") or "error"),
             run_id=data.get("agent_id"),
+            **outcome,
         )
-        return self._noted("PostToolUseFailure", decisions)
+        return self._noted(event, decisions)
 
     async def stop(self, data: Any, tool_use_id: str | None, context: Any) -> Output:
         sid = _sid(data)

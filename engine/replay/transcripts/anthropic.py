@@ -12,8 +12,10 @@ context compaction. Containers: see `conversation.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context, Stream, no_events, system_context
 from loopguard.replay.transcripts.events import (
     AssistantMessage,
@@ -22,6 +24,7 @@ from loopguard.replay.transcripts.events import (
     ToolCall,
     ToolResult,
     UserMessage,
+    result_content,
     transcript_text,
 )
 from loopguard.replay.transcripts.source import warning
@@ -73,19 +76,7 @@ class AnthropicTranslator:
 
     def _assistant(self, blocks: list[Any], ctx: Context) -> Stream:
         calls: list[ToolCall] = []
-        for index, block in enumerate(blocks):
-            if not isinstance(block, dict) or block.get("type") != "tool_use":
-                continue
-            if not isinstance(block.get("name"), str):
-                yield warning(
-                    ctx.file,
-                    ctx.line,
-                    f"tool_use block #{index + 1} has no name; skipped",
-                    "bad-call",
-                )
-                continue
-            call_id = str(block.get("id") or f"call@{ctx.line}.{index + 1}")
-            calls.append(ToolCall(call_id, block["name"], block.get("input", {})))
+        yield from read_tool_use_blocks(blocks, ctx.file, ctx.line, calls)
         yield AssistantMessage(
             ctx.session, transcript_text(blocks), tuple(calls), ctx.run_id, ctx.file, ctx.line
         )
@@ -95,14 +86,11 @@ class AnthropicTranslator:
         for block in blocks:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 answered = True
-                content = block.get("content")
-                if isinstance(content, list):
-                    content = transcript_text(content)
                 yield ToolResult(
                     ctx.session,
                     str(block.get("tool_use_id") or ""),
                     None,
-                    content,
+                    result_content(block.get("content")),
                     bool(block.get("is_error")),
                     ctx.run_id,
                     ctx.file,
@@ -110,6 +98,22 @@ class AnthropicTranslator:
                 )
         if not answered:
             yield UserMessage(ctx.session, transcript_text(blocks), ctx.run_id, ctx.file, ctx.line)
+
+
+def read_tool_use_blocks(
+    blocks: list[Any], file: str, line: int, calls: list[ToolCall]
+) -> Iterator[Finding]:
+    """Collect the calls of a message's `tool_use` blocks into `calls`, yielding warnings."""
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            continue
+        if not isinstance(block.get("name"), str):
+            yield warning(
+                file, line, f"tool_use block #{index + 1} has no name; skipped", "bad-call"
+            )
+            continue
+        call_id = str(block.get("id") or f"call@{line}.{index + 1}")
+        calls.append(ToolCall(call_id, block["name"], block.get("input", {})))
 
 
 def new_translator() -> AnthropicTranslator:

@@ -28,12 +28,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
+from loopguard.replay.transcripts.anthropic import read_tool_use_blocks
 from loopguard.replay.transcripts.events import (
     Compaction,
     Event,
     ToolCall,
     ToolResult,
     UserMessage,
+    result_content,
     transcript_text,
 )
 from loopguard.replay.transcripts.regroup import Regrouper
@@ -117,21 +119,7 @@ def _assistant(
         else [{"type": "text", "text": transcript_text(content)}]
     )
     calls: list[ToolCall] = []
-    for index, block in enumerate(blocks):
-        if not isinstance(block, dict) or block.get("type") != "tool_use":
-            continue
-        if not isinstance(block.get("name"), str):
-            yield warning(
-                file, line, f"tool_use block #{index + 1} has no name; skipped", "bad-call"
-            )
-            continue
-        calls.append(
-            ToolCall(
-                str(block.get("id") or f"call@{line}.{index + 1}"),
-                block["name"],
-                block.get("input", {}),
-            )
-        )
+    yield from read_tool_use_blocks(blocks, file, line, calls)
     key = message.get("id")
     yield from group.part(
         str(key) if key else f"line{line}",
@@ -152,13 +140,12 @@ def _user(content: Any, group: Regrouper, session: str, file: str, line: int) ->
         yield UserMessage(session, transcript_text(content), None, file, line)
         return
     for block in results:
-        body = block.get("content")
         yield from group.result(
             ToolResult(
                 session,
                 str(block.get("tool_use_id") or ""),
                 None,
-                transcript_text(body) if isinstance(body, list) else body,
+                result_content(block.get("content")),
                 bool(block.get("is_error")),
                 None,
                 file,

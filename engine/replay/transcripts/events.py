@@ -101,3 +101,8 @@ def transcript_text(content: Any) -> str:
     if isinstance(content, list):
         content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in content]
     return parts_text(content)
+
+
+def result_content(content: Any) -> Any:
+    """A tool result's content: a list of parts as its transcript text, anything else as is."""
+    return transcript_text(content) if isinstance(content, list) else content

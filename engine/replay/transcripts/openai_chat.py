@@ -22,6 +22,7 @@ from loopguard.replay.transcripts.events import (
     ToolCall,
     ToolResult,
     UserMessage,
+    result_content,
     transcript_text,
 )
 from loopguard.replay.transcripts.source import warning
@@ -84,14 +85,11 @@ class ChatTranslator:
         call_id = obj.get("tool_call_id")
         if call_id is None and obj.get("role") == "function" and self._legacy:
             call_id = self._legacy.pop(0)
-        content = obj.get("content")
-        if isinstance(content, list):
-            content = transcript_text(content)
         return ToolResult(
             ctx.session,
             str(call_id or ""),
             obj.get("name"),
-            content,
+            result_content(obj.get("content")),
             bool(obj.get("is_error")),
             ctx.run_id,
             ctx.file,

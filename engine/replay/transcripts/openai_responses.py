@@ -30,6 +30,7 @@ from loopguard.replay.transcripts.events import (
     ToolCall,
     ToolResult,
     UserMessage,
+    result_content,
     transcript_text,
 )
 from loopguard.replay.transcripts.source import warning
@@ -81,14 +82,11 @@ class ResponsesTranslator:
             return
         yield from self.flush(ctx)
         if kind in ("function_call_output", "custom_tool_call_output"):
-            output = obj.get("output")
-            if isinstance(output, list):
-                output = transcript_text(output)
             yield ToolResult(
                 ctx.session,
                 str(obj.get("call_id") or ""),
                 None,
-                output,
+                result_content(obj.get("output")),
                 bool(obj.get("is_error")),
                 ctx.run_id,
                 ctx.file,

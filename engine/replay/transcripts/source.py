@@ -253,17 +253,19 @@ class _Gunzip(gzip.GzipFile):
         try:
             return super().read(size)
         except (OSError, EOFError, zlib.error) as exc:
-            raise input_error(
-                self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip"
-            ) from None
+            raise self._damaged(exc) from None
 
     def readline(self, size: int | None = -1) -> bytes:
         try:
             return super().readline(size)
         except (OSError, EOFError, zlib.error) as exc:
-            raise input_error(
-                self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip"
-            ) from None
+            raise self._damaged(exc) from None
+
+    def _damaged(self, exc: Exception) -> InputError:
+        """The input error for gzip data that is damaged or cut off."""
+        return input_error(
+            self._name, 0, f"the gzip data is damaged or cut off ({exc})", code="bad-gzip"
+        )
 
     def close(self) -> None:
         super().close()
