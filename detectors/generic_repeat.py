@@ -23,6 +23,8 @@ from typing import Any, ClassVar
 from loopguard.plugin import (
     EVIDENCE_MAX,
     ROLLING,
+    ROLLING_SETTINGS,
+    TIER_SETTINGS,
     Call,
     Detector,
     PollMatcher,
@@ -41,12 +43,7 @@ class GenericRepeat(Detector):
     levels = ("warn", "critical")
     gating = ROLLING
     openclaw_name = "genericRepeat"
-    settings = (
-        "loop_detection.enabled",
-        "loop_detection.history_size",
-        "loop_detection.warning_threshold",
-        "loop_detection.critical_threshold",
-    )
+    settings = ROLLING_SETTINGS + TIER_SETTINGS
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {},

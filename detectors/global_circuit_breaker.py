@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from loopguard.plugin import (
     ROLLING,
+    ROLLING_SETTINGS,
     Call,
     Detector,
     SessionState,
@@ -37,11 +38,7 @@ class GlobalCircuitBreaker(Detector):
     levels = ("breaker",)
     gating = ROLLING
     openclaw_name = "globalCircuitBreaker"
-    settings = (
-        "loop_detection.enabled",
-        "loop_detection.history_size",
-        "loop_detection.global_circuit_breaker_threshold",
-    )
+    settings = (*ROLLING_SETTINGS, "loop_detection.global_circuit_breaker_threshold")
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {},

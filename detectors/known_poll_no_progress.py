@@ -25,6 +25,8 @@ from typing import Any, ClassVar
 from loopguard.plugin import (
     POLL_TOOLS,
     ROLLING,
+    ROLLING_SETTINGS,
+    TIER_SETTINGS,
     Call,
     Detector,
     PollMatcher,
@@ -45,12 +47,7 @@ class KnownPollNoProgress(Detector):
     levels = ("warn", "critical")
     gating = ROLLING
     openclaw_name = "knownPollNoProgress"
-    settings = (
-        "loop_detection.enabled",
-        "loop_detection.history_size",
-        "loop_detection.warning_threshold",
-        "loop_detection.critical_threshold",
-    )
+    settings = ROLLING_SETTINGS + TIER_SETTINGS
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {

@@ -31,6 +31,8 @@ from typing import Any, ClassVar
 from loopguard.plugin import (
     EVIDENCE_MAX,
     ROLLING,
+    ROLLING_SETTINGS,
+    TIER_SETTINGS,
     VETO,
     Call,
     Detector,
@@ -109,12 +111,7 @@ class PingPong(Detector):
     gating = ROLLING
     openclaw_name = "pingPong"
     scratch_codec = "derived"  # the tail memo: rebuilt by walking the history
-    settings = (
-        "loop_detection.enabled",
-        "loop_detection.history_size",
-        "loop_detection.warning_threshold",
-        "loop_detection.critical_threshold",
-    )
+    settings = ROLLING_SETTINGS + TIER_SETTINGS
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {},

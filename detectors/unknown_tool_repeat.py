@@ -32,6 +32,7 @@ from loopguard.plugin import (
     KNOWN_TOOLS,
     MAX_PATTERN_CHARS,
     ROLLING,
+    ROLLING_SETTINGS,
     UNKNOWN_TOOL_PATTERNS,
     VETO,
     Call,
@@ -49,11 +50,7 @@ class UnknownToolRepeat(Detector):
     levels = ("critical",)
     gating = ROLLING
     openclaw_name = "unknownToolRepeat"
-    settings = (
-        "loop_detection.enabled",
-        "loop_detection.history_size",
-        "loop_detection.unknown_tool_threshold",
-    )
+    settings = (*ROLLING_SETTINGS, "loop_detection.unknown_tool_threshold")
     explain_options = ()  # its patterns are long; the threshold explains a vote
     scratch_codec = "derived"  # the streak memo: rebuilt by walking the history
     reads_unknown_tools = True  # the engine classifies failures by the options marked below

@@ -6,7 +6,8 @@ The built-in detectors import only from here (and from their siblings in
 
 - The contract: `Detector` (id, levels, gating, options schema with defaults,
   `settings`, `lint_checks`, `bounded_by`, `openclaw_name`, `scratch_codec`,
-  hooks), the gating values `ROLLING`, `UNLESS_DISABLED`, `ALWAYS`, and
+  hooks), the gating values `ROLLING`, `UNLESS_DISABLED`, `ALWAYS`, the shared
+  settings `ROLLING_SETTINGS` and `TIER_SETTINGS`, and
   `hookimpl` for `loopguard_register_detectors` / `loopguard_register_lint_checks`.
 - What a check reads: `Call` (the call being judged), `SessionState`, `HistoryEntry` and the history
   helpers (`same_signature`, `no_progress_streak`, `scoped_newest_first`, `entry_of`, `VETO`,
@@ -30,6 +31,8 @@ from loopguard.decision import LEVELS, Vote
 from loopguard.detection.detector import (
     ALWAYS,
     ROLLING,
+    ROLLING_SETTINGS,
+    TIER_SETTINGS,
     UNLESS_DISABLED,
     Detector,
     option_defaults,
@@ -70,7 +73,9 @@ __all__ = [
     "MAX_PATTERN_CHARS",
     "POLL_TOOLS",
     "ROLLING",
+    "ROLLING_SETTINGS",
     "STATUS",
+    "TIER_SETTINGS",
     "UNKNOWN_TOOL_PATTERNS",
     "UNLESS_DISABLED",
     "VETO",

@@ -16,19 +16,21 @@ import yaml
 
 
 @lru_cache(maxsize=1)
-def _defaults_text() -> str:
-    return resources.files(__name__).joinpath("default.yaml").read_text(encoding="utf-8")
+def _bundled() -> dict[str, Any]:
+    """`default.yaml` parsed once; never handed out (callers get copies)."""
+    text = resources.files(__name__).joinpath("default.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    return data if isinstance(data, dict) else {}
 
 
 def bundled_defaults() -> dict[str, Any]:
     """`default.yaml` as plain data (a fresh copy)."""
-    data = yaml.safe_load(_defaults_text())
-    return data if isinstance(data, dict) else {}
+    return copy.deepcopy(_bundled())
 
 
 @lru_cache(maxsize=256)
 def _default(dotted: str) -> Any:
-    value: Any = bundled_defaults()
+    value: Any = _bundled()
     for part in dotted.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     return value

@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any, ClassVar
 
 from loopguard.decision import Vote
-from loopguard.rules import bundled_defaults
+from loopguard.rules import default
 from loopguard.state.history import Call, SessionState
 
 # When a detector runs, relative to `loop_detection.enabled` (SPEC §3):
 ROLLING = "rolling"  # when enabled is true, or unset and its own switch is true
 UNLESS_DISABLED = "unless_disabled"  # unless enabled is explicitly false
 ALWAYS = "always"  # its own `enabled` switch alone decides
+
+# Shared settings for `Detector.settings`: a rolling detector's gate and the history it
+# walks, and the warn/critical tiers most of them share.
+ROLLING_SETTINGS = ("loop_detection.enabled", "loop_detection.history_size")
+TIER_SETTINGS = ("loop_detection.warning_threshold", "loop_detection.critical_threshold")
 
 
 class Detector:
@@ -121,29 +125,16 @@ def option_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
 def thresholds(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """The `loop_detection` block of an effective rules dict (already repaired), over the
     bundled defaults: `rules/default.yaml` is the one source of the shared settings' defaults."""
-    return {**_bundled_loop(), **(config.get("loop_detection") or {})}
+    return {**(default("loop_detection") or {}), **(config.get("loop_detection") or {})}
 
 
 def setting(config: Mapping[str, Any], dotted: str) -> Any:
     """A shared setting by dotted path (`loop_detection.post_compaction_guard.window_size`):
     the effective rules' value, else the bundled default (None when neither has one)."""
-    for source in (config, _bundled()):
-        value: Any = source
-        for part in dotted.split("."):
-            value = value.get(part) if isinstance(value, Mapping) else None
-        if value is not None:
-            return value
-    return None
-
-
-@lru_cache(maxsize=1)
-def _bundled() -> Mapping[str, Any]:
-    return bundled_defaults()
-
-
-def _bundled_loop() -> dict[str, Any]:
-    block = _bundled().get("loop_detection")
-    return dict(block) if isinstance(block, Mapping) else {}
+    value: Any = config
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return default(dotted) if value is None else value
 
 
 def short(digest: bytes) -> str:
