@@ -27,6 +27,7 @@ from loopguard.state.fingerprint import (
 from loopguard.state.history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 from loopguard.text import messages as texts
+from loopguard.text.hints import safe_str
 
 if TYPE_CHECKING:
     from loopguard.policy.compile import CompiledPolicy
@@ -125,7 +126,7 @@ class Session:
     ) -> Decision:
         """Decide whether a tool call may run; records it in the history."""
         state, policy = self._state, self._policy
-        name = tool if isinstance(tool, str) else _text(tool)
+        name = tool if isinstance(tool, str) else safe_str(tool)
         parsed = parse_args(args)
         canonical = canonical_text(parsed)
         digest = args_digest(name, canonical)
@@ -140,9 +141,9 @@ class Session:
                     policy.config,
                     state.lang,
                     name,
-                    None if call_id is None else _text(call_id),
+                    None if call_id is None else safe_str(call_id),
                     state.turn,
-                    None if run_id is None else _text(run_id),
+                    None if run_id is None else safe_str(run_id),
                 )
             else:
                 state.seq += 1
@@ -156,8 +157,8 @@ class Session:
                     digest,
                     state.seq,
                     state.turn,
-                    None if run_id is None else _text(run_id),
-                    None if call_id is None else _text(call_id),
+                    None if run_id is None else safe_str(run_id),
+                    None if call_id is None else safe_str(call_id),
                     state.round,
                 )
                 faults: list[str] = []
@@ -199,8 +200,8 @@ class Session:
         recorded now.
         """
         state, policy = self._state, self._policy
-        name = tool if isinstance(tool, str) else _text(tool)
-        cid = None if call_id is None else _text(call_id)
+        name = tool if isinstance(tool, str) else safe_str(tool)
+        cid = None if call_id is None else safe_str(call_id)
         with state.lock:
             state.last_used = time.monotonic()
             entry = self._close(cid if cid is not None else name, name, args)
@@ -213,7 +214,7 @@ class Session:
                     state.seq,
                     name,
                     args_digest(name, canonical_text(parsed)),
-                    None if run_id is None else _text(run_id),
+                    None if run_id is None else safe_str(run_id),
                     state.turn,
                     cid,
                     state.round,
@@ -234,7 +235,7 @@ class Session:
                 return policy.aggregator.decide(call, (), (), state, "after")
             # The result is read only now: a blocked call's result (replays have them) is unused.
             if error is not None:
-                text = error if isinstance(error, str) else _text(error)
+                text = error if isinstance(error, str) else safe_str(error)
                 outcome = error_outcome(error)
             else:
                 drop, keep = policy.outcome_rules(name)
@@ -325,7 +326,7 @@ class Session:
 
     def _fault(self, stage: Any, exc: BaseException, faults: list[str] | None) -> Vote | None:
         """Record a detector that raised; with `fail_mode: closed` it votes critical."""
-        error = f"{type(exc).__name__}: {_text(exc)}"
+        error = f"{type(exc).__name__}: {safe_str(exc)}"
         self._notifier.fault(stage.source, error)
         if faults is None:
             return None
@@ -394,10 +395,3 @@ class Session:
         if entry is not None:
             state.scratch["_lost"] -= 1
         return entry
-
-
-def _text(error: Any) -> str:
-    try:
-        return str(error)
-    except Exception:  # noqa: BLE001 — a hostile __str__ must not break the guard
-        return type(error).__name__

@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from loopguard.decision import Decision, Vote
-from loopguard.session.session import Session, _text
+from loopguard.session.session import Session
 from loopguard.state.history import HistoryEntry, SessionState
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 from loopguard.stores.codec import StateCodecError
 from loopguard.stores.versioned import StoreUnavailable, VersionedStore
+from loopguard.text.hints import safe_str
 
 if TYPE_CHECKING:
     from loopguard.policy.compile import CompiledPolicy
@@ -179,9 +180,9 @@ class StoredSession(Session):
         self, exc: Exception, tool: Any, call_id: Any, run_id: Any, phase: str
     ) -> Decision:
         """The decision when the state cannot be read or written: `fail_mode` open or closed."""
-        name = tool if isinstance(tool, str) else _text(tool)
-        cid = None if call_id is None else _text(call_id)
-        rid = None if run_id is None else _text(run_id)
+        name = tool if isinstance(tool, str) else safe_str(tool)
+        cid = None if call_id is None else safe_str(call_id)
+        rid = None if run_id is None else safe_str(run_id)
         fault = f"{self._store.name}: {type(exc).__name__}: {exc}"
         mode = self._store.fail_mode or (
             "closed" if self._policy.aggregator.fail_closed else "open"

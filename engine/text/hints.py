@@ -28,3 +28,12 @@ def error_text(exc: BaseException) -> str:
         return f"{type(exc).__name__}: {exc}"
     except Exception:  # noqa: BLE001
         return type(exc).__name__
+
+
+def safe_str(value: object) -> str:
+    """`str(value)`, or its type's name when its own `__str__` raises (a tool name or call id
+    a host passes must not break the guard)."""
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001
+        return type(value).__name__
