@@ -23,14 +23,22 @@ So two long texts that differ only in their middle look alike here.
 from __future__ import annotations
 
 from binascii import a2b_base64, b2a_base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 ARRAY_FROM = 256
 SAMPLE_CHARS = 16384  # longer texts are compared by their head and tail (see above)
-_SHIFT_1 = np.uint64(42)
-_SHIFT_2 = np.uint64(21)
+
+
+def _numpy() -> Any:
+    """NumPy, imported on the first long text: only this detector uses it, and importing it
+    eagerly would cost every process that imports loopguard (a hook runs on every tool call)
+    0.15-0.25 s."""
+    import numpy
+
+    return numpy
 
 
 def grams(text: str) -> Any:
@@ -41,9 +49,10 @@ def grams(text: str) -> Any:
         return frozenset((tuple(text),)) if text else frozenset()
     if len(text) < ARRAY_FROM:
         return frozenset(zip(text, text[1:], text[2:], strict=False))
+    np = _numpy()
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     points = points.astype(np.uint64)
-    codes = (points[:-2] << _SHIFT_1) | (points[1:-1] << _SHIFT_2) | points[2:]
+    codes = (points[:-2] << np.uint64(42)) | (points[1:-1] << np.uint64(21)) | points[2:]
     codes.sort()
     if len(codes) > 1:
         codes = codes[np.concatenate(([True], codes[1:] != codes[:-1]))]
@@ -56,6 +65,7 @@ def _as_array(gram_set: frozenset) -> np.ndarray:
     for gram in gram_set:
         padded = ("\0",) * (3 - len(gram)) + gram
         codes.append((ord(padded[0]) << 42) | (ord(padded[1]) << 21) | ord(padded[2]))
+    np = _numpy()
     return np.array(sorted(codes), dtype=np.uint64)
 
 
@@ -66,6 +76,7 @@ def _intersection(a: Any, b: Any) -> int:
         a = _as_array(a)
     if isinstance(b, frozenset):
         b = _as_array(b)
+    np = _numpy()
     merged = np.concatenate((a, b))
     merged.sort(kind="stable")  # two sorted runs: a single linear merge
     return int(np.count_nonzero(merged[1:] == merged[:-1]))
@@ -93,7 +104,7 @@ def similar(a: Any, b: Any, threshold: float) -> bool:
     return inter >= threshold * (size_a + size_b - inter)
 
 
-_MASK = np.uint64((1 << 21) - 1)
+_MASK = (1 << 21) - 1
 
 
 def pack(value: Any) -> list[Any]:
@@ -102,9 +113,11 @@ def pack(value: Any) -> list[Any]:
         return ["t", value]
     if isinstance(value, frozenset):
         return ["s", ["".join(g) for g in value]]
+    np = _numpy()
+    mask = np.uint64(_MASK)
     codes = np.asarray(value, dtype=np.uint64)
     parts = np.stack(
-        (codes >> np.uint64(42), (codes >> np.uint64(21)) & _MASK, codes & _MASK), axis=1
+        (codes >> np.uint64(42), (codes >> np.uint64(21)) & mask, codes & mask), axis=1
     )
     top = int(parts.max()) if len(codes) else 0
     dtype = np.uint8 if top < 256 else np.uint16 if top < 65536 else np.uint32
@@ -124,6 +137,7 @@ def unpack(row: list[Any]) -> Any:
         return frozenset(tuple(str(g)) for g in row[1])
     if kind != "a" or row[1] not in (1, 2, 4):
         raise ValueError(f"unknown gram form {kind!r}")
+    np = _numpy()
     dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[row[1]]
     parts = np.frombuffer(a2b_base64(row[2]), dtype=dtype).reshape(-1, 3).astype(np.uint64)
     return (parts[:, 0] << np.uint64(42)) | (parts[:, 1] << np.uint64(21)) | parts[:, 2]
