@@ -11,21 +11,18 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from loopguard.decision import Decision, Vote
-from loopguard.detection.detector import Detector
-from loopguard.detection.hookspecs import hookimpl
-from loopguard.errors import InputError, LoopguardError, RulesError
-from loopguard.findings import Finding
-from loopguard.session.guard import Guard
-from loopguard.session.session import Session
-from loopguard.state.history import Call, HistoryEntry, SessionState
-from loopguard.state.store import MemoryStore, SessionStore
-from loopguard.state.turn import RoundOutcome, TurnExpectation
-
-if (
-    TYPE_CHECKING
-):  # imported on first use at run time (see __getattr__); type checkers see them here
+if TYPE_CHECKING:  # imported on first use at run time (see __getattr__)
+    from loopguard.decision import Decision, Vote
+    from loopguard.detection.detector import Detector
+    from loopguard.detection.hookspecs import hookimpl
+    from loopguard.errors import InputError, LoopguardError, RulesError
+    from loopguard.findings import Finding
     from loopguard.runtime.loop import TurnEvent, TurnResult, arun_turn, run_turn
+    from loopguard.session.guard import Guard
+    from loopguard.session.session import Session
+    from loopguard.state.history import Call, HistoryEntry, SessionState
+    from loopguard.state.store import MemoryStore, SessionStore
+    from loopguard.state.turn import RoundOutcome, TurnExpectation
 
 __all__ = [
     "Call",
@@ -57,11 +54,45 @@ __version__ = "0.1.0"
 logging.getLogger("loopguard").addHandler(logging.NullHandler())
 
 
-def __getattr__(name: str) -> object:
-    """The runtime is imported on first use: it is not needed to guard calls, and importing it
-    eagerly (asyncio with it) would add about a tenth to `import loopguard`."""
-    if name in ("run_turn", "arun_turn", "TurnResult", "TurnEvent"):
-        from loopguard.runtime import loop as runtime
+# where each public name lives; `import loopguard` imports none of them (see __getattr__)
+_HOMES = {
+    "Decision": "loopguard.decision",
+    "Vote": "loopguard.decision",
+    "Detector": "loopguard.detection.detector",
+    "hookimpl": "loopguard.detection.hookspecs",
+    "InputError": "loopguard.errors",
+    "LoopguardError": "loopguard.errors",
+    "RulesError": "loopguard.errors",
+    "Finding": "loopguard.findings",
+    "Guard": "loopguard.session.guard",
+    "Session": "loopguard.session.session",
+    "Call": "loopguard.state.history",
+    "HistoryEntry": "loopguard.state.history",
+    "SessionState": "loopguard.state.history",
+    "MemoryStore": "loopguard.state.store",
+    "SessionStore": "loopguard.state.store",
+    "RoundOutcome": "loopguard.state.turn",
+    "TurnExpectation": "loopguard.state.turn",
+    "run_turn": "loopguard.runtime.loop",
+    "arun_turn": "loopguard.runtime.loop",
+    "TurnResult": "loopguard.runtime.loop",
+    "TurnEvent": "loopguard.runtime.loop",
+}
 
-        return getattr(runtime, name)
-    raise AttributeError(f"module 'loopguard' has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    """Public names load on first use: `loopguard hook` starts a process on every tool call
+    of an agent, and the CLI's package import must not pay for the whole engine (about 0.3 s);
+    `from loopguard import Guard` works as before."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'loopguard' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,12 +12,12 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
 
 @lru_cache(maxsize=1)
 def _bundled() -> dict[str, Any]:
     """`default.yaml` parsed once; never handed out (callers get copies)."""
+    import yaml  # on first use: a process that never reads a default need not load YAML
+
     text = resources.files(__name__).joinpath("default.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     return data if isinstance(data, dict) else {}

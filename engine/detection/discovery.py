@@ -18,7 +18,6 @@ Importing, registering with pluggy and checking is `loading.py`'s job.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from importlib import metadata
 from typing import Any, NamedTuple
 
 from loopguard.detectors import BUILTINS
@@ -58,6 +57,8 @@ def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[
 
 
 def _third_party() -> list[Plugin]:
+    from importlib import metadata  # ~40 ms to import: only when third-party plugins are looked for
+
     unique: dict[tuple[str, str], Plugin] = {}
     for entry in metadata.entry_points(group=GROUP):
         package = distribution_name(entry.dist)

@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Iterator
+import importlib
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 import pluggy
 
 from loopguard.detection import hookspecs
 from loopguard.detection.detector import Detector
-from loopguard.detection.discovery import GROUP, Plugin
+from loopguard.detection.discovery import Plugin
 from loopguard.detection.plugincheck import detector_problem
 from loopguard.text.hints import error_text
 
@@ -87,9 +87,16 @@ def new_plugin_manager() -> pluggy.PluginManager:
 
 
 def load_plugins(
-    plugins: Iterable[Plugin], pm: pluggy.PluginManager, blocked_ids: Iterable[str] = ()
+    plugins: Iterable[Plugin],
+    pm: pluggy.PluginManager,
+    blocked_ids: Iterable[str] = (),
+    checked: Callable[[Plugin, Any], bool] | None = None,
 ) -> Loaded:
-    """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`."""
+    """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`.
+
+    `checked(plugin, module)` true: its detectors passed the contract checks before (the
+    hook's cache knows), so only the duplicate-id check runs again.
+    """
     skip = set(blocked_ids)
     loaded = Loaded()
     seen: set[str] = set()
@@ -102,8 +109,13 @@ def load_plugins(
             loaded.faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
             continue
         kept: list[Detector] = []
+        known_good = checked is not None and checked(plugin, obj)
         for detector in offered:
-            problem = detector_problem(detector, seen)
+            if known_good:
+                ident = detector.id
+                problem = f"detector id {ident!r} is already registered" if ident in seen else None
+            else:
+                problem = detector_problem(detector, seen)
             if problem:
                 stage = "schema" if "schema" in problem else "register"
                 loaded.faults.append(PluginFault(plugin.source, stage, problem))
@@ -116,11 +128,21 @@ def load_plugins(
 
 def _import(plugin: Plugin) -> Any:
     try:
-        return metadata.EntryPoint(plugin.name, plugin.value, GROUP).load()
+        return _load_target(plugin.value)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - a broken plugin (even sys.exit) never takes the host down
         raise _Refused("import", error_text(exc)) from None
+
+
+def _load_target(value: str) -> Any:
+    """An entry point's `module` or `module:attr.path` (extras in [] ignored), as
+    importlib.metadata's `EntryPoint.load` does, without importing importlib.metadata."""
+    module_name, _, attrs = value.split("[", 1)[0].partition(":")
+    obj: Any = importlib.import_module(module_name.strip())
+    for name in filter(None, attrs.strip().split(".")):
+        obj = getattr(obj, name)
+    return obj
 
 
 def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any) -> None:

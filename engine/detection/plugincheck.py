@@ -22,9 +22,6 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from loopguard.decision import LEVELS, Vote
 from loopguard.detection.contract import contract_problem
 from loopguard.text.regexcheck import complexity_problem, redos_problem
@@ -107,6 +104,11 @@ def schema_problem(ident: str, schema: Any) -> str | None:
     """Why a detector's options schema cannot be used, or None."""
     if not isinstance(schema, dict):
         return f"detector {ident!r}: options schema must be a mapping"
+    # jsonschema (~0.1 s to import) loads with the first schema checked, not with the registry:
+    # a hook process whose plugins were checked before never needs it (loopguard.hooks)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:

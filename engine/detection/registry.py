@@ -100,12 +100,20 @@ def _blocked() -> set[str]:
     return {name.strip() for name in os.environ.get(BLOCK_ENV, "").split(",") if name.strip()}
 
 
-def build_registry() -> Registry:
-    """Find the plugins, then load them (import, pluggy validation, contract checks)."""
-    blocked = _blocked()
+def discover() -> list[Plugin]:
+    """The plugins to load, as the environment says (autoload, blocked names)."""
     autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
+    return find_plugins(autoload=autoload, blocked=_blocked())
+
+
+def build_registry(
+    plugins: list[Plugin] | None = None, checked: Callable[[Plugin, Any], bool] | None = None
+) -> Registry:
+    """Find the plugins (or take `plugins`, what `discover()` found earlier), then load them:
+    import, pluggy validation, and the contract checks unless `checked` says they passed."""
     pm = new_plugin_manager()
-    loaded = load_plugins(find_plugins(autoload=autoload, blocked=blocked), pm, blocked)
+    found = discover() if plugins is None else plugins
+    loaded = load_plugins(found, pm, _blocked(), checked)
     entries = tuple(
         Registered(detector, plugin.source, plugin.builtin)
         for plugin, detector in loaded.detectors()
@@ -122,6 +130,7 @@ __all__ = [
     "Registered",
     "Registry",
     "build_registry",
+    "discover",
     "error_text",
     "load_registry",
 ]
