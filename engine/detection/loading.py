@@ -20,9 +20,9 @@ from plugin code must not end the host.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
