@@ -38,6 +38,14 @@ LAZY = {
         "loopguard.session.guard",
         "loopguard.lint.linter",
     ): "Guard.from_file logs lint errors of a file that loads: the linter loads with it",
+    (
+        "loopguard.hooks.guardcache",
+        "loopguard.config.load",
+    ): "a hook process loads rules (YAML, JSON Schema) only when its cache is stale",
+    (
+        "loopguard.hooks.guardcache",
+        "loopguard.lint.linter",
+    ): "the lint errors of the hook's rules are found when its cache is stale",
 }
 
 # Each folder may import from the folders before it. "records" are the root modules every
@@ -60,6 +68,7 @@ ORDER = (
     "runtime",
     "replay",
     "integrations",
+    "hooks",
     "cli",
     "detectors",
     "package",

@@ -11,9 +11,11 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 
-SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain")
+from loopguard.hooks import runner as hook_runner
+from loopguard.hooks.dialects import DIALECTS
+
+SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain", "mcp_proxy")
 
 
 def add_extends_option(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
+    from importlib import metadata  # ~40 ms: only for --version
+
     try:
         return metadata.version("loopguard-engine")
     except metadata.PackageNotFoundError:  # running from a source tree
@@ -48,6 +52,10 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) > 1 and words[0] == "hook" and words[1] in DIALECTS:
+        # an agent runs this around every tool call: straight to the hook, no parser built
+        return hook_runner.main(words[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
