@@ -34,6 +34,12 @@ class Install:
     file_extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"version": 1}
     # events whose payload does not name the event: their command ends `--event NAME`
     named: tuple[str, ...] = ()
+    default_scope: str = "project"  # what `loopguard hook install` writes without --project/--user
+    comments: bool = False  # the agent strips // and /* */ comments before parsing the file
+    user_env: str | None = None  # a variable that, when set, is the user file's folder (not home)
+    # the settings path (keys) that turns the agent's own loop detection off when set to true
+    builtin_loop_switch: tuple[str, ...] = ()
+    note: str = ""  # printed after installing: steps the agent asks of the user (e.g. trust)
 
 
 @dataclass(frozen=True)

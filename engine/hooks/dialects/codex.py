@@ -34,7 +34,14 @@ DIALECT = Dialect(
         user=".codex/hooks.json",
         events=tuple((name, ".*" if name in TOOL_EVENTS else None) for name in EVENTS),
         layout="nested",
-        timeout=("timeout", 30),
+        timeout=("timeout", 30),  # seconds
         entry_extra={"type": "command"},
+        default_scope="user",  # a project's .codex/hooks.json is read only once it is trusted
+        user_env="CODEX_HOME",  # $CODEX_HOME/hooks.json when set
+        note=(
+            "Codex runs a hook only once you trust it: start `codex` and review the hooks with "
+            "/hooks. A project's .codex/hooks.json is read only in a trusted project "
+            '(trust_level = "trusted" in ~/.codex/config.toml).'
+        ),
     ),
 )

@@ -89,5 +89,8 @@ DIALECT = Dialect(
         layout="nested",
         timeout=("timeout", 30000),  # milliseconds
         entry_extra={"type": "command", "name": "loopguard"},
+        comments=True,  # settings.json is read through strip-json-comments
+        builtin_loop_switch=("model", "disableLoopDetection"),
+        note="Gemini CLI runs a project's hooks only in a trusted folder.",
     ),
 )
