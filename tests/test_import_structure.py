@@ -68,6 +68,7 @@ ORDER = (
     "runtime",
     "replay",
     "integrations",
+    "mcp",
     "hooks",
     "cli",
     "detectors",
