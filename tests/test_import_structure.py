@@ -23,13 +23,10 @@ import loopguard.detectors
 import loopguard.rules
 import loopguard.schemas
 
-# (importing module, imported module) -> why it is imported inside a function
+# (importing module, imported module) -> why it is imported inside a function. (The package's
+# public names load on first use through its `__getattr__`, by name, not by an import
+# statement: `import loopguard` must stay cheap for the hook process, see loopguard/__init__.)
 LAZY = {
-    (
-        "loopguard",
-        "loopguard.runtime.loop",
-    ): "run_turn and friends load on first use: the runtime (with asyncio) adds ~24 ms, a "
-    "sixth of `import loopguard`, for hosts that only guard calls",
     (
         "loopguard.session.guard",
         "loopguard.config.load",

@@ -7,11 +7,12 @@ JSON Schema, scan installed distributions for plugins and check their schemas ea
 problems to show the user, the plugins found and which third-party plugins passed their
 checks. Later processes use it only while nothing it depends on changed:
 
-- the cache file's name covers the rules argument, loopguard's version, the Python
-  interpreter and the plugin environment variables;
+- the cache file's name covers the rules argument, the Python interpreter and the plugin
+  environment variables;
 - inside, `fingerprint` holds the modification time of every `sys.path` folder (installing,
-  upgrading or removing a distribution changes its site-packages folder) and of the bundled
-  rules and schema files; `layers` the size and time of every rules file read (`extends:`
+  upgrading or removing a distribution, loopguard included, changes its site-packages
+  folder) and of the bundled rules and schema files and the rules loader's modules (an
+  editable install's edits); `layers` the size and time of every rules file read (`extends:`
   included); `checked` the time of each third-party plugin's module file.
 
 Anything unreadable, missing or different means the slow path, which rewrites the cache.
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import loopguard
+import loopguard.config
 import loopguard.rules
 import loopguard.schemas
 from loopguard.detection.discovery import Plugin
@@ -67,7 +68,7 @@ def build(
     """A Guard for `rules` (a path or `builtin:NAME`) whose sessions live in `store`, else
     in the rules' own `store:` block, else in `default_store()`."""
     spec = rules if rules.startswith("builtin:") else os.path.abspath(rules)
-    path = cache_folder / f"guard-{_digest([spec, loopguard.__version__, *_identity()])}.json"
+    path = cache_folder / f"guard-{_digest([spec, *_identity()])}.json"
     entry = _read(path)
     if entry is not None and _fresh(entry):
         data = entry.get("data")
@@ -175,10 +176,10 @@ def _fingerprint() -> list[Any]:
     """What a change of the installed plugins or of loopguard's own data files alters."""
     folders = [[p, _mtime(p)] for p in sys.path if p and os.path.isdir(p)]
     data = []
-    for package in (loopguard.rules, loopguard.schemas):
+    for package in (loopguard.rules, loopguard.schemas, loopguard.config):
         folder = os.path.dirname(package.__file__ or "")
         try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith((".yaml", ".json")))
+            names = sorted(n for n in os.listdir(folder) if n.endswith((".yaml", ".json", ".py")))
         except OSError:
             names = []
         data.extend([name, _stat(os.path.join(folder, name))] for name in names)
