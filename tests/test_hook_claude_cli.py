@@ -1,0 +1,250 @@
+"""`loopguard hook claude` under the real Claude Code CLI (the one the claude-agent-sdk wheel
+bundles), pointed at the local fake Messages API: the hooks come from `loopguard hook install
+claude --project` in the test's project folder, each hook run is a new `loopguard` process and
+the state lives in a SQLite file under the test's XDG_STATE_HOME. Nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import claude_agent_sdk
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "integrations"))
+from fake_messages_api import FakeMessagesApi  # noqa: E402 — the example folder is on the path now
+
+pytestmark = pytest.mark.slow  # runs the Claude Code CLI, which runs loopguard per hook event
+
+CLAUDE = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+VENV_BIN = Path(sys.executable).parent  # where the installed `loopguard` command lives
+BLOCKED = "[loopguard] Blocked: Bash was called 3 times"
+
+
+@dataclass
+class Agent:
+    """A project folder with loopguard's hooks installed, and the folders the CLI runs with."""
+
+    project: Path
+    home: Path
+    state: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(self.home),
+            "CLAUDE_CONFIG_DIR": str(self.home),
+            "XDG_STATE_HOME": str(self.state),
+            "ANTHROPIC_API_KEY": "sk-ant-fake-offline",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            **extra,
+        }
+
+    def failures(self) -> list[str]:
+        """hooks.log's lines: every time the hook failed open (allowed a call it could not
+        decide). Empty in a healthy run."""
+        log = self.state / "loopguard" / "hooks.log"
+        return log.read_text().splitlines() if log.exists() else []
+
+    def loopguard(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(VENV_BIN / "loopguard"), *args],
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def claude(self, api: FakeMessagesApi, prompt: str, max_turns: int = 10) -> dict[str, Any]:
+        """One `claude -p` run; its JSON result."""
+        done = subprocess.run(
+            [
+                str(CLAUDE),
+                "-p",
+                prompt,
+                "--allowedTools",
+                "Bash",
+                "Read",
+                "--max-turns",
+                str(max_turns),
+                "--model",
+                "claude-sonnet-4-5",
+                "--output-format",
+                "json",
+                "--setting-sources",
+                "project",
+            ],
+            cwd=self.project,
+            env=self.env(ANTHROPIC_BASE_URL=api.url),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def new_agent(folder: Path) -> Agent:
+    agent = Agent(folder / "project", folder / "home", folder / "state")
+    for path in (agent.project, agent.home):
+        path.mkdir(parents=True)
+    # TEMPORARY until `loopguard hook install claude --project` exists: the same entries by hand
+    hooks = {
+        event: [
+            {
+                **({"matcher": "*"} if event.startswith(("Pre", "Post")) else {}),
+                "hooks": [{"type": "command", "command": "loopguard hook claude", "timeout": 30}],
+            }
+        ]
+        for event in (
+            "UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure PostToolBatch Stop "
+            "SubagentStop PreCompact SessionStart SessionEnd"
+        ).split()
+    }
+    (agent.project / ".claude").mkdir()
+    (agent.project / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    settings = json.loads((agent.project / ".claude" / "settings.json").read_text())
+    assert "PreToolUse" in settings["hooks"] and "PostToolBatch" in settings["hooks"]
+    return agent
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Agent:
+    return new_agent(tmp_path)
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of a request's last message (what the model sees of its calls)."""
+    content = request["messages"][-1]["content"]
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content)
+
+
+def repeat_until(call: tuple[str, dict[str, Any]], give_up: str | None) -> Callable[..., Any]:
+    """A model that asks for `call` again and again; once it sees loopguard's reason among its
+    results it answers `give_up` (None: it never gives up)."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        seen = " ".join(result_text(b) for b in tool_results(body))
+        if give_up is not None and "[loopguard]" in seen:
+            return give_up
+        return [call]
+
+    return reply
+
+
+def failing_call(agent: Agent, log: Path) -> tuple[str, dict[str, Any]]:
+    command = f"echo ran >> {log}; ls {agent.project / 'no-such-dir'}"
+    return ("Bash", {"command": command, "description": "list the build folder"})
+
+
+def test_the_third_identical_failing_call_is_denied_and_the_model_sees_why(agent: Agent) -> None:
+    log = agent.project / "runs.log"
+    reply = repeat_until(failing_call(agent, log), give_up="The folder is missing; stopping.")
+    with FakeMessagesApi("Bash", reply) as api:
+        result = agent.claude(api, "list the build folder")
+        conversation = api.conversation()
+    assert log.read_text().split() == ["ran", "ran"]  # the third call never ran
+    assert len(conversation) == 4  # prompt, two failures, the denial; then the model answered
+    for request in conversation[1:3]:  # the command's own failure, not the guard
+        (failure,) = tool_results(request)
+        assert failure["is_error"] is True and "No such file" in result_text(failure)
+        assert "[loopguard]" not in result_text(failure)
+    (denied,) = tool_results(conversation[3])
+    assert denied["is_error"] is True and BLOCKED in result_text(denied)
+    assert result["terminal_reason"] == "completed"  # a deny alone does not end the turn
+    assert result["result"] == "The folder is missing; stopping."
+    assert [d["tool_use_id"] for d in result["permission_denials"]] == [denied["tool_use_id"]]
+    assert agent.failures() == []
+
+
+@dataclass
+class Run:
+    agent: Agent
+    result: dict[str, Any]
+    conversation: list[dict[str, Any]]
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def stubborn(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """One run of a model that repeats the failing call whatever it is told (shared by the
+    tests below: each CLI run costs seconds)."""
+    agent = new_agent(tmp_path_factory.mktemp("stubborn"))
+    log = agent.project / "runs.log"
+    with FakeMessagesApi("Bash", repeat_until(failing_call(agent, log), give_up=None)) as api:
+        result = agent.claude(api, "list the build folder", max_turns=12)
+        return Run(agent, result, api.conversation(), log)
+
+
+def test_a_model_that_keeps_going_has_its_turn_ended(stubborn: Run) -> None:
+    result, conversation = stubborn.result, stubborn.conversation
+    assert stubborn.log.read_text().split() == ["ran", "ran"]
+    (denied,) = tool_results(conversation[3])
+    assert BLOCKED in result_text(denied)
+    # the fourth call tripped the breaker: denied, and the CLI stopped without asking again
+    assert len(conversation) == 4
+    assert result["terminal_reason"] == "hook_stopped" and result["result"] == ""
+    assert result["num_turns"] < 12
+    stopped = [d["tool_use_id"] for d in result["permission_denials"]]
+    assert stopped[-1] not in {b["tool_use_id"] for r in conversation for b in tool_results(r)}
+    assert stubborn.agent.failures() == []
+
+
+def test_a_parallel_batch_of_different_reads_is_not_a_loop(agent: Agent) -> None:
+    names = [f"part{i}.txt" for i in range(4)]
+    for name in names:
+        (agent.project / name).write_text(f"contents of {name}\n")
+    replies = iter(
+        [
+            [("Read", {"file_path": str(agent.project / name)}) for name in names],
+            [("Bash", {"command": f"cat {name}", "description": "show"}) for name in names[:2]],
+            "All parts read.",
+        ]
+    )
+    with FakeMessagesApi("Bash", lambda body: next(replies)) as api:
+        result = agent.claude(api, "read every part")
+        conversation = api.conversation()
+    assert len(conversation) == 3
+    reads, cats = tool_results(conversation[1]), tool_results(conversation[2])
+    assert len(reads) == 4 and len(cats) == 2
+    for block in reads + cats:
+        assert block.get("is_error") is not True and "[loopguard]" not in result_text(block)
+    assert all(f"contents of {name}" in json.dumps(reads) for name in names)
+    assert result["terminal_reason"] == "completed" and result["permission_denials"] == []
+    assert result["result"] == "All parts read."
+    assert agent.failures() == []  # the hooks of one response run at once: none failed open
+
+
+def test_the_same_read_three_times_in_one_response_is_warned_not_denied(agent: Agent) -> None:
+    """Calls of one response were chosen together, before any result: a duplicate among them
+    is worth a note to the model, not a denial (a per-call counter would deny the third)."""
+    (agent.project / "notes.txt").write_text("the notes\n")
+    read = ("Read", {"file_path": str(agent.project / "notes.txt")})
+    replies = iter([[read, read, read], "Read it."])
+    with FakeMessagesApi("Bash", lambda body: next(replies)) as api:
+        result = agent.claude(api, "read the notes")
+        conversation = api.conversation()
+    reads = tool_results(conversation[1])
+    assert len(reads) == 3 and all("the notes" in result_text(b) for b in reads)
+    warned = [b for b in reads if "[loopguard] Warning: Read was asked for 2 times" in str(b)]
+    assert len(warned) >= 1  # the warning reached the model with the call's result
+    assert result["permission_denials"] == [] and result["result"] == "Read it."
+    assert agent.failures() == []
