@@ -12,15 +12,27 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+_parsed: dict[str, Any] | None = None
 
-@lru_cache(maxsize=1)
+
 def _bundled() -> dict[str, Any]:
     """`default.yaml` parsed once; never handed out (callers get copies)."""
-    import yaml  # on first use: a process that never reads a default need not load YAML
+    global _parsed
+    if _parsed is None:
+        import yaml  # on first use: a process that never reads a default need not load YAML
 
-    text = resources.files(__name__).joinpath("default.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
-    return data if isinstance(data, dict) else {}
+        text = resources.files(__name__).joinpath("default.yaml").read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+        _parsed = data if isinstance(data, dict) else {}
+    return _parsed
+
+
+def preload(data: dict[str, Any]) -> None:
+    """Take `data` as `default.yaml`'s content instead of parsing it: for a cache that knows
+    the file is unchanged (the hook process, which must not pay for YAML on every call)."""
+    global _parsed
+    _parsed = copy.deepcopy(data)
+    _default.cache_clear()
 
 
 def bundled_defaults() -> dict[str, Any]:

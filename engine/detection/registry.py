@@ -140,10 +140,19 @@ _lock = threading.Lock()
 _cached: Registry | None = None
 
 
-def load_registry(reload: bool = False) -> Registry:
-    """The process-wide registry, built once (pass `reload=True` after installing plugins)."""
+def load_registry(
+    reload: bool = False,
+    *,
+    plugins: list[Plugin] | None = None,
+    checked: Callable[[Plugin, Any], bool] | None = None,
+) -> Registry:
+    """The process-wide registry, built once (pass `reload=True` after installing plugins).
+
+    `plugins` and `checked` (see `build_registry`) apply when it is built by this call: the
+    hook process builds it from its cache of what discovery found.
+    """
     global _cached
     with _lock:
         if _cached is None or reload:
-            _cached = build_registry()
+            _cached = build_registry(plugins, checked)
         return _cached

@@ -38,7 +38,6 @@ from loopguard.detection.registry import (
     AUTOLOAD_ENV,
     BLOCK_ENV,
     Registry,
-    build_registry,
     load_registry,
 )
 from loopguard.errors import RulesError
@@ -125,6 +124,7 @@ def _slow(spec: str) -> tuple[dict[str, Any], Any, Registry]:
         "problems": problems,
         "plugins": [list(loaded.plugin) for loaded in registry.plugins],
         "checked": _checked(registry),
+        "bundled": loopguard.rules.bundled_defaults(),  # default.yaml (its stat: fingerprint)
     }
     return entry, document, registry
 
@@ -151,10 +151,12 @@ def _fresh(entry: dict[str, Any]) -> bool:
 def _guard(entry: dict[str, Any], store: SessionStore | None) -> Guard:
     """The Guard a fresh cache entry describes (plugins imported, checks skipped if unchanged)."""
     data = entry["data"]
+    if isinstance(entry.get("bundled"), dict):
+        loopguard.rules.preload(entry["bundled"])
     checked = entry.get("checked") or {}
     plugins = [Plugin(*row) for row in entry.get("plugins") or ()]
-    registry = build_registry(
-        plugins,
+    registry = load_registry(  # the process-wide one: rules marks look plugins up there
+        plugins=plugins,
         checked=lambda plugin, obj: (
             plugin.builtin or checked.get(plugin.source) == _module_stat(obj)
         ),
@@ -174,7 +176,8 @@ def _identity() -> list[str]:
 
 def _fingerprint() -> list[Any]:
     """What a change of the installed plugins or of loopguard's own data files alters."""
-    folders = [[p, _mtime(p)] for p in sys.path if p and os.path.isdir(p)]
+    # sys.path[0] is the script's folder or the working directory: not where plugins install
+    folders = [[p, _mtime(p)] for p in sys.path[1:] if p and os.path.isdir(p)]
     data = []
     for package in (loopguard.rules, loopguard.schemas, loopguard.config):
         folder = os.path.dirname(package.__file__ or "")
