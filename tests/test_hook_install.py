@@ -551,6 +551,8 @@ def test_a_moved_binary_is_updated_in_place_and_duplicates_dropped(tmp_path: Pat
 
 
 def test_command_must_name_loopguard(tmp_path: Path) -> None:
+    with pytest.raises(ins.InstallError, match="give only the program"):
+        do_install(CLAUDE, tmp_path, command="loopguard hook claude")
     with pytest.raises(ins.InstallError, match="called loopguard"):
         do_install(CLAUDE, tmp_path, command="python -m loopguard.cli")
     assert not (tmp_path / "p").exists()
@@ -661,3 +663,36 @@ def test_an_empty_file_counts_as_empty_settings(tmp_path: Path) -> None:
     path.write_text("\n")
     report = do_install(CLAUDE, tmp_path)
     assert report.changed and report.backup is not None and report.backup.read_text() == "\n"
+
+
+class _Terminal:
+    """Stands for a terminal on stdin/stdout (the question is asked only on one)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def isatty(self) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@pytest.mark.parametrize(("answer", "switched"), [("y", True), ("", False), ("no", False)])
+def test_gemini_asks_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, switched: bool
+) -> None:
+    asked: list[str] = []
+    monkeypatch.setattr(sys, "stdin", _Terminal(sys.stdin))
+    monkeypatch.setattr(sys, "stdout", _Terminal(sys.stdout))
+    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or answer)
+    project = str(tmp_path / "p")
+    assert run_cli("install", "gemini", "--project-dir", project, "--command", "loopguard") == 0
+    assert len(asked) == 1 and "[y/N]" in asked[0] and "model.disableLoopDetection" in asked[0]
+    doc = json.loads((tmp_path / "p" / ".gemini" / "settings.json").read_text())
+    assert doc.get("model", {}).get("disableLoopDetection", False) is switched
+    # asked once: a switch already off is not asked about again, nor with a flag
+    run_cli("install", "gemini", "--project-dir", project, "--keep-builtin-loop-detection")
+    if switched:
+        run_cli("install", "gemini", "--project-dir", project, "--command", "loopguard")
+    assert len(asked) == 1

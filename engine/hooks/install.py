@@ -577,6 +577,11 @@ def install(
     spec = dialect.install
     if command is not None:
         command = command.strip()
+        if runs_loopguard_hook(command, dialect.name):
+            raise InstallError(
+                f"--command {command!r}: give only the program (e.g. /path/to/loopguard); "
+                f"`hook {dialect.name}` is added to it"
+            )
         if not any(_is_loopguard(w) for words in _word_lists(command) for w in words):
             raise InstallError(
                 f"--command {command!r} does not name a program called loopguard; the hook "
