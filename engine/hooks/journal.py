@@ -5,7 +5,9 @@ A hook process lives for one event, so what spans events lives here, per session
 - `open`: calls that started and have not reported back (dialects without a batch-end
   event form rounds from them: a call that starts while others are open joins their round);
 - `notes`: a warning the guard gave before a call, shown with that call's result;
-- `reported`: the rules problems already shown to the user in this session.
+- `reported`: the rules problems already shown to the user in this session;
+- `closed`: the breaker's answer, repeated to every later call of the turn where the agent
+  cannot end a turn from a hook (Codex, Cursor).
 `log` keeps the last `LOG_KEPT` decisions per session for `loopguard hook status`.
 
 Every event of one session runs under `lock(key)` (an exclusive `flock` on one of
@@ -52,6 +54,7 @@ class HookState:
     open: dict[str, float] = field(default_factory=dict)  # call key -> when it started
     notes: dict[str, str] = field(default_factory=dict)  # call key -> note to show after it
     reported: list[str] = field(default_factory=list)  # digests of rules problems shown
+    closed: str | None = None  # a breaker closed the turn's tools: what later calls are told
 
     @classmethod
     def from_json(cls, text: str) -> HookState:
@@ -65,6 +68,7 @@ class HookState:
         opened = data.get("open")
         notes = data.get("notes")
         reported = data.get("reported")
+        closed = data.get("closed")
         return cls(
             data.get("round_open") is True,
             {
@@ -78,6 +82,7 @@ class HookState:
                 if isinstance(v, str)
             },
             [v for v in reported if isinstance(v, str)] if isinstance(reported, list) else [],
+            closed if isinstance(closed, str) else None,
         )
 
     def to_json(self) -> str:
@@ -87,6 +92,7 @@ class HookState:
                 "open": self.open,
                 "notes": self.notes,
                 "reported": self.reported[-16:],
+                "closed": self.closed,
             }
         )
 

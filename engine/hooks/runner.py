@@ -101,11 +101,12 @@ def handle(options: Options, event: HookEvent) -> Rendered:
     """Decide one event: lock the session, build the guard, apply, remember, answer."""
     folder = paths.state_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    rules = _rules(options, event)
-    with journal.lock(folder, event.session):
+    built = guardcache.build(
+        _rules(options, event), _store_from_env(), paths.cache_dir(), _default_store
+    )
+    with journal.lock(folder, event.session):  # only the session's own steps wait for it
         book = journal.Journal(paths.database())
         try:
-            built = guardcache.build(rules, _store_from_env(), paths.cache_dir(), _default_store)
             state = book.load(event.session)
             answer = Answer()
             if built.problems:
@@ -154,6 +155,7 @@ def _apply(
     if kind == ev.PROMPT:
         close_round()
         state.notes.clear()
+        state.closed = None
         session.begin_turn([{"role": "user", "content": event.prompt}])
         return []
     if kind == ev.PRE:
@@ -163,6 +165,10 @@ def _apply(
         if not state.round_open:
             session.begin_round()
             state.round_open = True
+        if state.closed is not None and not options.dialect.ends_turn:
+            # the agent cannot end its turn from a hook: a breaker denies every further call
+            answer.deny = state.closed
+            return [row("closed", None, state.closed)]
         decision = session.before_call(event.tool, event.args, call_id=event.call_id)
         key = call_key(event.call_id, event.tool, event.args)
         refused = answers.tool_result(decision)
@@ -175,6 +181,7 @@ def _apply(
         if decision.action == "breaker":
             answer.end_turn = answers.stop_text(None, decision)
             answer.closed = True
+            state.closed = refused
         return [row(decision.action, decision.detector, decision.message)]
     if kind in (ev.POST, ev.FAILURE):
         key = call_key(event.call_id, event.tool, event.args)
@@ -189,6 +196,7 @@ def _apply(
         if decision.action == "breaker":
             answer.end_turn = answers.stop_text(None, decision)
             answer.closed = True
+            state.closed = answers.tool_result(decision)
         outcome = "failed" if kind == ev.FAILURE else "ran"
         return [row(f"{outcome}:{decision.action}", decision.detector, decision.message)]
     if kind == ev.BATCH_END:

@@ -54,6 +54,7 @@ class Dialect:
     install: Install
     event_key: str = "hook_event_name"  # the payload field naming the event
     batches: bool = False  # the agent reports the end of a response's calls (BATCH_END)
+    ends_turn: bool = True  # a tool hook can end the agent's turn (else: deny every call)
 
     def event_name(self, payload: Mapping[str, Any], given: str | None = None) -> str:
         """The event's name: the payload's, else `given` (the command's `--event`)."""

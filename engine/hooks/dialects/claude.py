@@ -2,7 +2,8 @@
 
 Payloads carry `session_id`, `hook_event_name`, `cwd`, and per event `prompt`, `tool_name`,
 `tool_input`, `tool_use_id`, `tool_response` (PostToolUse), `error` (PostToolUseFailure),
-`last_assistant_message` (Stop), `agent_id` inside a sub-agent. A deny's
+`last_assistant_message` (Stop), `agent_id` and `agent_type` inside a sub-agent (a
+compaction fires `SubagentStop` with an empty `agent_type`: ignored). A deny's
 `permissionDecisionReason` reaches the model as the call's result; `continue: false` ends the
 turn; `PostToolBatch` closes the calls of one response.
 """
@@ -33,6 +34,8 @@ TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 def parse_claude(payload: Mapping[str, Any], name: str) -> ev.HookEvent:
     """A Claude Code hook input (Codex's and Copilot's snake_case inputs share the fields)."""
     kind = EVENTS.get(name, ev.IGNORED)
+    if name == "SubagentStop" and not payload.get("agent_type"):
+        kind = ev.IGNORED  # a compaction's summarising agent, not a sub-agent of the session
     event = ev.HookEvent(
         kind,
         name,

@@ -1,16 +1,19 @@
 """OpenAI Codex CLI's hooks: Claude Code's wire format with small differences.
 
-Inputs add `turn_id` and `model`; `session_id` is the thread id. There is no batch-end
-event and no failure event: a failed command arrives as `PostToolUse` with its output.
-Decisions use Claude's `hookSpecificOutput.permissionDecision` ("deny" with a reason)
-and the common `continue` / `stopReason` / `systemMessage` fields.
+Inputs add `turn_id` (the user turn) and `model`; `session_id` is the thread id; shell
+commands arrive as `Bash` with `{"command": ...}`. There is no batch-end event and no
+failure event: a failed command arrives as `PostToolUse` with its output as a string (no
+exit code). A deny is Claude's `hookSpecificOutput.permissionDecision`. Codex refuses a
+pre-tool answer that carries `continue` or `stopReason` (and then runs the call), and on a
+post-tool answer they replace the tool's output without ending the turn: a tool hook cannot
+end a Codex turn, so after a breaker every further call of the turn is denied.
 """
 
 from __future__ import annotations
 
 from loopguard.hooks import event as ev
-from loopguard.hooks.dialects.base import Dialect, Install
-from loopguard.hooks.dialects.claude import parse_claude, render_claude
+from loopguard.hooks.dialects.base import Dialect, Install, claude_style
+from loopguard.hooks.dialects.claude import parse_claude
 
 EVENTS = {
     "UserPromptSubmit": ev.PROMPT,
@@ -23,12 +26,21 @@ EVENTS = {
 }
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
+
+def render_codex(event: ev.HookEvent, answer: ev.Answer) -> ev.Rendered:
+    out = claude_style(event, answer)
+    out.pop("continue", None)
+    out.pop("stopReason", None)
+    return ev.Rendered(out)
+
+
 DIALECT = Dialect(
     name="codex",
     title="Codex CLI",
     events=EVENTS,
     parse=parse_claude,
-    render=render_claude,
+    render=render_codex,
+    ends_turn=False,
     install=Install(
         project=".codex/hooks.json",
         user=".codex/hooks.json",

@@ -86,6 +86,7 @@ DIALECT = Dialect(
     events=EVENTS,
     parse=parse_copilot,
     render=render_copilot,
+    ends_turn=False,  # continue: false is VS Code's; Copilot CLI stops on the interrupt
     install=Install(
         project=".github/hooks/loopguard.json",
         user=".copilot/hooks/loopguard.json",

@@ -74,6 +74,7 @@ DIALECT = Dialect(
     events=EVENTS,
     parse=parse_cursor,
     render=render_cursor,
+    ends_turn=False,
     install=Install(
         project=".cursor/hooks.json",
         user=".cursor/hooks.json",

@@ -1,13 +1,23 @@
 """Gemini CLI's hooks: their own event names, a top-level `decision`, results in `llmContent`.
 
-`BeforeTool` denies with `{"decision": "deny", "reason": ...}` (the reason reaches the model
-as the tool's error); `continue: false` ends the agent loop; `AfterTool` carries
-`tool_response` with `llmContent` and, when the tool failed, `error`; `AfterAgent` with
-`decision: "deny"` sends the model back with the reason as its prompt. No batch-end event.
+- `BeforeTool` denies with `{"decision": "deny", "reason": ...}` (the model gets the reason
+  as the tool's error); `continue: false` ends the agent loop at once.
+- Tool events carry no call id: a call's pre and post events pair by tool and arguments.
+- `AfterTool` carries `tool_response` with `llmContent` and, for a tool-level failure,
+  `error`. A shell command that exits non-zero has no `error`: its `llmContent` ends with
+  `Exit Code: N`, read here as a failure. The `Process Group PGID: N` line (a new number on
+  every run) and the `<untrusted_context>` wrapper are dropped, so a repeated command's
+  output compares equal.
+- `BeforeToolSelection` fires before every model request: it closes the round, so the calls
+  between two of them are one response's batch.
+- `PreCompress` fires before every model request too (trigger `auto`), whether or not it
+  compresses; only a manual `/compress` is taken as a compaction.
+- `AfterAgent` with `decision: "deny"` sends the model back with the reason as its prompt.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +26,7 @@ from loopguard.hooks.dialects.base import Dialect, Install, session_key, text
 
 EVENTS = {
     "BeforeAgent": ev.PROMPT,
+    "BeforeToolSelection": ev.BATCH_END,
     "BeforeTool": ev.PRE,
     "AfterTool": ev.POST,
     "AfterAgent": ev.STOP,
@@ -24,35 +35,51 @@ EVENTS = {
     "SessionEnd": ev.SESSION_END,
 }
 TOOL_EVENTS = ("BeforeTool", "AfterTool")
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
+_PGID = re.compile(r"^Process Group PGID: \d+\s*$\n?", re.MULTILINE)
+_WRAPPER = re.compile(r"^\s*<untrusted_context>\n?|\n?</untrusted_context>\s*$")
 
 
 def parse_gemini(payload: Mapping[str, Any], name: str) -> ev.HookEvent:
     kind = EVENTS[name]
+    if name == "PreCompress" and payload.get("trigger") != "manual":
+        kind = ev.IGNORED
     event = ev.HookEvent(
         kind,
         name,
         session_key(payload, ("session_id",)),
         tool=text(payload, "tool_name") or "",
         args=payload.get("tool_input"),
-        call_id=text(payload, "tool_call_id", "call_id"),
         prompt=text(payload, "prompt") or "",
         cwd=text(payload, "cwd"),
     )
     if kind == ev.POST:
-        response = payload.get("tool_response")
-        if isinstance(response, Mapping):
-            error = response.get("error")
-            if error:
-                event.kind = ev.FAILURE
-                message = error.get("message") if isinstance(error, Mapping) else error
-                event.error = str(message or "error")
-            else:
-                event.result = response.get("llmContent", response)
-        else:
-            event.result = response
+        _read_response(event, payload.get("tool_response"))
     elif kind == ev.STOP:
         event.text = text(payload, "prompt_response")
     return event
+
+
+def _read_response(event: ev.HookEvent, response: Any) -> None:
+    """The call's result, or its error (a tool error, or a shell's non-zero exit code)."""
+    if not isinstance(response, Mapping):
+        event.result = response
+        return
+    error = response.get("error")
+    if error:
+        event.kind = ev.FAILURE
+        message = error.get("message") if isinstance(error, Mapping) else error
+        event.error = str(message or "error")
+        return
+    content = response.get("llmContent", response)
+    if isinstance(content, str):
+        content = _WRAPPER.sub("", _PGID.sub("", content))
+        code = _EXIT_CODE.search(content)
+        if code and code.group(1) != "0":
+            event.kind = ev.FAILURE
+            event.error = content
+            return
+    event.result = content
 
 
 def render_gemini(event: ev.HookEvent, answer: ev.Answer) -> ev.Rendered:
@@ -82,6 +109,7 @@ DIALECT = Dialect(
     events=EVENTS,
     parse=parse_gemini,
     render=render_gemini,
+    batches=True,
     install=Install(
         project=".gemini/settings.json",
         user=".gemini/settings.json",
