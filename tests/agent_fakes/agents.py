@@ -3,7 +3,8 @@ pointing at a local fake model server, and every other outbound request sent to 
 
 The CLIs come from npm (`npm install --prefix .agents @openai/codex@X @google/gemini-cli@Y`, as
 .ci/run does); `LOOPGUARD_AGENTS_BIN` names another folder holding the `codex` and `gemini`
-commands.
+commands. That folder is on the agents' PATH, so a `node` installed there (npm `node@20`, for
+machines whose Node is older than Gemini CLI needs) is the one they run on.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class CodexAgent:
         self.state = root / "state"
         for folder in (self.codex_home, self.project / ".codex", self.state):
             folder.mkdir(parents=True, exist_ok=True)
-        self.env = offline_env(self.home, self.state, path_first)
+        self.env = offline_env(self.home, self.state, [*path_first, agents_bin()])
         self.env["CODEX_HOME"] = str(self.codex_home)
         self.env["FAKE_OPENAI_KEY"] = "sk-fake"
         self.env["RUST_LOG"] = "error"
@@ -176,7 +177,7 @@ class GeminiAgent:
         self.state = root / "state"
         for folder in (self.home / ".gemini", self.project / ".gemini", self.state):
             folder.mkdir(parents=True, exist_ok=True)
-        self.env = offline_env(self.home, self.state, path_first)
+        self.env = offline_env(self.home, self.state, [*path_first, agents_bin()])
         self.env["GEMINI_API_KEY"] = "fake-key"
         self.env["GOOGLE_GEMINI_BASE_URL"] = base_url
         self.env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
