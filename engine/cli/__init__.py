@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from loopguard.hooks import runner as hook_runner
 from loopguard.hooks.dialects import DIALECTS
 
-SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain", "mcp_proxy")
+SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain", "hook", "mcp_proxy")
 
 
 def add_extends_option(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="loopguard", description="Keep LLM agents out of tool-call loops."
     )
     parser.add_argument("--version", action="version", version=f"loopguard {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
     for name in SUBCOMMANDS:
         # every subcommand ships with the package: a failing import is a broken install and
         # must surface, not make the subcommand quietly vanish from the CLI
@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
-    if not getattr(args, "command", None):
+    if not getattr(args, "subcommand", None):
         parser.print_help(sys.stderr)
         return 2
     try:
