@@ -23,7 +23,7 @@ from loopguard.cli import add_extends_option
 from loopguard.cli.replay_inputs import load_guard
 from loopguard.integrations._core import GuardCore
 from loopguard.mcp.calls import CallGuard
-from loopguard.mcp.proxy import ProxyError, report, sdk_problem, serve
+from loopguard.mcp.proxy import ProxyError, command_problem, report, sdk_problem, serve
 
 RULES_ENV = "LOOPGUARD_RULES"
 
@@ -62,10 +62,7 @@ def run(args: argparse.Namespace) -> int:
     command = list(args.server_command)
     if command[:1] == ["--"]:
         command = command[1:]
-    if not command:
-        report("no server command given: loopguard mcp-proxy [OPTIONS] -- COMMAND [ARGS...]")
-        return 2
-    problem = sdk_problem()
+    problem = command_problem(command) or sdk_problem()
     if problem is not None:
         report(problem)
         return 2

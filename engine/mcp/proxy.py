@@ -21,7 +21,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from loopguard.mcp.calls import CallGuard
 
@@ -48,6 +48,15 @@ def sdk_problem() -> str | None:
     return None
 
 
+def command_problem(command: Sequence[str]) -> str | None:
+    """Why the server command cannot start, when that shows before starting it."""
+    if not command:
+        return "no server command given: loopguard mcp-proxy [OPTIONS] -- COMMAND [ARGS...]"
+    if shutil.which(command[0]) is None:
+        return f"cannot start the MCP server: command not found: {command[0]!r}"
+    return None
+
+
 def report(text: str) -> None:
     """A one-line message on stderr (the MCP client's server log)."""
     print(f"loopguard mcp-proxy: {text}", file=sys.stderr, flush=True)
@@ -60,10 +69,9 @@ def serve(command: Sequence[str], calls: CallGuard) -> None:
     """
     import anyio
 
-    if not command:
-        raise ProxyError("no server command given (loopguard mcp-proxy [OPTIONS] -- COMMAND ...)")
-    if shutil.which(command[0]) is None:
-        raise ProxyError(f"cannot start the MCP server: command not found: {command[0]!r}")
+    problem = command_problem(command)
+    if problem is not None:
+        raise ProxyError(problem)
     _quiet_sdk_logs()
     ended = anyio.run(_run, list(command), calls, backend="asyncio")
     if ended is not None:
@@ -90,7 +98,8 @@ async def _run(command: list[str], calls: CallGuard) -> str | None:
             raise ProxyError(f"cannot start the MCP server {command[0]!r}: {exc}") from None
         ended: list[str] = []
         with anyio.CancelScope() as stop:
-            async with stdio_server(stdin=_Stdin()) as (from_client, to_client):
+            stdin = cast("anyio.AsyncFile[str]", _Stdin())  # the SDK only iterates over it
+            async with stdio_server(stdin=stdin) as (from_client, to_client):
                 async with anyio.create_task_group() as tasks:
 
                     async def client_side() -> None:

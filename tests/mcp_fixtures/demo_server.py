@@ -11,8 +11,11 @@ import logging
 import sys
 from pathlib import Path
 
+import anyio
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import InputRequiredResult
 
 LOG = Path(sys.argv[1])
 logging.getLogger("mcp").setLevel(logging.CRITICAL)  # the failing tool's log lines are noise here
@@ -33,6 +36,14 @@ def deploy(target: str) -> str:
 
 
 @server.tool()
+async def slow_fail(job: str) -> str:
+    """Fails the same way after half a second (long enough for calls to overlap)."""
+    _seen("slow_fail")
+    await anyio.sleep(0.5)
+    raise ToolError(f"disk full while running {job}")
+
+
+@server.tool()
 def echo(text: str) -> str:
     """Returns its text."""
     _seen("echo")
@@ -50,6 +61,15 @@ def counter() -> str:
     _seen("counter")
     count += 1
     return f"now at {WORDS[count % len(WORDS)]}"
+
+
+@server.tool()
+def confirm(item: str, ctx: Context) -> str | InputRequiredResult:
+    """Asks the client for input first (2026-07-28 multi-round-trip), then answers."""
+    _seen("confirm")
+    if ctx.request_state is None:
+        return InputRequiredResult(request_state=f"asked about {item}")
+    return f"{item} confirmed ({ctx.request_state})"
 
 
 @server.prompt()
