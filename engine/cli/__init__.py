@@ -7,13 +7,16 @@ unreadable input. Bad input never shows a traceback.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from loopguard.hooks import runner as hook_runner
 from loopguard.hooks.dialects import DIALECTS
+
+if TYPE_CHECKING:
+    import argparse
 
 SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain", "hook", "mcp_proxy")
 
@@ -29,6 +32,8 @@ def add_extends_option(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse  # not on the hook's path (main sends `hook DIALECT` straight to it)
+
     parser = argparse.ArgumentParser(
         prog="loopguard", description="Keep LLM agents out of tool-call loops."
     )

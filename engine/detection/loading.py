@@ -103,13 +103,13 @@ def load_plugins(
     for plugin in plugins:
         try:
             obj = _import(plugin)
-            _register(pm, plugin, obj)
+            known_good = checked is not None and checked(plugin, obj)
+            _register(pm, plugin, obj, known_good)
             offered = _offered_detectors(pm, plugin, obj)
         except _Refused as exc:
             loaded.faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
             continue
         kept: list[Detector] = []
-        known_good = checked is not None and checked(plugin, obj)
         for detector in offered:
             if known_good:
                 ident = detector.id
@@ -145,8 +145,9 @@ def _load_target(value: str) -> Any:
     return obj
 
 
-def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any) -> None:
-    """pluggy's own validation, one plugin at a time, so a fault is this plugin's."""
+def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any, known_good: bool) -> None:
+    """pluggy's own validation, one plugin at a time, so a fault is this plugin's (our
+    extra checks of its hook functions skipped when it passed them before)."""
     try:
         pm.register(obj, name=plugin.source)
     except KeyboardInterrupt:
@@ -156,6 +157,8 @@ def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any) -> None:
             pm.unregister(name=plugin.source)
         text = str(exc) if isinstance(exc, pluggy.PluginValidationError) else error_text(exc)
         raise _Refused("register", text) from None
+    if known_good:
+        return
     try:
         pm.check_pending()
         _check_impls(pm, obj)

@@ -33,7 +33,7 @@ from typing import Any
 import loopguard.config
 import loopguard.rules
 import loopguard.schemas
-from loopguard.detection.discovery import Plugin
+from loopguard.detection.discovery import LINT_CHECKS, Plugin
 from loopguard.detection.registry import (
     AUTOLOAD_ENV,
     BLOCK_ENV,
@@ -154,7 +154,12 @@ def _guard(entry: dict[str, Any], store: SessionStore | None) -> Guard:
     if isinstance(entry.get("bundled"), dict):
         loopguard.rules.preload(entry["bundled"])
     checked = entry.get("checked") or {}
-    plugins = [Plugin(*row) for row in entry.get("plugins") or ()]
+    # the built-in lint checks import the linter (JSON Schema, YAML): a hook only guards calls
+    plugins = [
+        plugin
+        for plugin in (Plugin(*row) for row in entry.get("plugins") or ())
+        if not (plugin.builtin and plugin.name == LINT_CHECKS)
+    ]
     registry = load_registry(  # the process-wide one: rules marks look plugins up there
         plugins=plugins,
         checked=lambda plugin, obj: (
