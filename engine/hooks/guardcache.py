@@ -101,16 +101,15 @@ def _slow(spec: str) -> tuple[dict[str, Any], Any, Registry]:
 
     registry = load_registry()  # the rules schema includes the plugins' options
     document = analysis = None
+    problems: list[str] = []
+    found = []
     try:
         document, analysis = load_path_analysis(spec)
         found = [f for f in meaning_findings(analysis) if f.level == "error"]
     except RulesError as exc:
         found = list(exc.findings)
     except OSError as exc:
-        found = []
         problems = [f"{spec}: cannot read the rules: {exc.strerror or exc}"]
-    else:
-        problems = []
     problems = problems or [_one_line(f.format_text()) for f in found[:MAX_PROBLEMS]]
     if len(found) > MAX_PROBLEMS:
         problems.append(f"... and {len(found) - MAX_PROBLEMS} more (run: loopguard lint {spec})")
