@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.client.session
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -165,10 +166,15 @@ def test_overlapping_calls_are_one_round(tmp_path: Path) -> None:
     assert forwarded(log) == ["slow_fail"] * 4
 
 
-def test_a_call_that_asks_for_input_is_one_call_across_its_requests(tmp_path: Path) -> None:
+def test_a_call_that_asks_for_input_is_one_call_across_its_requests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """2026-07-28: a call answered `input_required` is retried with the input; the retry is
     the same call, so three interactive calls with the same outcome are three, not six."""
     log = tmp_path / "calls.log"
+    # server/discover is the first request and the client allows it 10 s: on a loaded
+    # machine two cold starts of the SDK (the proxy's, then the server's) can take longer
+    monkeypatch.setattr(mcp.client.session, "DISCOVER_TIMEOUT_SECONDS", 120.0)
 
     async def interactive(session: ClientSession) -> Any:
         first = await session.call_tool("confirm", {"item": "x"}, allow_input_required=True)
