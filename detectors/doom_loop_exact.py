@@ -48,6 +48,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from loopguard.detectors.support.effects import (
+    COMMENTARY,
+    FILE,
+    MISSING,
+    MOVE,
+    QUIET,
+    UNREAD,
+    Effects,
+    FailureReader,
+    missing_program,
+    named_verbs,
+    reports_change,
+)
 from loopguard.plugin import (
     FAILED,
     STATUS,
@@ -58,8 +71,44 @@ from loopguard.plugin import (
     SessionState,
     Vote,
     hookimpl,
+    setting,
     short,
 )
+
+WINDOW = 30  # calls looked at by default (the current one included): repeats spread wide
+
+
+def effect_options() -> dict[str, Any]:
+    """The options that say what a call can change (see loopguard.detectors.support.effects)."""
+    names = {"type": "array", "items": {"type": "string", "minLength": 1}}
+    return {
+        "read_only_tools": {
+            **names,
+            "description": "Tools that only look things up: repeats with only these "
+            "between them count (added to what names and shell commands tell).",
+            "default": [],
+        },
+        "changing_tools": {
+            **names,
+            "description": "Tools that can change what other calls see, whatever their names say.",
+            "default": [],
+        },
+        "commentary_fields": {
+            **names,
+            "description": "Top-level argument fields that only describe a call; "
+            "they do not make two calls different.",
+            "default": list(COMMENTARY),
+        },
+    }
+
+
+def effects_of(options: Mapping[str, Any]) -> Effects:
+    """The compiled `effect_options`."""
+    return Effects(
+        options["read_only_tools"] or (),
+        options["changing_tools"] or (),
+        options["commentary_fields"] or (),
+    )
 
 
 def window_options(window: int) -> dict[str, Any]:
@@ -117,13 +166,49 @@ def window_config(options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+class Trail:
+    """Per session: what each recent call could do (`effects`), and user turns that report
+    a change. Only calls with something to say are kept: a missing call counts as changing."""
+
+    __slots__ = ("marks", "turn", "told", "remedies")
+
+    def __init__(self) -> None:
+        self.marks: dict[int, tuple[int, bytes | None]] = {}  # seq -> (flags, core digest)
+        self.turn = -1  # the newest turn whose user message was read
+        self.told: list[int] = []  # turns whose user message reports a change
+        self.remedies: frozenset[str] = frozenset()  # look-up verbs the newest failure names
+
+    def note(self, seq: int, flags: int, core: bytes | None, oldest: int) -> None:
+        marks = self.marks
+        if flags or core is not None:
+            marks[seq] = (flags, core)
+        while marks and (len(marks) > RECENT_MARKS or next(iter(marks)) < oldest):
+            del marks[next(iter(marks))]
+
+
+RECENT_MARKS = 64  # history.RECENT: a window never reaches further back
+EXACT = "doom_loop_exact"
+
+
+def quiet(trail: Trail, seq: int) -> bool:
+    """Whether call `seq` changed nothing: a look-up, or a call that failed."""
+    mark = trail.marks.get(seq)
+    return mark is not None and bool(mark[0] & QUIET)
+
+
 class DoomLoopExact(Detector):
-    id = "doom_loop_exact"
+    id = EXACT
     levels = ("warn", "critical", "breaker")
     reads_outcomes = True
-    repeats_only = True  # (with outcome: any too: a first occurrence never votes)
-    settings = ("outcomes.near_similarity",)
+    # Asked about every call: it notes what each call could change, for later repeats.
+    repeats_only = False
+    settings = (
+        "outcomes.failure_prefixes",
+        "outcomes.failure_markers",
+        "outcomes.near_similarity",
+    )
     bounded_by = (("threshold", "window"),)
+    scratch_codec = "custom"
     explain_options = (
         "outcome",
         "scope",
@@ -136,7 +221,7 @@ class DoomLoopExact(Detector):
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            **window_options(8),
+            **window_options(WINDOW),
             "poll_threshold": {
                 "description": "The threshold for polls (results that report "
                 "progress), which may wait longer.",
@@ -144,6 +229,7 @@ class DoomLoopExact(Detector):
                 "minimum": 1,
                 "default": 6,
             },
+            **effect_options(),
         },
         "additionalProperties": False,
     }
@@ -154,21 +240,90 @@ class DoomLoopExact(Detector):
             **window_config(merged),
             "poll_threshold": int(merged["poll_threshold"]),
             "polls": PollMatcher.from_config(config),
+            "effects": effects_of(merged),
+            "failures": FailureReader(
+                setting(config, "outcomes.failure_prefixes") or (),
+                setting(config, "outcomes.failure_markers") or (),
+            ),
         }
+
+    def encode_scratch(self, value: Any) -> Any:
+        """[turn, told turns, [[seq, flags, core digest hex or null], ...], remedy verbs]."""
+        if not isinstance(value, Trail):
+            return None
+        marks = [[s, f, None if c is None else c.hex()] for s, (f, c) in value.marks.items()]
+        return [value.turn, list(value.told), marks, sorted(value.remedies)]
+
+    def decode_scratch(self, data: Any) -> Any:
+        trail = Trail()
+        trail.turn, trail.told = int(data[0]), [int(t) for t in data[1]]
+        trail.remedies = frozenset(str(v) for v in data[3]) if len(data) > 3 else frozenset()
+        for seq, flags, core in data[2]:
+            trail.marks[int(seq)] = (int(flags), None if core is None else bytes.fromhex(core))
+        return trail
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         exempt = cfg["exempt"]
         if call.tool in exempt:
             return None
+        trail = state.scratch.get(self.id)
+        if trail is None:
+            trail = state.scratch[self.id] = Trail()
+        effects = cfg["effects"]
+        flags = effects.flags(call.tool, call.args)
+        if flags & QUIET and trail.remedies and effects.verb(call.tool) in trail.remedies:
+            flags = 0  # the newest failure named this look-up as its remedy (`Read it first`)
+        core = effects.core_digest(call.tool, call.args, call.digest)
+        if call.turn != trail.turn:
+            trail.turn = call.turn
+            ts = state.turn_state
+            if ts is not None and reports_change(ts.user_text):
+                trail.told.append(call.turn)
+                del trail.told[:-16]
+        oldest = state.history[0].seq if state.history else call.seq
+        trail.note(call.seq, flags, None if core == call.digest else core, oldest)
+        if core == call.digest and call.digest not in state.digests:
+            return None  # not seen lately: no repeat (one C-level scan)
+        return self._walk(call, state, cfg, trail, flags, core)
+
+    def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
+        """A call that failed did not do its work: whatever its kind, it changed nothing.
+        A failure that names a look-up (`Read the file first`) makes that look-up a change."""
+        trail = state.scratch.get(self.id)
+        if trail is None or call.tool in cfg["exempt"] or call.outcome == VETO:
+            return None
+        text = call.text or ""
+        if call.error is not None or call.flags & FAILED:
+            failed = True
+        elif call.flags & UNREAD:
+            failed = cfg["failures"].failed(text)
+        else:
+            failed = False
+        if not failed:
+            return None
+        trail.remedies = named_verbs(text)
+        flags, core = trail.marks.get(call.seq, (0, None))
+        trail.marks[call.seq] = (QUIET | (MISSING if missing_program(text) else 0), core)
+        return None
+
+    def _walk(
+        self, call: Call, state: SessionState, cfg: Any, trail: Trail, flags: int, core: bytes
+    ) -> Vote | None:
         # Walk the window's earlier calls, newest first: the last `window - 1` calls of the
-        # session (of the turn with `scope: turn`), calls of exempt tools skipped.
-        digest, turn, turn_scope = call.digest, call.turn, cfg["turn_scope"]
+        # session (of the turn with `scope: turn`), calls of exempt tools skipped. An earlier
+        # occurrence counts only when nothing between it and the newer one could have
+        # changed the outcome: only quiet calls (look-ups) ran between, and no user message
+        # between reports a change.
+        exempt, marks, told = cfg["exempt"], trail.marks, trail.told
+        turn, turn_scope = call.turn, cfg["turn_scope"]
         same = cfg["same"]
         left = cfg["window"] - 1
         seqs = [call.seq]  # the current call and the earlier occurrences counted
         batch: list[int] = []  # identical calls asked for in the same response
         ref: bytes | None = None
-        gap = 0  # calls since the newest counted occurrence (or the current call)
+        edited = False  # files changed since the newer occurrence (nothing else did)
+        between = False  # any other call since the newer occurrence
+        newer_turn = turn  # the turn of the newest counted occurrence
         failed = False
         poll: bool | None = (
             False  # None: known only as "not a status", a declared poll is asked when it matters
@@ -180,12 +335,18 @@ class DoomLoopExact(Detector):
             if entry.tool in exempt:
                 continue
             left -= 1
-            if entry.digest != digest or (same and entry.run_id != call.run_id):
-                gap += 1
+            mark = marks.get(entry.seq)
+            key = entry.digest if mark is None or mark[1] is None else mark[1]
+            if key != core or (same and entry.run_id != call.run_id):
+                between = True
+                if mark is None or not mark[0] & QUIET:
+                    if same and mark is not None and mark[0] & FILE:
+                        edited = True  # an edit: it cannot make a missing program appear
+                    elif same:
+                        break  # something that could change the outcome ran between
                 continue
             if entry.round == call.round:
                 batch.append(entry.seq)
-                gap += 1
                 continue
             if entry.round == counted_round:
                 continue  # one response asking twice is one occurrence
@@ -193,6 +354,16 @@ class DoomLoopExact(Detector):
                 seqs.append(entry.seq)
                 counted_round = entry.round
                 continue
+            if entry.turn != newer_turn and any(entry.turn < t <= newer_turn for t in told):
+                break  # a user message between reports a change: a re-check
+            if edited and (mark is None or not mark[0] & MISSING):
+                break  # files changed since, and the outcome could depend on them
+            if between and (
+                entry.flags & STATUS
+                or (poll is not False and cfg["polls"].matches(call.tool, call.args))
+            ):
+                break  # time changes a poll's answer: checking it between other work is fine
+            edited = between = False
             outcome = entry.shape if entry.shape is not None else entry.outcome
             if outcome is None:
                 break  # still running: nothing known yet
@@ -200,20 +371,20 @@ class DoomLoopExact(Detector):
                 if ref is None:
                     ref, failed = outcome, bool(entry.flags & FAILED)
                     poll = True if entry.flags & STATUS else None
+                    if flags & MOVE and not failed:
+                        return None  # a relative move (`cd ..`) goes somewhere new each time
                 elif outcome != ref:
                     break
-            if gap and not (entry.flags & FAILED or (outcome == VETO and failed)):
-                break  # other work happened between two successes
             seqs.append(entry.seq)
             counted_round = entry.round
-            gap = 0
+            newer_turn = entry.turn
             if ref is not None:
                 if poll is None:
                     poll = cfg["polls"].matches(call.tool, call.args)
                 if len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]):
                     break  # enough: a vote needs no more evidence than its threshold
         count = len(seqs)
-        if poll is None:  # below both thresholds it cannot matter (the usual "other work between")
+        if poll is None:  # below both thresholds it cannot matter
             poll = count >= min(cfg["threshold"], cfg["poll_threshold"]) and cfg["polls"].matches(
                 call.tool, call.args
             )
@@ -237,7 +408,7 @@ class DoomLoopExact(Detector):
         return self.vote(
             cfg["level"],
             count,
-            short(digest),
+            short(call.digest),
             f"{call.tool} was called {count} times with the same arguments {what}.",
             tuple(reversed(seqs)),
         )

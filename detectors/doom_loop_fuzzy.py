@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.detectors.doom_loop_exact import window_config, window_options
+from loopguard.detectors.doom_loop_exact import EXACT, quiet, window_config, window_options
 from loopguard.detectors.support.grams import pack, unpack
 from loopguard.plugin import (
     VETO,
@@ -49,7 +49,24 @@ from loopguard.plugin import (
     similar,
 )
 
-_TOOL, _GRAMS, _SEQ, _ROUND = range(4)  # fields of a window item (a small tuple)
+_TOOL, _GRAMS, _SEQ, _ROUND, _TARGET = range(5)  # fields of a window item (a small tuple)
+_TARGET_CHARS = 200
+
+
+def target_of(args: Any) -> str:
+    """What a write is aimed at: its arguments but the longest text (`path` of a
+    `write_file`), or, for a single text, its first line (`cat > fix2.patch << EOF`)."""
+    if isinstance(args, Mapping) and args:
+        texts = [(len(v), k) for k, v in args.items() if isinstance(v, str)]
+        if len(args) > 1 or not texts:
+            longest = max(texts)[1] if texts else None
+            return repr(
+                sorted((str(k), repr(v)[:_TARGET_CHARS]) for k, v in args.items() if k != longest)
+            )
+        args = args[max(texts)[1]]
+    if isinstance(args, str):
+        return args.lstrip().split("\n", 1)[0][:_TARGET_CHARS]
+    return ""
 
 
 class DoomLoopFuzzy(Detector):
@@ -103,11 +120,24 @@ class DoomLoopFuzzy(Detector):
         """The window: [turn, size, [[tool, packed grams, seq, round], ...]]."""
         if not isinstance(value, TurnWindow):
             return None
-        return [value.turn, value.size, [[t, pack(g), s, r] for t, g, s, r in value.items]]
+        return [
+            value.turn,
+            value.size,
+            [[t, pack(g), s, r, a] for t, g, s, r, a in value.items],
+        ]
 
     def decode_scratch(self, data: Any) -> Any:
         window = TurnWindow(int(data[0]), int(data[1]))
-        window.items = [(t, unpack(g), int(s), int(r)) for t, g, s, r in data[2]]
+        window.items = [
+            (
+                item[0],
+                unpack(item[1]),
+                int(item[2]),
+                int(item[3]),
+                item[4] if len(item) > 4 else None,
+            )
+            for item in data[2]
+        ]  # (stored before targets were kept: None, a target like any other)
         return window
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
@@ -119,11 +149,12 @@ class DoomLoopFuzzy(Detector):
         if len(call.canonical) < cfg["min_chars"]:
             # Never checked itself but still compared against: kept as text (short, so
             # cheap), its grams built on demand.
-            kept.push((call.tool, call.canonical, call.seq, call.round))
+            kept.push((call.tool, call.canonical, call.seq, call.round, None))
             return None
         mine = grams(call.canonical)
-        matched = self._matches(call, state, mine, kept.items, cfg)
-        kept.push((call.tool, mine, call.seq, call.round))  # recording here saves a pass
+        target = target_of(call.args)
+        matched = self._matches(call, state, mine, target, kept.items, cfg)
+        kept.push((call.tool, mine, call.seq, call.round, target))  # recording here saves a pass
         if len(matched) < cfg["threshold"]:
             return None
         what = " and the same outcome" if cfg["same"] else ""
@@ -139,10 +170,11 @@ class DoomLoopFuzzy(Detector):
 
     @staticmethod
     def _matches(
-        call: Call, state: SessionState, mine: Any, items: list[Any], cfg: Any
+        call: Call, state: SessionState, mine: Any, target: str, items: list[Any], cfg: Any
     ) -> list[int]:
         """The current call and the similar earlier calls (with one outcome, when `same`)."""
         matched = [call.seq] if len(mine) else []  # a call is as similar as it gets to itself
+        trail = state.scratch.get(EXACT)  # what doom_loop_exact noted each call could change
         ref: bytes | None = None
         for item in reversed(items):
             if len(matched) >= cfg["threshold"]:
@@ -155,6 +187,13 @@ class DoomLoopFuzzy(Detector):
             if not similar(mine, other, cfg["similarity"]):
                 continue
             if cfg["same"]:
+                if (
+                    trail is not None
+                    and item[_TARGET] is not None
+                    and item[_TARGET] != target
+                    and not quiet(trail, item[_SEQ])
+                ):
+                    continue  # a write that worked, aimed elsewhere: new, however similar
                 entry = entry_of(state, item[_SEQ])
                 shape = None if entry is None else entry.same_as
                 if shape is None:

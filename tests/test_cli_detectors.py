@@ -70,13 +70,16 @@ def test_builtin_defaults_come_from_their_options_schemas(
         "always",
     )
     assert {name: o.get("default") for name, o in exact["options"].items()} == {
-        "window": 8,
+        "window": 30,
         "threshold": 3,
         "exempt": ["check_background_tasks"],
         "outcome": "same",
         "scope": "session",
         "level": "critical",
         "poll_threshold": 6,
+        "read_only_tools": [],
+        "changing_tools": [],
+        "commentary_fields": ["description", "reason", "explanation", "justification", "thought"],
     }
     assert by_id["generic_repeat"]["gating"] == "rolling"
     assert by_id["post_compaction_guard"]["gating"] == "unless_disabled"

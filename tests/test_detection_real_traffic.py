@@ -202,8 +202,8 @@ def test_a_cycle_is_not_caught_when_one_position_learns_something_new() -> None:
     rounds = []
     for i in range(3):
         rounds += [
-            one("open", {"path": "A.java"}, "class A"),
-            one("search_file", {"q": "x"}, f"{i} matches"),
+            one("bash", {"command": "python repro.py"}, "AssertionError"),
+            one("bash", {"command": "pytest -q"}, f"{i} failed"),
         ]
     assert stops(play(rounds)) == []
 
@@ -252,8 +252,16 @@ def test_the_same_failure_reported_by_the_host_is_blocked_on_the_third_attempt()
     script = []
     for line in (36191, 36254, 36323):
         script.append(one("build", {"target": "all"}, Error(f"line {line}: missing header")))
-        script.append(one("edit", {"path": "a.h", "patch": f"v{line}"}, "ok"))
+        script.append(one("read_file", {"path": f"{line}.h"}, "#pragma once"))
     assert stops(play(script)) == [4]  # host-reported errors are read at once
+
+
+def test_a_failure_retried_after_an_edit_that_could_fix_it_is_not_a_loop() -> None:
+    script = []
+    for line in (36191, 36254, 36323, 36400):
+        script.append(one("build", {"target": "all"}, Error(f"line {line}: missing header")))
+        script.append(one("edit", {"path": "a.h", "patch": f"v{line}"}, "ok"))
+    assert stops(play(script)) == []
 
 
 def test_the_same_edit_reapplied_with_a_growing_result_is_caught() -> None:

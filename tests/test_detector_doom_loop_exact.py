@@ -140,3 +140,176 @@ def test_outcomes_do_not_matter() -> None:
     session = session_with()
     decisions = [call(session, "search", SEARCH, result=f"r{i}") for i in range(3)]
     assert decisions[-1].action == "breaker"
+
+
+# -- builtin:default: a repeat counts when nothing between could have changed its outcome --
+class Failed(str):
+    """A failure reported by the host (`after_call(error=...)`)."""
+
+
+def play(script: list[Any], **rules: Any) -> list[int]:
+    """Feed rounds (lists of (tool, args, result)) and user messages (str) through one
+    session under builtin:default (plus `rules`); the 0-based indexes of blocked calls."""
+    session = guard_from(**rules).session("s")
+    session.begin_turn([{"role": "user", "content": "start"}])
+    blocked, n = [], 0
+    for step in script:
+        if isinstance(step, str):
+            session.begin_turn([{"role": "user", "content": step}])
+            continue
+        session.begin_round()
+        for tool, args, result in step:
+            cid = f"c{n}"
+            if session.before_call(tool, args, call_id=cid).blocked:
+                blocked.append(n)
+            elif isinstance(result, Failed):
+                session.after_call(tool, args, error=str(result), call_id=cid)
+            else:
+                session.after_call(tool, args, result=result, call_id=cid)
+            n += 1
+    return blocked
+
+
+def once(tool: str, args: Any, result: Any) -> list[tuple[str, Any, Any]]:
+    return [(tool, args, result)]
+
+
+COMMIT = once("Bash", {"command": "git commit -m x"}, Failed("pre-commit hook failed: lint"))
+
+
+def test_a_failing_call_retried_after_an_edit_is_not_a_loop() -> None:
+    # pattern 1: the edit could change the outcome (the agent is fixing something)
+    script = []
+    for i in range(4):
+        script += [COMMIT, once("Edit", {"file_path": "a.py", "new_string": f"v{i}"}, "ok")]
+    assert play(script) == []
+    install = once("bash", {"command": "apt-get install -y jq"}, "E: Unable to locate package jq")
+    fixes = [
+        once("bash", {"command": command}, "")
+        for command in ("apt-get update", "add-apt-repository universe", "apt-get clean")
+    ]
+    assert play([install, fixes[0], install, fixes[1], install, fixes[2], install]) == []
+
+
+def test_the_same_call_with_only_look_ups_between_is_a_loop() -> None:
+    # pattern 2: successes need not be back to back when only look-ups ran between
+    order = once("get_order_details", {"order_id": "#W1"}, {"status": "delivered"})
+    script = []
+    for q in ("shoes", "boots", "socks"):
+        script += [order, once("search_products", {"q": q}, [q]), once("think", {"t": q}, "")]
+    assert play(script) == [6]
+    view = once("str_replace_editor", {"command": "view", "path": "a.py"}, "def f(): ...")
+    grep = [once("bash", {"command": f"grep -n {w} a.py"}, w) for w in ("f", "g")]
+    assert play([view, grep[0], view, grep[1], view]) == [4]
+
+
+def test_how_calls_are_classified_and_declared() -> None:
+    # pattern 3: an unknown tool between counts as a change; the rules can say otherwise
+    order = once("get_order_details", {"order_id": "#W1"}, {"status": "delivered"})
+    frob = [once("frobnicate", {"n": n}, "done") for n in range(2)]
+    assert play([order, frob[0], order, frob[1], order]) == []
+    declared = {"detectors": {"doom_loop_exact": {"read_only_tools": ["frobnicate"]}}}
+    assert play([order, frob[0], order, frob[1], order], **declared) == [4]
+    lookup = [once("lookup_thing", {"n": n}, "x") for n in range(2)]
+    changing = {"detectors": {"doom_loop_exact": {"changing_tools": ["lookup_thing"]}}}
+    assert play([order, lookup[0], order, lookup[1], order], **changing) == []
+    assert play([order, lookup[0], order, lookup[1], order]) == [4]
+
+
+def test_a_user_who_reports_a_change_makes_the_repeat_a_re_check() -> None:
+    # pattern 4
+    check = once("get_device_settings", {}, {"airplane_mode": True})
+    told = [check, "I switched airplane mode off, check again", check, "I restarted it", check]
+    assert play(told) == []
+    confirm = [check, "please confirm", check, "ok, and?", check]
+    assert play(confirm) == [2]
+
+
+def test_a_poll_word_inside_a_word_does_not_make_a_poll() -> None:
+    # pattern 6: `search_waiting_list` is a search, not a wait: three repeats, not six
+    search = once("search_waiting_list", {"flight": "HAT1"}, [])
+    assert play([search] * 3) == [2]
+    status = once("get_job_status", {"id": 1}, {"done": False})
+    assert play([status] * 6) == [5]  # a real status poll still waits longer
+    between = [step for i in range(6) for step in (status, once("read_file", {"p": i}, i))]
+    assert play(between) == []  # and checking it between other work is no loop
+
+
+def test_repeats_spread_wider_than_eight_calls_with_only_look_ups_between() -> None:
+    # pattern 7
+    check = once("get_reservation_details", {"id": "XEWRD9"}, {"flights": ["HAT1"]})
+    script = []
+    for k in range(3):
+        script.append(check)
+        script += [once("search_direct_flight", {"to": f"{k}{i}"}, []) for i in range(9)]
+    assert play(script) == [20]
+
+
+def test_a_relative_cd_is_never_a_repeat() -> None:
+    cd = once("bash", {"command": "cd .."}, "")
+    assert play([cd] * 4) == []
+    assert play([once("bash", {"command": "cd /repo"}, "")] * 3) == [2]
+
+
+def test_failed_calls_between_repeats_changed_nothing() -> None:
+    # a rejected edit did not do its work: the same failing edit around it still loops
+    same = once("bash", {"command": "edit 1:1\nclass A {"}, "Error: syntax error, edit reverted")
+    script = []
+    for i in range(3):
+        script += [same, once("bash", {"command": f"edit 1:1\nclass B{i} {{"}, "Error: syntax")]
+    assert play(script) == [4]
+
+
+def test_edits_cannot_make_a_missing_program_appear() -> None:
+    # the labelling protocol: `javac: command not found` retried after edits is a loop …
+    javac = once("bash", {"command": "javac A.java"}, "/bin/bash: line 7: javac: command not found")
+    script = []
+    for i in range(3):
+        script += [javac, once("bash", {"command": f"edit 1:1\nclass A{i}"}, "[File: A.java]")]
+    assert play(script) == [4]
+    # … but an install or a PATH change between could fix it
+    path = [once("bash", {"command": f"export PATH=$PATH:/opt/jdk{v}/bin"}, "") for v in (8, 11)]
+    assert play([javac, path[0], javac, path[1], javac]) == []
+
+
+def test_an_error_that_names_a_look_up_makes_it_the_remedy() -> None:
+    # pattern 9: Edit fails twice with "read it first", Read, then the same Edit is allowed
+    edit = once("Edit", {"file_path": "a.py", "old_string": "x", "new_string": "y"}, None)
+    unread = Failed("File has not been read yet. Read it first before writing to it.")
+    first = [(edit[0][0], edit[0][1], unread)]
+    read = once("Read", {"file_path": "a.py"}, "x = 1")
+    assert play([first, first, read, edit]) == []
+    assert play([first, first, first]) == [2]
+
+
+def test_a_reworded_description_does_not_make_a_call_new() -> None:
+    # pattern 10
+    script = [
+        once("Bash", {"command": "npm run build", "description": d}, Failed("Error: build failed"))
+        for d in ("Build", "Build the app", "Try the build again", "Build once more")
+    ]
+    assert play(script) == [2, 3]  # the model persisting: the second block is a breaker
+    mine = {"detectors": {"doom_loop_exact": {"commentary_fields": []}}}
+    assert play(script, **mine) == []
+    think = [once("think", {"thought": f"idea {i}"}, "") for i in range(3)]
+    assert play(think) == []  # a field alone is the call itself, not commentary
+
+
+def test_the_trail_survives_a_session_store_round_trip() -> None:
+    from loopguard.stores.codec import decode, encode
+
+    guard = guard_from()
+    session = guard.session("s")
+    session.begin_turn([{"role": "user", "content": "I fixed it"}])
+    call(session, "Bash", {"command": "ls", "description": "list"}, "a")
+    call(session, "frobnicate", {}, error="Read it first")
+    state = guard.store._sessions["s"]
+    again = decode(encode(state), 30, False)
+    old, new = state.scratch[ID], again.scratch[ID]
+    assert (old.marks, old.told, old.turn, old.remedies) == (
+        new.marks,
+        new.told,
+        new.turn,
+        new.remedies,
+    )
+    assert new.remedies == frozenset({"read"}) and new.told == [1]

@@ -105,10 +105,10 @@ def test_size_stays_bounded_and_the_fuzzy_window_is_exact() -> None:
     assert len(window.items) == 7
     blob = encode(state)
     again = decode(blob, 30, True)
-    for (t1, g1, s1, r1), (t2, g2, s2, r2) in zip(
+    for (t1, g1, s1, r1, a1), (t2, g2, s2, r2, a2) in zip(
         window.items, again.scratch["doom_loop_fuzzy"].items, strict=True
     ):
-        assert (t1, s1, r1) == (t2, s2, r2)
+        assert (t1, s1, r1, a1) == (t2, s2, r2, a2)
         assert type(g1) is type(g2) and (
             g1 == g2 if isinstance(g1, (str, frozenset)) else (g1 == g2).all()
         )

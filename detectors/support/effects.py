@@ -1,0 +1,342 @@
+"""What a call can do to the world: could it have changed the outcome of a later repeat?
+
+A repeated call is a loop only when nothing between its occurrences could have changed
+what it returns. Look-ups cannot (reads, searches, listings, `get_`/`find_`/`list_`-style
+tools, `think`, read-only shell commands); edits, writes, installs, configuration changes,
+state-changing tools and a user who reports a change can. `Effects` classifies one call
+from its tool name and arguments, in time proportional to the call:
+
+1. the rules' own lists (`read_only_tools`, `changing_tools`: exact tool names) decide first;
+2. a shell tool (`bash`, `run_shell_command`, `execute_command`, …) is classified by its
+   command line: read-only when every command of it is a look-up (`ls`, `cat`, `grep`,
+   `git status`, `pip show`, SWE-agent's `open`/`search_dir`/`find_file`, …) and nothing is
+   written by redirection; anything else (running code, `cd`, `export`, installs) changes;
+3. an editor tool whose `command`/`action` argument is one word (`str_replace_editor`
+   `view` vs `str_replace`) is classified by that word;
+4. otherwise the first verb in the tool's name (`get_order`, `searchFlights`, `Read`,
+   `mcp__github__list_issues`; `book_…`, `cancel_…`, `Edit`, `Write`, `transfer_…`).
+
+A tool nothing is known about counts as changing: a guard that stops healthy runs is
+worse than none. Free-text fields that only describe a call (`description`, `reason`, …)
+are left out of its identity (`core_digest`), so a reworded description does not make a
+call new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from loopguard.state.fingerprint import args_digest, canonical_text
+from loopguard.state.history import UNREAD  # a first occurrence the engine has not read
+
+__all__ = [
+    "FILE",
+    "MISSING",
+    "MOVE",
+    "QUIET",
+    "UNREAD",
+    "Effects",
+    "FailureReader",
+    "missing_program",
+    "named_verbs",
+    "reports_change",
+]
+
+QUIET = 1  # the call cannot have changed anything another call observes
+MOVE = 2  # a relative move (`cd ..`): its repeats go somewhere new each time
+FILE = 4  # it changes files or records, never the environment (programs, PATH, variables)
+MISSING = 16  # (a failure) the program it runs is missing: `javac: command not found`
+_DECLARED = 8  # (cache) the rules declared the tool: no argument overrides it
+
+# Verbs of tools that look things up. A name's first verb decides (`get_status`, `listFiles`).
+READ_VERBS = frozenset(
+    """get read view show list ls search find grep glob lookup look query fetch retrieve
+    check inspect describe count calculate compute think cat head tail open goto browse
+    visit scroll peek preview explain summarize recall lookup stat info diff
+    validate verify estimate locate tree""".split()
+)
+# Verbs of tools that change something. `set`, `run` and `execute` run or change things.
+CHANGE_VERBS = frozenset(
+    """create update modify edit write delete remove rm set put post patch add insert
+    replace append book cancel send transfer move mv rename copy cp install uninstall
+    apply commit push deploy save upload submit reset restart start stop kill mkdir touch
+    chmod pay refund exchange return toggle enable disable reboot clear undo redo run
+    execute exec make build login logout sign register assign merge approve reject close
+    schedule reserve purchase order upgrade downgrade import export sync""".split()
+)
+# Changes of the environment a program runs in (they can make a missing program appear).
+ENVIRONMENT_VERBS = frozenset(
+    """install uninstall upgrade downgrade run execute exec make build set export
+    register login logout sign""".split()
+)
+HTTP_READ = frozenset({"get", "head", "options"})
+SHELL_NAMES = frozenset({"bash", "sh", "zsh", "shell", "terminal", "cmd", "powershell", "pwsh"})
+SHELL_TOOLS = frozenset(
+    {"run_shell_command", "execute_command", "exec_command", "run_terminal_cmd", "run_command"}
+)
+COMMAND_KEYS = ("command", "cmd", "script", "code_to_run")
+SUBCOMMAND_KEYS = ("command", "action", "operation", "op", "mode", "method")
+
+# Shell commands that only look (their first word). `git`, package managers and version
+# queries are looked at more closely below.
+SHELL_READS = frozenset(
+    """ls ll la dir cat head tail less more grep egrep fgrep rg ag ack find fd locate pwd
+    echo printf wc sort uniq diff cmp comm file stat which whereis type tree nl od xxd
+    hexdump strings du df free env printenv id whoami hostname uname date ps pgrep lsof
+    netstat ss basename dirname realpath readlink test [ true false cut tr column jq yq
+    awk sed history man help cal getent nproc lscpu sleep wait
+    search_file search_dir find_file filemap""".split()
+)
+# SWE-agent's windowed editor keeps a current file and line: `open`, `goto` and the
+# scrolls move it, and `search_file`, `scroll_down` and `edit` then see another place.
+# They look, but they change what the next look-up of the editor sees.
+GIT_READS = frozenset(
+    """status log diff show blame grep ls-files ls-tree rev-parse describe shortlog
+    cat-file reflog""".split()
+)
+PACKAGE_TOOLS = frozenset(
+    {"pip", "pip3", "npm", "yarn", "pnpm", "apt", "apt-get", "apt-cache", "dpkg", "conda",
+     "brew", "gem", "cargo", "go", "mvn", "gradle", "poetry", "uv"}
+)  # fmt: skip
+PACKAGE_READS = frozenset(
+    """show list freeze ls view info search outdated policy -l -s -L --list --version
+    version -v -V -version help --help -h config why explain""".split()
+)
+FILE_COMMANDS = frozenset({"edit", "create", "insert", "append"})  # SWE-agent's editor
+CURL_WRITES = frozenset({"-o", "-O", "--output", "-T", "--upload-file", "-F", "--form"})
+INSPECT_SUBCOMMANDS = frozenset(
+    """get describe logs ps inspect images top status view list ls show version
+    is-active""".split()
+)
+VERSION_FLAGS = frozenset({"--version", "-version", "-v", "-V", "--help", "-h", "help"})
+WRAPPERS = frozenset({"sudo", "time", "nohup", "command", "builtin", "exec", "nice"})
+FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-fprint", "-fls"})
+
+# Commentary fields: text that only describes the call (Claude Code's Bash `description`).
+COMMENTARY = ("description", "reason", "explanation", "justification", "thought")
+
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+_SEGMENTS = re.compile(r"&&|\|\||[;|\n&]")
+_REDIRECT = re.compile(r"(?<![0-9&<>])>{1,2}(?!&)\s*(?!/dev/null\b)\S|\btee\b|<<")
+_MAX_COMMAND = 4096  # longer command lines are scripts: changing
+_MAX_NAMES = 1024  # tool names whose class is remembered per rules
+
+
+def name_words(tool: str) -> list[str]:
+    """The lower-case words of a tool name (`mcp__github__get_issue`, `readFile`)."""
+    return [w.lower() for w in _WORD_SPLIT.split(tool) if w]
+
+
+class Effects:
+    """Classifies calls as quiet (a look-up) or changing; compiled once per policy."""
+
+    def __init__(
+        self,
+        read_only: Iterable[str] = (),
+        changing: Iterable[str] = (),
+        commentary: Iterable[str] = COMMENTARY,
+    ) -> None:
+        self.read_only = frozenset(read_only)
+        self.changing = frozenset(changing)
+        self.commentary = tuple(commentary)
+        self._names: dict[str, int | None] = {}  # tool -> flags by name, None: look at args
+
+    def flags(self, tool: str, args: Any) -> int:
+        """QUIET, MOVE or 0 (changing) for one call."""
+        by_name = self._names.get(tool, -1)
+        if by_name == -1:
+            by_name = self._by_name(tool)
+            if len(self._names) >= _MAX_NAMES:
+                self._names.clear()
+            self._names[tool] = by_name
+        if by_name is None:  # a shell tool: its command line decides
+            return shell_flags(command_line(args))
+        if by_name & _DECLARED:
+            return by_name & ~_DECLARED
+        sub = subcommand_flags(args)
+        return by_name if sub is None else sub
+
+    def _by_name(self, tool: str) -> int | None:
+        """Flags from the name alone, or None when the arguments decide (shell tools)."""
+        if tool in self.read_only:
+            return QUIET | _DECLARED
+        if tool in self.changing:
+            return _DECLARED
+        words = name_words(tool)
+        if tool in SHELL_TOOLS or any(w in SHELL_NAMES for w in words):
+            return None
+        return name_flags(words)
+
+    def verb(self, tool: str) -> str | None:
+        """The first verb in a tool's name (`read` for `Read`), if it has one."""
+        for word in name_words(tool):
+            if word in READ_VERBS or word in CHANGE_VERBS:
+                return word
+        return None
+
+    def core_digest(self, tool: str, args: Any, digest: bytes) -> bytes:
+        """The call's identity without commentary fields (its own digest when it has none).
+
+        A field is commentary only beside other arguments: `think(thought=…)` is its text.
+        """
+        if not isinstance(args, Mapping) or not any(k in args for k in self.commentary):
+            return digest
+        kept = {k: v for k, v in args.items() if k not in self.commentary}
+        return args_digest(tool, canonical_text(kept)) if kept else digest
+
+
+def name_flags(words: list[str]) -> int:
+    """Flags from the words of a tool name (or an editor's sub-command)."""
+    for word in words:
+        if word in READ_VERBS:
+            return QUIET
+        if word in CHANGE_VERBS:
+            return 0 if word in ENVIRONMENT_VERBS else FILE
+    return 0
+
+
+def subcommand_flags(args: Any) -> int | None:
+    """An editor's one-word sub-command (`view`, `str_replace`), if it names a verb."""
+    if not isinstance(args, Mapping):
+        return None
+    for key in SUBCOMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and 0 < len(value) <= 40 and " " not in value.strip():
+            words = name_words(value)
+            if words and words[0] in HTTP_READ:
+                return QUIET
+            if any(w in READ_VERBS or w in CHANGE_VERBS for w in words):
+                return name_flags(words)
+    return None
+
+
+def command_line(args: Any) -> str:
+    """The command line of a shell tool's arguments (raw text, `command`, Codex's argv)."""
+    if isinstance(args, str):
+        return args
+    if not isinstance(args, Mapping):
+        return ""
+    for key in COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            if len(value) >= 3 and value[0] in SHELL_NAMES and value[1].startswith("-"):
+                return value[-1]  # ["bash", "-lc", "…"]
+            return " ".join(value)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def shell_flags(line: str) -> int:
+    """QUIET when every command of a shell line only looks; MOVE for a lone relative `cd`."""
+    if len(line) > _MAX_COMMAND:
+        return 0
+    text = line.strip()
+    first = text.split(None, 1)[0] if text else ""
+    if first in FILE_COMMANDS:
+        return FILE  # SWE-agent's `edit 3:5` … `end_of_edit`: the rest is the new text
+    if not text or _REDIRECT.search(text) or "$(" in text or "`" in text:
+        return 0
+    segments = [s.split() for s in _SEGMENTS.split(text)]
+    segments = [s for s in segments if s]
+    if len(segments) == 1 and segments[0][0] in ("cd", "pushd", "popd"):
+        words = segments[0]
+        target = words[1] if len(words) > 1 else "~"
+        relative = words[0] != "cd" or not target.startswith(("/", "~"))
+        return MOVE if relative else 0
+    if len(segments) == 1 and segments[0][0] == "sed" and "-i" in segments[0]:
+        return FILE
+    for words in segments:
+        if not _reads(words):
+            return 0
+    return QUIET
+
+
+def _reads(words: list[str]) -> bool:
+    """Whether one simple command only looks."""
+    i = 0
+    while i < len(words) and ("=" in words[i] and not words[i].startswith("=")):
+        i += 1  # VAR=value prefixes
+    while i < len(words) and words[i] in WRAPPERS:
+        i += 1
+    if i >= len(words) or words[i].startswith("#"):
+        return True  # only assignments, or a comment
+    verb, rest = words[i], words[i + 1 :]
+    if verb == "curl":  # a GET that writes nothing
+        return not any(a in CURL_WRITES or a.startswith(("-X", "-d", "--data")) for a in rest)
+    if verb in ("kubectl", "docker", "gh", "podman", "helm", "systemctl", "service"):
+        return bool(rest) and rest[0] in INSPECT_SUBCOMMANDS
+    if verb in ("sed", "perl") and any(a.startswith("-i") for a in rest):
+        return False
+    if verb == "find":
+        return not any(a in FIND_ACTIONS for a in rest)
+    if verb in SHELL_READS:
+        return True
+    if verb == "git":
+        sub = next((a for a in rest if not a.startswith("-")), "")
+        return sub in GIT_READS
+    if verb in PACKAGE_TOOLS:
+        sub = rest[0] if rest else ""
+        return sub in PACKAGE_READS
+    return len(rest) == 1 and rest[0] in VERSION_FLAGS  # `java -version`, `node --help`
+
+
+# A user message that reports a change ("I switched the setting", "it is enabled now"):
+# a repeat after it is a re-check. "Please confirm", "try again" report none.
+_TOLD_CHANGE = re.compile(
+    r"\b(?:changed|switched|updated|fixed|restarted|rebooted|installed|reinstalled|"
+    r"enabled|disabled|toggled|turned (?:it )?(?:on|off)|reset|cleared|added|removed|deleted|"
+    r"uploaded|refreshed|reconnected|modified|corrected|replaced|upgraded|renewed|"
+    r"topped up|logged (?:in|out)|signed (?:in|out)|set up|moved|renamed|paid)\b"
+)
+_TOLD_CHARS = 2000  # characters of a user message looked at
+
+
+def reports_change(text: str | None) -> bool:
+    """Whether a user message says something was changed since the agent last looked."""
+    return bool(text) and _TOLD_CHANGE.search(text[:_TOLD_CHARS].lower()) is not None
+
+
+class FailureReader:
+    """Whether a result reports a failure of the call itself, as the rules' `outcomes`
+    block defines it (`failure_prefixes`, `failure_markers`), for results the engine has
+    not read (a call's first occurrence). Ends of long texts only, like the engine."""
+
+    def __init__(self, prefixes: Iterable[str], markers: Iterable[str]) -> None:
+        self.prefixes = tuple(p.lower() for p in prefixes if isinstance(p, str) and p)
+        words = [m.lower() for m in markers if isinstance(m, str) and m.strip()]
+        self.markers = (
+            re.compile("|".join(rf"(?<!\w){re.escape(w)}(?!\w)" for w in words)) if words else None
+        )
+
+    def failed(self, text: str) -> bool:
+        if len(text) > 2 * _SCAN_CHARS:
+            text = text[:_SCAN_CHARS] + "\n" + text[-_SCAN_CHARS:]
+        low = text.lower()
+        head = low[:64].lstrip(_LEAD)
+        for prefix in self.prefixes:
+            if head.startswith(prefix) and not (head[len(prefix) : len(prefix) + 1].isalnum()):
+                return True
+        return self.markers is not None and self.markers.search(low) is not None
+
+
+_SCAN_CHARS = 512
+_LEAD = " \t\r\n\"'`{[(<>*#-:"
+_WORD = re.compile(r"[a-z]+")
+_MISSING = re.compile(
+    r"command not found|is not recognized as (?:an internal or external command|the name)"
+)
+
+
+def missing_program(text: str) -> bool:
+    """Whether a failure says the program it ran does not exist (`javac: command not
+    found`): edits of files cannot change that, only the environment can."""
+    return _MISSING.search(text[:_SCAN_CHARS]) is not None
+
+
+def named_verbs(text: str) -> frozenset[str]:
+    """The look-up verbs a failure's text names (`Read it first`): a call of such a verb
+    after the failure may be its remedy, so it counts as a change."""
+    return frozenset(_WORD.findall(text[:400].lower())) & READ_VERBS
