@@ -68,6 +68,12 @@ class Agent:
 
     def claude(self, api: FakeMessagesApi, prompt: str, max_turns: int = 10) -> dict[str, Any]:
         """One `claude -p` run; its JSON result."""
+        return self.stream(api, prompt, max_turns, output="json")[-1]
+
+    def stream(
+        self, api: FakeMessagesApi, prompt: str, max_turns: int = 10, output: str = "stream-json"
+    ) -> list[dict[str, Any]]:
+        """One `claude -p` run; the JSON lines it printed (the result last)."""
         done = subprocess.run(
             [
                 str(CLAUDE),
@@ -81,7 +87,8 @@ class Agent:
                 "--model",
                 "claude-sonnet-4-5",
                 "--output-format",
-                "json",
+                output,
+                *(["--verbose"] if output == "stream-json" else []),
                 "--setting-sources",
                 "project",
             ],
@@ -92,28 +99,17 @@ class Agent:
             timeout=120,
         )
         assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)  # type: ignore[no-any-return]
+        return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
 def new_agent(folder: Path) -> Agent:
+    """Folders under `folder`, the hooks installed the way a user does it."""
     agent = Agent(folder / "project", folder / "home", folder / "state")
     for path in (agent.project, agent.home):
         path.mkdir(parents=True)
-    # TEMPORARY until `loopguard hook install claude --project` exists: the same entries by hand
-    hooks = {
-        event: [
-            {
-                **({"matcher": "*"} if event.startswith(("Pre", "Post")) else {}),
-                "hooks": [{"type": "command", "command": "loopguard hook claude", "timeout": 30}],
-            }
-        ]
-        for event in (
-            "UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure PostToolBatch Stop "
-            "SubagentStop PreCompact SessionStart SessionEnd"
-        ).split()
-    }
-    (agent.project / ".claude").mkdir()
-    (agent.project / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    installed = agent.loopguard("hook", "install", "claude", "--project")
+    assert installed.returncode == 0, installed.stderr
+    assert "command: loopguard hook claude" in installed.stdout  # the venv's, found on PATH
     settings = json.loads((agent.project / ".claude" / "settings.json").read_text())
     assert "PreToolUse" in settings["hooks"] and "PostToolBatch" in settings["hooks"]
     return agent
@@ -208,6 +204,31 @@ def test_a_model_that_keeps_going_has_its_turn_ended(stubborn: Run) -> None:
     assert stubborn.agent.failures() == []
 
 
+def decisions(agent: Agent, session_id: str) -> list[dict[str, Any]]:
+    """`loopguard hook status SESSION --format json`: the hook's decisions, oldest first."""
+    status = agent.loopguard("hook", "status", session_id, "--format", "json")
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)
+    assert report["session"] == session_id
+    return report["decisions"]  # type: ignore[no-any-return]
+
+
+def test_the_status_names_the_denied_calls_detector(stubborn: Run) -> None:
+    rows = [
+        (row["event"], row["decision"], row["detector"])
+        for row in decisions(stubborn.agent, stubborn.result["session_id"])
+        if row["event"] in ("PreToolUse", "PostToolUseFailure")
+    ]
+    assert rows == [
+        ("PreToolUse", "allow", None),
+        ("PostToolUseFailure", "failed:allow", None),
+        ("PreToolUse", "allow", None),
+        ("PostToolUseFailure", "failed:allow", None),
+        ("PreToolUse", "critical", "doom_loop_exact"),
+        ("PreToolUse", "breaker", "doom_loop_exact"),
+    ]
+
+
 def test_a_parallel_batch_of_different_reads_is_not_a_loop(agent: Agent) -> None:
     names = [f"part{i}.txt" for i in range(4)]
     for name in names:
@@ -231,6 +252,12 @@ def test_a_parallel_batch_of_different_reads_is_not_a_loop(agent: Agent) -> None
     assert result["terminal_reason"] == "completed" and result["permission_denials"] == []
     assert result["result"] == "All parts read."
     assert agent.failures() == []  # the hooks of one response run at once: none failed open
+    seen = sorted(
+        (row["event"], row["decision"])
+        for row in decisions(agent, result["session_id"])
+        if row["event"] in ("PreToolUse", "PostToolUse")
+    )
+    assert seen == [("PostToolUse", "ran:allow")] * 6 + [("PreToolUse", "allow")] * 6
 
 
 def test_the_same_read_three_times_in_one_response_is_warned_not_denied(agent: Agent) -> None:
@@ -248,3 +275,55 @@ def test_the_same_read_three_times_in_one_response_is_warned_not_denied(agent: A
     assert len(warned) >= 1  # the warning reached the model with the call's result
     assert result["permission_denials"] == [] and result["result"] == "Read it."
     assert agent.failures() == []
+
+
+RETRY_RULES = """\
+version: 1
+keyword_sets: {build: [is the build green]}
+intents:
+  - id: build_status
+    when: {text_contains: build}
+    require: {tool: Bash, args: {command: {prefix: make test}}}
+    reason: Only the test run can say.
+"""
+
+
+def test_the_projects_rules_send_the_model_back_for_the_required_tool(agent: Agent) -> None:
+    """loopguard.yaml in the project folder is found; a Stop without the required call is
+    blocked with the retry text, which the model sees; after the call the turn ends."""
+    (agent.project / "loopguard.yaml").write_text(RETRY_RULES)
+    replies = iter(
+        [
+            "It is probably green.",
+            [("Bash", {"command": "make test || true", "description": "tests"})],
+            "Tests ran.",
+        ]
+    )
+    with FakeMessagesApi("Bash", lambda body: next(replies)) as api:
+        result = agent.claude(api, "is the build green?")
+        conversation = api.conversation()
+    assert len(conversation) == 3
+    retry = json.dumps(conversation[1]["messages"][-1])
+    assert "Only the test run can say. Call the tool now: Bash(command=<text starting with" in retry
+    assert result["result"] == "Tests ran." and result["terminal_reason"] == "completed"
+    assert agent.failures() == []
+
+
+def test_a_broken_rules_file_allows_the_calls_and_tells_the_user_once(agent: Agent) -> None:
+    """The guard cannot load the project's rules: it never breaks the agent (every call runs),
+    and the user is told once (Claude Code's systemMessage, a notice line in stream-json)."""
+    (agent.project / "loopguard.yaml").write_text("version: 1\nloop_detection: [unclosed\n")
+    log = agent.project / "runs.log"
+    calls = iter([[failing_call(agent, log)]] * 4 + ["Gave up."])
+    with FakeMessagesApi("Bash", lambda body: next(calls)) as api:
+        lines = agent.stream(api, "list the build folder")
+    assert log.read_text().split() == ["ran"] * 4  # unguarded, not blocked
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == "Gave up."
+    notices = [
+        line["content"]
+        for line in lines
+        if line.get("type") == "system" and line.get("subtype") == "informational"
+    ]
+    # (a SessionStart hook's systemMessage is not shown in -p mode: only later events' are)
+    assert len(notices) == 1 and "loopguard.yaml" in notices[0], notices
+    assert any("loopguard.yaml" in line for line in agent.failures())
