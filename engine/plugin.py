@@ -27,6 +27,8 @@ The built-in detectors import only from here (and from their siblings in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from loopguard.decision import LEVELS, Vote
 from loopguard.detection.detector import (
     ALWAYS,
@@ -45,9 +47,6 @@ from loopguard.detection.marks import KNOWN_TOOLS, POLL_TOOLS, UNKNOWN_TOOL_PATT
 from loopguard.detection.polls import PollMatcher
 from loopguard.detectors.support.grams import grams, similar
 from loopguard.findings import Finding
-from loopguard.lint.checks import LintCheck
-from loopguard.lint.checks.context import LintContext
-from loopguard.lint.optionscopes import OptionScope, option_finding, option_scopes
 from loopguard.state.history import (
     EVIDENCE_MAX,
     FAILED,
@@ -63,6 +62,33 @@ from loopguard.state.history import (
 )
 from loopguard.state.window import TurnWindow
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
+
+if TYPE_CHECKING:  # loaded on first use (see __getattr__)
+    from loopguard.lint.checks import LintCheck
+    from loopguard.lint.checks.context import LintContext
+    from loopguard.lint.optionscopes import OptionScope, option_finding, option_scopes
+
+# The lint names load on first use: the linter is not needed to guard calls, and a hook
+# process (one per tool call) imports every detector, hence this module.
+_LINT_HOMES = {
+    "LintCheck": "loopguard.lint.checks",
+    "LintContext": "loopguard.lint.checks.context",
+    "OptionScope": "loopguard.lint.optionscopes",
+    "option_finding": "loopguard.lint.optionscopes",
+    "option_scopes": "loopguard.lint.optionscopes",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _LINT_HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'loopguard.plugin' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ALWAYS",
