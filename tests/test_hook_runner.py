@@ -350,7 +350,7 @@ def test_an_unknown_event_is_answered_with_nothing() -> None:
 
 
 def test_an_event_larger_than_the_limit_is_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "MAX_EVENT_BYTES", 100)
+    monkeypatch.setattr(paths, "MAX_EVENT_BYTES", 100)
     payload = sample("claude", "PostToolUse", tool_response={"stdout": "x" * 500})
     code, answer = run(["claude"], payload)
     assert (code, answer) == (0, {})
@@ -447,18 +447,23 @@ def test_loopguard_store_names_another_state_file(
 
 
 # -- the start-up cache ----------------------------------------------------------------------
+def fresh_build(rules: str) -> guardcache.Built:
+    """What a new hook process builds (nothing remembered in this one)."""
+    guardcache._memo.clear()
+    return guardcache.build(rules, paths.cache_dir(), runner._make_store)
+
+
 def test_the_cache_is_used_and_a_changed_rules_file_is_never_missed(folders: Path) -> None:
     rules = folders / "rules.yaml"
     rules.write_text("version: 1\n", encoding="utf-8")
-    cache = paths.cache_dir()
-    first = guardcache.build(str(rules), None, cache, runner._default_store)
-    second = guardcache.build(str(rules), None, cache, runner._default_store)
+    first = fresh_build(str(rules))
+    second = fresh_build(str(rules))
     assert (first.cached, second.cached) == (False, True)
     assert second.guard is not None and second.problems == ()
     rules.write_text("version: 1\ndetectors:\n  doom_loop_exact: {window: -3}\n", encoding="utf-8")
-    third = guardcache.build(str(rules), None, cache, runner._default_store)
+    third = fresh_build(str(rules))
     assert not third.cached and third.guard is None and third.problems
-    fourth = guardcache.build(str(rules), None, cache, runner._default_store)
+    fourth = fresh_build(str(rules))
     assert fourth.cached and fourth.guard is None  # the failure is cached too, until a change
 
 
@@ -469,19 +474,17 @@ def test_a_newly_installed_plugin_makes_the_cache_stale(
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))  # sys.path[0]: the fingerprint skips it
     monkeypatch.setattr("sys.path", ["<script>", *__import__("sys").path])
-    cache = paths.cache_dir()
-    assert not guardcache.build("builtin:default", None, cache, runner._default_store).cached
-    assert guardcache.build("builtin:default", None, cache, runner._default_store).cached
+    assert not fresh_build("builtin:default").cached
+    assert fresh_build("builtin:default").cached
     (site / "new_plugin-1.0.dist-info").mkdir()  # what installing a distribution does
-    assert not guardcache.build("builtin:default", None, cache, runner._default_store).cached
+    assert not fresh_build("builtin:default").cached
 
 
 def test_a_damaged_cache_entry_is_rebuilt(folders: Path) -> None:
-    cache = paths.cache_dir()
-    guardcache.build("builtin:default", None, cache, runner._default_store)
-    for entry in cache.iterdir():
+    fresh_build("builtin:default")
+    for entry in paths.cache_dir().iterdir():
         entry.write_text('{"format": 1, "problems": "x"', encoding="utf-8")
-    built = guardcache.build("builtin:default", None, cache, runner._default_store)
+    built = fresh_build("builtin:default")
     assert not built.cached and built.guard is not None
 
 

@@ -58,38 +58,41 @@ class Built:
     cached: bool  # built from the cache
 
 
+# Guards built in this process, by (cache file, store identity), while their entry is fresh:
+# the hook server answers many events, a one-shot hook process one.
+_memo: dict[tuple[Path, str], tuple[dict[str, Any], Built]] = {}
+
+
 def build(
     rules: str,
-    store: SessionStore | None,
     cache_folder: Path,
-    default_store: Callable[[], SessionStore],
+    make_store: Callable[[dict[str, Any]], SessionStore | None],
+    store_identity: str = "",
 ) -> Built:
-    """A Guard for `rules` (a path or `builtin:NAME`) whose sessions live in `store`, else
-    in the rules' own `store:` block, else in `default_store()`."""
+    """A Guard for `rules` (a path or `builtin:NAME`); `make_store(rules data)` gives the
+    sessions' store (None: the rules' own `store:` block); `store_identity` names what
+    `make_store` depends on, so a remembered guard is reused only for the same store."""
     spec = rules if rules.startswith("builtin:") else os.path.abspath(rules)
     path = cache_folder / f"guard-{_digest([spec, *_identity()])}.json"
+    remembered = _memo.get((path, store_identity))
+    if remembered is not None and _fresh(remembered[0]):
+        return remembered[1]
     entry = _read(path)
     if entry is not None and _fresh(entry):
         data = entry.get("data")
-        guard = None if data is None else _guard(entry, _pick(store, data, default_store))
-        return Built(guard, tuple(entry["problems"]), entry["source"], True)
-    entry, document, registry = _slow(spec)
-    _write(path, entry)
-    guard = None
-    if document is not None:
-        store = _pick(store, document.data, default_store)
-        guard = Guard(document, registry=registry, store=store, source=entry["source"])
-    return Built(guard, tuple(entry["problems"]), entry["source"], False)
-
-
-def _pick(
-    store: SessionStore | None, data: dict[str, Any], default: Callable[[], SessionStore]
-) -> SessionStore | None:
-    """The given store; else None when the rules name one (the Guard builds it); else the
-    default (a hook's sessions must outlive its process)."""
-    if store is not None:
-        return store
-    return None if isinstance(data.get("store"), dict) else default()
+        guard = None if data is None else _guard(entry, make_store(data))
+        built = Built(guard, tuple(entry["problems"]), entry["source"], True)
+    else:
+        entry, document, registry = _slow(spec)
+        _write(path, entry)
+        guard = None
+        if document is not None:
+            store = make_store(document.data)
+            guard = Guard(document, registry=registry, store=store, source=entry["source"])
+        built = Built(guard, tuple(entry["problems"]), entry["source"], False)
+    _memo.clear()  # one rules file at a time is the common case; never grow without bound
+    _memo[(path, store_identity)] = (entry, built)
+    return built
 
 
 # -- the slow path ------------------------------------------------------------

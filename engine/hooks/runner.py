@@ -35,7 +35,6 @@ from loopguard.session import answers
 from loopguard.stores import store_from_config
 from loopguard.stores.sqlite import SqliteStore
 
-MAX_EVENT_BYTES = 64 * 1024 * 1024  # a tool result larger than this is not guarded
 LOG_ROTATE_BYTES = 1024 * 1024  # hooks.log is moved to hooks.log.1 past this size
 _NAMES = "|".join(DIALECTS)
 USAGE = f"usage: loopguard hook {{{_NAMES}}} [--rules R] [--agent NAME] [--event NAME]"
@@ -102,7 +101,10 @@ def handle(options: Options, event: HookEvent) -> Rendered:
     folder = paths.state_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     built = guardcache.build(
-        _rules(options, event), _store_from_env(), paths.cache_dir(), _default_store
+        _rules(options, event),
+        paths.cache_dir(),
+        _make_store,
+        f"{os.environ.get(paths.STORE_ENV, '')}\0{paths.database()}",
     )
     with journal.lock(folder, event.session):  # only the session's own steps wait for it
         book = journal.Journal(paths.database())
@@ -251,19 +253,18 @@ def _rules(options: Options, event: HookEvent) -> str:
     return "builtin:default"
 
 
-def _store_from_env() -> Any:
-    """LOOPGUARD_STORE: a redis:// or valkey:// URL, or a SQLite file path."""
+def _make_store(rules: dict[str, Any]) -> Any:
+    """LOOPGUARD_STORE, else the rules' `store:` block (None: the Guard builds it), else
+    hooks.db: a hook's sessions must outlive its process."""
     value = os.environ.get(paths.STORE_ENV, "")
     if not value:
-        return None
+        if isinstance(rules.get("store"), dict):
+            return None
+        return SqliteStore(paths.database(), fail_mode="open")
     if "://" in value and not value.startswith("sqlite:"):
         return store_from_config({"url": value, "fail_mode": "open"}, paths.STORE_ENV)
     path = value.removeprefix("sqlite:").removeprefix("//")
     return store_from_config({"path": path, "fail_mode": "open"}, paths.STORE_ENV)
-
-
-def _default_store() -> Any:
-    return SqliteStore(paths.database(), fail_mode="open")
 
 
 def _report_problems(
@@ -285,9 +286,10 @@ def _report_problems(
 
 # -- output and failure --------------------------------------------------------------
 def _read(stream: IO[bytes]) -> str:
-    data = stream.read(MAX_EVENT_BYTES + 1)
-    if len(data) > MAX_EVENT_BYTES:
-        raise EventError(f"the event is larger than {MAX_EVENT_BYTES // (1024 * 1024)} MiB")
+    limit = paths.MAX_EVENT_BYTES
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise EventError(f"the event is larger than {limit // (1024 * 1024)} MiB")
     if not data.strip():
         raise EventError("no event on stdin")
     return data.decode("utf-8", "surrogateescape")
