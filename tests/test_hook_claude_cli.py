@@ -109,9 +109,11 @@ def new_agent(folder: Path) -> Agent:
         path.mkdir(parents=True)
     installed = agent.loopguard("hook", "install", "claude", "--project")
     assert installed.returncode == 0, installed.stderr
-    assert "command: loopguard hook claude" in installed.stdout  # the venv's, found on PATH
     settings = json.loads((agent.project / ".claude" / "settings.json").read_text())
-    assert "PreToolUse" in settings["hooks"] and "PostToolBatch" in settings["hooks"]
+    for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolBatch", "Stop"):
+        (entry,) = settings["hooks"][event]
+        # the plain word: the `loopguard` on the agent's PATH is the one that installed it
+        assert entry["hooks"][0]["command"] == "loopguard hook claude"
     return agent
 
 
