@@ -178,12 +178,13 @@ class Trail:
         self.told: list[int] = []  # turns whose user message reports a change
         self.remedies: frozenset[str] = frozenset()  # look-up verbs the newest failure names
 
-    def note(self, seq: int, flags: int, core: bytes | None, oldest: int) -> None:
-        marks = self.marks
+    def note(self, seq: int, flags: int, core: bytes | None) -> None:
+        """Remember what call `seq` can do (only when it says something), newest 64 kept."""
         if flags or core is not None:
+            marks = self.marks
             marks[seq] = (flags, core)
-        while marks and (len(marks) > RECENT_MARKS or next(iter(marks)) < oldest):
-            del marks[next(iter(marks))]
+            if len(marks) > RECENT_MARKS:
+                del marks[next(iter(marks))]
 
 
 RECENT_MARKS = 64  # history.RECENT: a window never reaches further back
@@ -280,8 +281,7 @@ class DoomLoopExact(Detector):
             if ts is not None and reports_change(ts.user_text):
                 trail.told.append(call.turn)
                 del trail.told[:-16]
-        oldest = state.history[0].seq if state.history else call.seq
-        trail.note(call.seq, flags, None if core == call.digest else core, oldest)
+        trail.note(call.seq, flags, None if core == call.digest else core)
         if core == call.digest and call.digest not in state.digests:
             return None  # not seen lately: no repeat (one C-level scan)
         return self._walk(call, state, cfg, trail, flags, core)
@@ -289,20 +289,22 @@ class DoomLoopExact(Detector):
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         """A call that failed did not do its work: whatever its kind, it changed nothing.
         A failure that names a look-up (`Read the file first`) makes that look-up a change."""
+        if call.error is None and not call.flags & (FAILED | UNREAD):
+            return None  # a success the engine has read: nothing to learn
         trail = state.scratch.get(self.id)
         if trail is None or call.tool in cfg["exempt"] or call.outcome == VETO:
             return None
+        flags, core = trail.marks.get(call.seq, (0, None))
         text = call.text or ""
         if call.error is not None or call.flags & FAILED:
             failed = True
-        elif call.flags & UNREAD:
+        elif call.flags & UNREAD and not flags & QUIET:  # a look-up changed nothing anyway
             failed = cfg["failures"].failed(text)
         else:
             failed = False
         if not failed:
             return None
         trail.remedies = named_verbs(text)
-        flags, core = trail.marks.get(call.seq, (0, None))
         trail.marks[call.seq] = (QUIET | (MISSING if missing_program(text) else 0), core)
         return None
 

@@ -78,6 +78,7 @@ SHELL_TOOLS = frozenset(
 )
 COMMAND_KEYS = ("command", "cmd", "script", "code_to_run")
 SUBCOMMAND_KEYS = ("command", "action", "operation", "op", "mode", "method")
+SUBCOMMAND_SET = frozenset(SUBCOMMAND_KEYS)
 
 # Shell commands that only look (their first word). `git`, package managers and version
 # queries are looked at more closely below.
@@ -141,6 +142,7 @@ class Effects:
         self.read_only = frozenset(read_only)
         self.changing = frozenset(changing)
         self.commentary = tuple(commentary)
+        self.commentary_set = frozenset(self.commentary)
         self._names: dict[str, int | None] = {}  # tool -> flags by name, None: look at args
 
     def flags(self, tool: str, args: Any) -> int:
@@ -181,7 +183,7 @@ class Effects:
 
         A field is commentary only beside other arguments: `think(thought=…)` is its text.
         """
-        if not isinstance(args, Mapping) or not any(k in args for k in self.commentary):
+        if not isinstance(args, Mapping) or self.commentary_set.isdisjoint(args):
             return digest
         kept = {k: v for k, v in args.items() if k not in self.commentary}
         return args_digest(tool, canonical_text(kept)) if kept else digest
@@ -199,7 +201,7 @@ def name_flags(words: list[str]) -> int:
 
 def subcommand_flags(args: Any) -> int | None:
     """An editor's one-word sub-command (`view`, `str_replace`), if it names a verb."""
-    if not isinstance(args, Mapping):
+    if not isinstance(args, Mapping) or SUBCOMMAND_SET.isdisjoint(args):
         return None
     for key in SUBCOMMAND_KEYS:
         value = args.get(key)
@@ -307,6 +309,7 @@ class FailureReader:
     def __init__(self, prefixes: Iterable[str], markers: Iterable[str]) -> None:
         self.prefixes = tuple(p.lower() for p in prefixes if isinstance(p, str) and p)
         words = [m.lower() for m in markers if isinstance(m, str) and m.strip()]
+        self.words = tuple(words)
         self.markers = (
             re.compile("|".join(rf"(?<!\w){re.escape(w)}(?!\w)" for w in words)) if words else None
         )
@@ -319,7 +322,9 @@ class FailureReader:
         for prefix in self.prefixes:
             if head.startswith(prefix) and not (head[len(prefix) : len(prefix) + 1].isalnum()):
                 return True
-        return self.markers is not None and self.markers.search(low) is not None
+        if self.markers is None or not any(w in low for w in self.words):
+            return False  # the usual case, found by plain substring scans
+        return self.markers.search(low) is not None
 
 
 _SCAN_CHARS = 512
