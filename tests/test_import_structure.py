@@ -36,6 +36,14 @@ LAZY = {
         "loopguard.lint.linter",
     ): "Guard.from_file logs lint errors of a file that loads: the linter loads with it",
     (
+        "loopguard.hooks.client",
+        "loopguard.hooks.runner",
+    ): "a hook process imports the engine only when no hook server answers its event",
+    (
+        "loopguard.hooks.client",
+        "loopguard.hooks.server",
+    ): "the server module (with subprocess) loads only to start a server",
+    (
         "loopguard.hooks.guardcache",
         "loopguard.config.load",
     ): "a hook process loads rules (YAML, JSON Schema) only when its cache is stale",

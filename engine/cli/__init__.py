@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from loopguard.hooks import runner as hook_runner
-from loopguard.hooks.dialects import DIALECTS
+from loopguard.hooks import client as hook_client
 
 if TYPE_CHECKING:
     import argparse
 
+HOOK_DIALECTS = ("claude", "codex", "gemini", "copilot", "cursor")  # loopguard.hooks.dialects
 SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain", "hook", "mcp_proxy")
 
 
@@ -58,9 +58,9 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    if len(words) > 1 and words[0] == "hook" and words[1] in DIALECTS:
+    if len(words) > 1 and words[0] == "hook" and words[1] in HOOK_DIALECTS:
         # an agent runs this around every tool call: straight to the hook, no parser built
-        return hook_runner.main(words[1:])
+        return hook_client.main(words[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -119,7 +119,7 @@ def _slow(spec: str) -> tuple[dict[str, Any], Any, Registry]:
     layers = [] if analysis is None else [doc.name for doc in analysis.layers]
     entry: dict[str, Any] = {
         "format": FORMAT,
-        "fingerprint": _fingerprint(),
+        "fingerprint": fingerprint(),
         "layers": {name: _stat(name) for name in layers if os.path.isfile(name)},
         "source": document.source if document is not None else spec,
         "data": document.data if document is not None else None,
@@ -144,7 +144,7 @@ def _checked(registry: Registry) -> dict[str, Any]:
 # -- the fast path --------------------------------------------------------------
 def _fresh(entry: dict[str, Any]) -> bool:
     """True while nothing the entry was built from has changed."""
-    if entry.get("fingerprint") != _fingerprint():
+    if entry.get("fingerprint") != fingerprint():
         return False
     layers = entry.get("layers")
     return isinstance(layers, dict) and all(_stat(n) == s for n, s in layers.items())
@@ -181,7 +181,7 @@ def _identity() -> list[str]:
     ]
 
 
-def _fingerprint() -> list[Any]:
+def fingerprint() -> list[Any]:
     """What a change of the installed plugins or of loopguard's own data files alters."""
     # sys.path[0] is the script's folder or the working directory: not where plugins install
     folders = [[p, _mtime(p)] for p in sys.path[1:] if p and os.path.isdir(p)]
