@@ -205,3 +205,54 @@ def test_a_short_and_a_long_text_near_the_boundary_compare_exactly() -> None:
     expected_b = {long[i : i + 3] for i in range(len(long) - 2)}
     expected = len(expected_a & expected_b) / len(expected_a | expected_b)
     assert jaccard(grams(short), grams(long)) == pytest.approx(expected)
+
+
+# -- builtin:default: a write that worked, aimed at another target, is new -----------------
+BODY = "\n".join(f"line {i}: value = {i * 7}" for i in range(80))
+
+
+def default_session():  # type: ignore[no-untyped-def]
+    session = guard_from().session("s")
+    session.begin_turn([{"role": "user", "content": "go"}])
+    return session
+
+
+def test_similar_successful_writes_to_other_files_are_new() -> None:
+    session = default_session()
+    decisions = [
+        call(session, "bash", {"command": f"cat > fix{i}.patch << 'EOF'\n{BODY}{i}\nEOF"}, "")
+        for i in range(4)
+    ]
+    assert actions(decisions) == ["allow"] * 4
+
+
+def test_similar_successful_rewrites_of_one_file_still_count() -> None:
+    session = default_session()
+    decisions = [
+        call(session, "write_file", {"path": "notes.md", "content": BODY + " " * i}, "ok")
+        for i in range(3)
+    ]
+    assert actions(decisions) == ["allow", "allow", "critical"]
+    assert vote_of(decisions[-1], ID) is not None
+
+
+def test_similar_failing_writes_to_other_files_still_count() -> None:
+    session = default_session()
+    decisions = [
+        call(
+            session,
+            "bash",
+            {"command": f"cat > fix{i}.patch << 'EOF'\n{BODY}{i}\nEOF"},
+            "bash: fix.patch: Permission denied",
+        )
+        for i in range(3)
+    ]
+    assert actions(decisions) == ["allow", "allow", "critical"]
+
+
+def test_a_window_stored_before_targets_were_kept_still_loads() -> None:
+    from loopguard.detectors.doom_loop_fuzzy import DoomLoopFuzzy
+
+    window = DoomLoopFuzzy().decode_scratch([0, 5, [["write_file", "short text", 3, 2]]])
+    ((tool, _grams, seq, round_, target),) = window.items
+    assert (tool, seq, round_, target) == ("write_file", 3, 2, None)
