@@ -185,7 +185,7 @@ def fingerprint() -> list[Any]:
     """What a change of the installed plugins or of loopguard's own data files alters."""
     # sys.path[0] is the script's folder or the working directory: not where plugins install
     folders = [[p, _mtime(p)] for p in sys.path[1:] if p and os.path.isdir(p)]
-    data = []
+    data: list[list[Any]] = []
     for package in (loopguard.rules, loopguard.schemas, loopguard.config):
         folder = os.path.dirname(package.__file__ or "")
         try:

@@ -36,7 +36,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -402,7 +402,7 @@ def _new_file_mode() -> int:
 # ---- merging -------------------------------------------------------------------------------
 
 
-def _entries(dialect: Dialect, event_list: list[Any]):
+def _entries(dialect: Dialect, event_list: list[Any]) -> Iterator[tuple[list[Any], Any]]:
     """(the list holding it, the entry) for each loopguard entry of `dialect` in an event list."""
     spec = dialect.install
     holders: list[list[Any]] = []
@@ -420,7 +420,9 @@ def _entries(dialect: Dialect, event_list: list[Any]):
                 yield holder, entry
 
 
-def _desired_entry(dialect: Dialect, event: str, matcher: str | None, commands: dict[str, str]):
+def _desired_entry(
+    dialect: Dialect, event: str, matcher: str | None, commands: dict[str, str]
+) -> dict[str, Any]:
     spec = dialect.install
     entry: dict[str, Any] = dict(spec.entry_extra)
     for key in spec.command_keys:

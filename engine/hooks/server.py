@@ -40,7 +40,8 @@ DEFAULT_IDLE_S = 600.0
 def answer(request: dict[str, Any], payload: bytes) -> dict[str, Any]:
     """Run one event as `loopguard hook` would, with the client's environment."""
     saved = {name: os.environ.get(name) for name in FORWARDED_ENV}
-    env = request.get("env") if isinstance(request.get("env"), dict) else {}
+    given = request.get("env")
+    env: dict[str, Any] = given if isinstance(given, dict) else {}
     for name in FORWARDED_ENV:
         value = env.get(name)
         if isinstance(value, str):

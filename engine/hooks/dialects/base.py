@@ -85,7 +85,9 @@ def text(payload: Mapping[str, Any], *keys: str) -> str | None:
     return None
 
 
-def session_key(payload: Mapping[str, Any], session_keys: tuple[str, ...], agent_keys=()) -> str:
+def session_key(
+    payload: Mapping[str, Any], session_keys: tuple[str, ...], agent_keys: tuple[str, ...] = ()
+) -> str:
     """The agent's session id, with "/" and the sub-agent's id when the event has one."""
     session = text(payload, *session_keys)
     if session is None:
