@@ -163,16 +163,22 @@ def assemble_schema(detectors: Iterable[Any] | None = None) -> dict[str, Any]:
     return assemble(detectors).schema
 
 
-@lru_cache(maxsize=4)
-def _default_assembly(registry: Any) -> Assembly:
-    """Keyed by the registry object itself (not its id, which a new registry may reuse)."""
-    return assemble()
+_assemblies: dict[Any, Assembly] = {}  # registry object -> its assembly (a few at most)
 
 
 def default_assembly() -> Assembly:
-    """The registry's assembly, built once per registry object."""
+    """The registry's assembly, built once per registry object (keyed by the object itself,
+    not its id, which a new registry may reuse). An open assembly — the registry could not
+    be read — is not kept, so a passing failure never sticks to a registry that works."""
     try:
         registry: Any = load_registry()
     except Exception:  # noqa: BLE001 - same fallback as `assemble`
         registry = None
-    return _default_assembly(registry)
+    found = _assemblies.get(registry)
+    if found is None:
+        found = assemble()
+        if found.closed:
+            if len(_assemblies) >= 4:
+                _assemblies.pop(next(iter(_assemblies)))
+            _assemblies[registry] = found
+    return found
