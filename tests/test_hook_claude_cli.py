@@ -10,7 +10,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,14 @@ class Agent:
     project: Path
     home: Path
     state: Path
+    server: bool = True  # the hook server (loopguard's default); False: a process per event
 
     def env(self, **extra: str) -> dict[str, str]:
         return {
+            # a hook server lives 2 s after its last event (the default is 600 s), so none
+            # outlives its test; "off": every event answered by its own process
+            "LOOPGUARD_HOOK_SERVER_IDLE": "2",
+            **({} if self.server else {"LOOPGUARD_HOOK_SERVER": "off"}),
             "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             "HOME": str(self.home),
             "CLAUDE_CONFIG_DIR": str(self.home),
@@ -55,6 +61,16 @@ class Agent:
         decide). Empty in a healthy run."""
         log = self.state / "loopguard" / "hooks.log"
         return log.read_text().splitlines() if log.exists() else []
+
+    def servers_gone(self, within_s: float = 20.0) -> bool:
+        """Wait for the hook servers this agent's hooks started to exit (each removes its
+        socket in the state folder when it goes)."""
+        deadline = time.monotonic() + within_s
+        while list((self.state / "loopguard").glob("hook-*.sock")):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
 
     def loopguard(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -102,9 +118,9 @@ class Agent:
         return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
-def new_agent(folder: Path) -> Agent:
+def new_agent(folder: Path, server: bool = True) -> Agent:
     """Folders under `folder`, the hooks installed the way a user does it."""
-    agent = Agent(folder / "project", folder / "home", folder / "state")
+    agent = Agent(folder / "project", folder / "home", folder / "state", server)
     for path in (agent.project, agent.home):
         path.mkdir(parents=True)
     installed = agent.loopguard("hook", "install", "claude", "--project")
@@ -117,9 +133,11 @@ def new_agent(folder: Path) -> Agent:
     return agent
 
 
-@pytest.fixture
-def agent(tmp_path: Path) -> Agent:
-    return new_agent(tmp_path)
+@pytest.fixture(params=[True], ids=["server"])
+def agent(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Agent]:
+    folders = new_agent(tmp_path, server=request.param)
+    yield folders
+    assert folders.servers_gone(), "a hook server outlived its idle time"
 
 
 def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -153,6 +171,7 @@ def failing_call(agent: Agent, log: Path) -> tuple[str, dict[str, Any]]:
     return ("Bash", {"command": command, "description": "list the build folder"})
 
 
+@pytest.mark.parametrize("agent", [True, False], ids=["server", "one-shot"], indirect=True)
 def test_the_third_identical_failing_call_is_denied_and_the_model_sees_why(agent: Agent) -> None:
     log = agent.project / "runs.log"
     reply = repeat_until(failing_call(agent, log), give_up="The folder is missing; stopping.")
@@ -184,14 +203,16 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def stubborn(tmp_path_factory: pytest.TempPathFactory) -> Run:
+def stubborn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """One run of a model that repeats the failing call whatever it is told (shared by the
     tests below: each CLI run costs seconds)."""
     agent = new_agent(tmp_path_factory.mktemp("stubborn"))
     log = agent.project / "runs.log"
     with FakeMessagesApi("Bash", repeat_until(failing_call(agent, log), give_up=None)) as api:
         result = agent.claude(api, "list the build folder", max_turns=12)
-        return Run(agent, result, api.conversation(), log)
+        conversation = api.conversation()
+    yield Run(agent, result, conversation, log)
+    assert agent.servers_gone(), "a hook server outlived its idle time"
 
 
 def test_a_model_that_keeps_going_has_its_turn_ended(stubborn: Run) -> None:
