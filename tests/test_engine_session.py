@@ -20,6 +20,7 @@ from helpers import (
 )
 
 import loopguard
+import loopguard.rules
 
 READ = {"path": "a"}
 
@@ -68,9 +69,10 @@ def test_nested_agent_blocks_merge_key_by_key() -> None:
     guard = guard_from(agents={"patient": {"detectors": {"doom_loop_exact": {"threshold": 5}}}})
     session = guard.session("s", agent="patient")
     exact = session.config["detectors"]["doom_loop_exact"]
+    # the override is merged into the defaults key by key: the other options keep theirs
     assert (exact["threshold"], exact["window"], exact["exempt"]) == (
         5,
-        8,
+        loopguard.rules.default("detectors.doom_loop_exact.window"),
         ["check_background_tasks"],
     )
     session.begin_turn([])
