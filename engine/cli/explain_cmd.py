@@ -24,6 +24,7 @@ from loopguard.detection.registry import load_registry
 from loopguard.findings import Finding
 from loopguard.replay.intents import intent_rule
 from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
+from loopguard.state.history import FAILED, UNREAD, VETO
 
 _UNSET_NOTE = "  (unset: a rolling detector runs only when its own enabled is true)"
 
@@ -165,6 +166,32 @@ def thresholds(decision: Any, config: Any) -> list[str]:
     ]
 
 
+def verdict(entry: Any) -> str:
+    """What a history entry's outcome meant to the detectors: `ok`, `failed`, `unread` (a
+    first call's result, read only if the call comes round again), `veto` or `pending`.
+
+    The outcome digest's own prefix says only how the result arrived (`ok:` a result text,
+    `error:` a raised error); a result text can still be a failure (`outcomes`)."""
+    outcome = entry.outcome
+    if outcome is None:
+        return "pending"
+    if outcome == VETO:
+        return "veto"
+    if entry.flags & FAILED or entry.failed:
+        return "failed"
+    if entry.flags & UNREAD:
+        return "unread"
+    return "ok"
+
+
+def outcome_label(entry: Any) -> str:
+    """The outcome cell of the history table: `failed:1a2b3c4d`, `ok:…`, `unread:…`, `veto`…"""
+    kind = verdict(entry)
+    if kind in ("veto", "pending"):
+        return kind
+    return f"{kind}:{entry.outcome[-16:].hex()[:8]}"
+
+
 def history_rows(
     record: DecisionRecord | SkippedTool, history: list[Any], replayer: Replayer
 ) -> list[dict[str, Any]]:
@@ -174,6 +201,7 @@ def history_rows(
     rows = []
     for entry in history:
         row = entry.to_dict()
+        row["verdict"] = verdict(entry)
         row["mark"] = (
             "this"
             if d is not None and entry.seq == d.seq
@@ -250,12 +278,8 @@ def render(
         "    call  turn  tool                  outcome          where",
     ]
     for entry in history:
-        info = entry.to_dict()
         mark = ">" if entry.seq == d.seq else ("*" if entry.seq in evidence else " ")
-        outcome = info.get("outcome") or "pending"
-        if ":" in outcome:
-            kind, digest = outcome.split(":", 1)
-            outcome = f"{kind}:{digest[:8]}"
+        outcome = outcome_label(entry)
         position = replayer.position(record.key, entry.seq)
         place = (
             f"{where(position[0], position[1])}  {short(_args(position[2]), 60)}"
