@@ -183,18 +183,25 @@ def test_claude_a_compaction_is_seen_and_a_sub_agent_is_a_session_of_its_own() -
     assert hook("claude", sample("claude", "SubagentStop-compaction")) == {}
 
 
-def test_claude_session_end_drops_the_state_but_keeps_the_log() -> None:
+def test_claude_session_end_keeps_the_state_for_a_resume() -> None:
     for n in (1, 2):
         claude_failing_call(n, "s-end")
+    assert hook("claude", sample("claude", "SessionEnd", session_id="s-end")) == {}
     db = sqlite3.connect(paths.database())
     assert db.execute("SELECT count(*) FROM loopguard_sessions WHERE key = 's-end'").fetchone()[0]
-    assert hook("claude", sample("claude", "SessionEnd", session_id="s-end")) == {}
-    assert not db.execute("SELECT count(*) FROM loopguard_sessions WHERE key = 's-end'").fetchone()[
-        0
-    ]
-    assert db.execute("SELECT count(*) FROM loopguard_hook_log WHERE key = 's-end'").fetchone()[0]
     db.close()
-    assert claude_failing_call(3, "s-end") == ({}, {})  # a fresh start: nothing remembered
+    # `claude -p --resume` goes on with the same session id: the loop is still seen
+    third, _ = claude_failing_call(3, "s-end")
+    assert third["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_rules_problems_wait_for_an_event_the_agent_shows(folders: Path) -> None:
+    rules = folders / "broken.yaml"
+    rules.write_text("version: 1\ndetectors:\n  doom_loop_exact: {window: -3}\n", encoding="utf-8")
+    start = sample("claude", "SessionStart", session_id="s-show")
+    assert hook("claude", start, "--rules", str(rules)) == {}  # not shown there
+    prompt = sample("claude", "UserPromptSubmit", session_id="s-show")
+    assert "not guarded" in hook("claude", prompt, "--rules", str(rules))["systemMessage"]
 
 
 # -- Codex CLI ----------------------------------------------------------------------------

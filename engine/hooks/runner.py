@@ -226,14 +226,11 @@ def _apply(
             answer.deny = "loopguard: this turn's tool calls were stopped (a tool-call loop)"
         return []
     if kind == ev.SESSION_END:
-        guard.store.discard(_store_key(event.session, options.agent))
+        # the state stays until it expires (the store's idle TTL): `claude -p --resume` and
+        # Gemini's --resume continue a session id after its SessionEnd, loops included
+        close_round()
         return [row("session_end")]
     return []
-
-
-def _store_key(session: str, agent: str | None) -> str:
-    """The key `Guard.session` files a session under."""
-    return session if agent is None else f"{agent}\x00{session}"
 
 
 # -- rules, stores -------------------------------------------------------------------
@@ -268,20 +265,24 @@ def _make_store(rules: dict[str, Any]) -> Any:
 
 
 def _report_problems(
-    built: Any, state: Any, answer: Answer, options: Options, event: HookEvent
+    built: Any, state: journal.HookState, answer: Answer, options: Options, event: HookEvent
 ) -> None:
-    """Show the rules' problems to the user once per session; log them every time."""
-    digest = hashlib.blake2b("\n".join(built.problems).encode(), digest_size=8).hexdigest()
+    """Show the rules' problems to the user once per session (on the first event whose
+    answer the agent shows: not a session's start or end); on stderr every time."""
     unguarded = built.guard is None
     what = "cannot be loaded, so tool calls are not guarded" if unguarded else "have errors"
     first = built.problems[0]
     more = f" (+{len(built.problems) - 1} more)" if len(built.problems) > 1 else ""
     line = f"loopguard: the rules {built.source} {what}: {first}{more}"
     print(line, file=sys.stderr)
-    if digest not in state.reported:
+    digest = hashlib.blake2b("\n".join(built.problems).encode(), digest_size=8).hexdigest()
+    if event.kind not in _UNSHOWN and digest not in state.reported:
         state.reported.append(digest)
         answer.user = f"{line}. Run: loopguard lint {built.source}"
         _log_line(options, event, line)
+
+
+_UNSHOWN = (ev.SESSION_START, ev.SESSION_END)  # Claude Code shows no systemMessage of these
 
 
 # -- output and failure --------------------------------------------------------------
