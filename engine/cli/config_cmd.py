@@ -3,6 +3,8 @@
 Prints what the engine runs with: `builtin:default`, the `extends:` layers and the file merged, the
 agent's block merged over them, the thresholds repaired; each leaf says where it came from
 (`file:line`, `builtin:NAME:line`, or `repaired`; coloured on a terminal: `--color`, `NO_COLOR`).
+Lint errors of a file that still loads (thresholds out of order, a threshold that can never
+fire) go to stderr first, as `loopguard lint` prints them; the values shown are the repaired ones.
 Exit 0, or 2 for a file that cannot be read, invalid rules or an agent without a block (the errors
 go to stderr, never a traceback).
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_config, painted
+from loopguard.cli.rules_errors import lint_errors, print_errors
 from loopguard.config.layers import BASE, BUILTIN, Analysis
 from loopguard.config.load import analyze_builtin, analyze_path
 from loopguard.config.provenance import Effective, render_text, to_json, trace
@@ -79,6 +82,7 @@ def load_effective(
         known = ", ".join(sorted(agents)) or "none"
         print(f"{prog}: {name}: no agent {agent!r} (agents with a block: {known})", file=sys.stderr)
         return None
+    print_errors(name, lint_errors(result, agent))
     return trace(result.layers, result.data, agent)
 
 

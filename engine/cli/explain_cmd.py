@@ -4,6 +4,7 @@ Replays the files exactly as `loopguard replay` does, stops at decision #N of
 its report, and shows why: every vote, the history entries the detectors
 looked at (the deciding vote's evidence is starred), and the thresholds from
 the effective rules. `--format json` prints the same as one JSON object.
+Lint errors of the rules file go to stderr first (the explanation still shows).
 Exit codes: 0 shown, 2 no such decision or unreadable input.
 """
 
@@ -19,6 +20,7 @@ from loopguard.cli.colour import paint_report, painted
 from loopguard.cli.explain_skipped import parse_id, render_skipped
 from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_output import short, where
+from loopguard.cli.rules_errors import report_rules_errors
 from loopguard.detection import contract
 from loopguard.detection.registry import load_registry
 from loopguard.findings import Finding
@@ -74,6 +76,7 @@ def explain(args: argparse.Namespace, wanted: str) -> int:
     guard = load_guard(args.rules, args.agent, args.allow_extends_outside)
     if guard is None:
         return 2
+    report_rules_errors(args.rules, args.agent, args.allow_extends_outside)
     replayer = Replayer(
         guard, args.agent, track_calls=True, join_sessions=getattr(args, "join_sessions", False)
     )

@@ -2,8 +2,10 @@
 
 Exit codes: 0 done (and nothing reached `--fail-on`), 1 a decision reached the
 `--fail-on` level (a skipped required tool counts as `warn`) or, under
-`--fail-on`, an input warning dropped data; 2 usage error, unreadable rules,
-or an input file that could not be read or held no tool call (the other
+`--fail-on`, an input warning dropped data or the rules file has lint errors
+(printed on stderr before the report, as `loopguard lint` prints them; the
+replay runs on the rules as the engine loads them); 2 usage error, unreadable
+rules, or an input file that could not be read or held no tool call (the other
 files are still replayed and reported). `FILE` may be `-`: standard input.
 """
 
@@ -20,6 +22,7 @@ from loopguard.cli.replay_html import HtmlReport
 from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_machine import GithubReport, JsonReport
 from loopguard.cli.replay_output import TextReport
+from loopguard.cli.rules_errors import report_rules_errors
 from loopguard.findings import Finding
 from loopguard.replay.replayer import Replayer
 
@@ -96,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     guard = load_guard(args.rules, args.agent, args.allow_extends_outside)
     if guard is None:
         return 2
+    rules_errors = report_rules_errors(args.rules, args.agent, args.allow_extends_outside)
     try:
         out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as exc:
@@ -104,10 +108,13 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        return _replay(args, guard, out)
+        code = _replay(args, guard, out)
     finally:
         if out is not sys.stdout:
             out.close()
+    if code == 0 and rules_errors and args.fail_on:
+        return 1  # a CI gate never passes on rules that lint rejects
+    return code
 
 
 def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
