@@ -3,7 +3,9 @@
 JSON lines keep every record (folded decisions included), each with a
 `record` member saying its kind and, for decisions and skipped tools, its
 `id` (`FILE#N`). GitHub annotations fold the decisions that continue a loop
-after its breaker into one notice, like the text report.
+after its breaker into one notice, like the text report. Both report every
+input problem: an input that could not be read is an `error` record / an
+`::error` annotation (as well as a line on stderr), a warning a `warning`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ class JsonReport:
             if record.index:
                 self._write(record.to_dict())
         elif isinstance(record, Finding):
-            if record.level != "error":
+            if record.level == "error":  # an input that could not be read (on stderr too)
+                self._write({"record": "error", **record.to_dict()})
+            else:
                 self._write(
                     {
                         "record": "warning",
@@ -90,7 +94,12 @@ class GithubReport:
                 "loopguard: skipped required tool",
                 f"turn {record.turn}: the model answered without calling {record.call}",
             )
-        elif isinstance(record, Finding) and record.level != "error":
+        elif isinstance(record, Finding) and record.level == "error":
+            message = record.message + (f"\nhint: {record.hint}" if record.hint else "")
+            self._annotate(
+                "error", record.file, record.line, "loopguard: unreadable input", message
+            )
+        elif isinstance(record, Finding):
             self._annotate("warning", record.file, record.line, "loopguard: input", record.message)
 
     def _folded(self, key: str) -> None:

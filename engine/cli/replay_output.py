@@ -237,6 +237,7 @@ class TextReport:
         self.pending: dict[str, list[str]] = {}  # per session key: its lines so far
         self.folds: dict[str, Fold] = {}
         self.warnings: list[Finding] = []
+        self.errors: list[Finding] = []  # inputs that could not be read (on stderr too)
         print(f"loopguard replay (rules: {rules})", file=out)
 
     def add(self, record: Record) -> None:
@@ -253,7 +254,9 @@ class TextReport:
             lines.extend(skipped_line(record))
         elif isinstance(record, SessionSummary):
             self._session(record)
-        elif isinstance(record, Finding) and record.level != "error":
+        elif isinstance(record, Finding) and record.level == "error":
+            self.errors.append(record)
+        elif isinstance(record, Finding):
             self.warnings.append(record)
 
     def _session(self, summary: SessionSummary) -> None:
@@ -271,6 +274,10 @@ class TextReport:
         )
 
     def finish(self) -> None:
+        if self.errors:
+            print(f"\ninput errors ({len(self.errors)}):", file=self.out)
+            for finding in self.errors:
+                print(f"  {position(finding)}: {finding.message}", file=self.out)
         if self.warnings:
             print(f"\ninput warnings ({len(self.warnings)}):", file=self.out)
             for finding in self.warnings:
