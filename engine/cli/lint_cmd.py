@@ -22,6 +22,7 @@ from typing import Any
 from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_finding, painted
 from loopguard.cli.lintlist import list_json, list_text
+from loopguard.config.read import MAX_BYTES
 from loopguard.config.schema import default_assembly
 from loopguard.lint.checks import SelectionError, registry, select
 from loopguard.lint.linter import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         if name == "-":
             reports.append(
                 lint_bytes(
-                    sys.stdin.buffer.read(),
+                    sys.stdin.buffer.read(MAX_BYTES + 1),  # the rules limit, +1 to tell
                     "<stdin>",
                     args.agent,
                     assembly,

@@ -5,7 +5,8 @@ hands out either the first few kilobytes (for format detection), its lines (for 
 (for streamed JSON documents). Problems that make the file unreadable raise `InputError`; problems
 on one line come back as warning `Finding`s so the replay can go on. Gzipped files (`.traj.gz`,
 `*.jsonl.gz`) are read through gzip, found by their magic bytes; the path `-` is standard input,
-spooled to a temporary file first (readers open the file more than once). Only regular files are
+spooled first (readers open the file more than once) to an unnamed temporary file, at most
+`STDIN_MAX_BYTES`, so nothing is left behind however the process ends. Only regular files are
 read: a FIFO, a device or `/dev/stdin` on a pipe would block or lose the bytes read for detection.
 Positions are 1-based everywhere: a problem with the whole file is at `1:1`.
 """
@@ -14,8 +15,8 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import io
 import os
-import shutil
 import stat
 import sys
 import tempfile
@@ -32,6 +33,7 @@ HEAD_BYTES = 64 * 1024
 CHUNK_BYTES = 256 * 1024
 STDIN = "-"
 STDIN_NAME = "<stdin>"
+STDIN_MAX_BYTES = 1 << 30  # standard input spooled at most (a file by its path has no limit)
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -45,19 +47,61 @@ def warning(file: str, line: int, message: str, code: str, hint: str = "") -> Fi
     return Finding(file, max(line, 1), 1, "warning", message, hint=hint, code=code)
 
 
-def _remove(path: str) -> None:
+def _spool_stdin() -> IO[bytes]:
+    """Standard input copied into a temporary file that has no name on disk.
+
+    At most STDIN_MAX_BYTES; a binary start (a NUL byte, not gzip) stops the copy there,
+    since `Source.head` refuses it anyway (`replay - < /dev/zero` used to fill the disk).
+    """
+    if sys.stdin is None:
+        raise input_error(STDIN_NAME, 0, "standard input is closed", code="unreadable")
+    reader = sys.stdin.buffer
+    spool = tempfile.TemporaryFile(prefix="loopguard-stdin-")
     try:
-        os.unlink(path)
-    except OSError:
-        pass  # already gone: nothing to clean up
+        head = reader.read(HEAD_BYTES)
+        spool.write(head)
+        total = len(head)
+        binary = b"\x00" in head and not head.startswith(_GZIP_MAGIC)
+        while not binary and (chunk := reader.read(CHUNK_BYTES)):
+            total += len(chunk)
+            if total > STDIN_MAX_BYTES:
+                raise input_error(
+                    STDIN_NAME,
+                    0,
+                    f"standard input is larger than {STDIN_MAX_BYTES >> 20:,} MiB",
+                    code="too-large",
+                    hint="pass the transcript by its path (files are read without this limit)",
+                )
+            spool.write(chunk)
+        spool.flush()
+    except OSError as exc:
+        spool.close()
+        raise input_error(
+            STDIN_NAME,
+            0,
+            f"cannot read standard input: {exc.strerror or exc}",
+            code="unreadable",
+        ) from None
+    except BaseException:
+        spool.close()
+        raise
+    return spool
 
 
-def _spool_stdin() -> str:
-    """Copy standard input to a temporary file (removed at exit) and return its path."""
-    handle = tempfile.NamedTemporaryFile(prefix="loopguard-stdin-", delete=False)
-    with handle:
-        shutil.copyfileobj(sys.stdin.buffer, handle)
-    return handle.name
+class _SpoolReader(io.RawIOBase):
+    """One reader of the stdin spool, with its own position (readers open the input again)."""
+
+    def __init__(self, spool: IO[bytes]) -> None:
+        self._spool, self._pos = spool, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        self._spool.seek(self._pos)
+        count = self._spool.readinto(buffer)  # type: ignore[attr-defined]
+        self._pos += count or 0
+        return count or 0
 
 
 def _kind(mode: int) -> str:
@@ -79,10 +123,15 @@ class Source:
         self.name = path
         self.bytes_read = 0
         self.head_complete = False  # set by head(): the whole file fits in the head
+        self._spool: IO[bytes] | None = None
         if path == STDIN:
-            self.path, self.name = _spool_stdin(), STDIN_NAME
-            weakref.finalize(self, _remove, self.path)
-            path = self.path
+            self.name = STDIN_NAME
+            self._spool = spool = _spool_stdin()
+            weakref.finalize(self, spool.close)
+            self.size = spool.tell()
+            spool.seek(0)
+            self.gzipped = spool.read(2) == _GZIP_MAGIC
+            return
         try:
             mode = os.stat(path).st_mode
             if stat.S_ISDIR(mode):
@@ -115,7 +164,11 @@ class Source:
     def open_binary(self) -> BinaryIO | gzip.GzipFile:
         """The file's bytes (decompressed when gzipped)."""
         try:
-            raw = open(self.path, "rb")
+            raw = (
+                open(self.path, "rb")
+                if self._spool is None
+                else io.BufferedReader(_SpoolReader(self._spool), CHUNK_BYTES)
+            )
         except OSError as exc:
             raise input_error(
                 self.name, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable"
