@@ -53,8 +53,10 @@ from loopguard.detectors.support.effects import (
     FILE,
     MISSING,
     MOVE,
+    NAVIGATE,
     QUIET,
     UNREAD,
+    VIEWED,
     Effects,
     FailureReader,
     missing_program,
@@ -331,6 +333,12 @@ class DoomLoopExact(Detector):
             False  # None: known only as "not a status", a declared poll is asked when it matters
         )
         counted_round = -1
+        # Moves of an editor's view change nothing a call sees unless it looks through it.
+        unaffected = QUIET if flags & VIEWED else QUIET | NAVIGATE
+        # The same edit applied again straight away changes nothing new, whatever it echoes
+        # back (SWE-agent's `edit 5:9` shows the file it has just grown by the same lines).
+        rewrite = same and bool(flags & FILE)
+        echoed = False  # a counted rewrite returned another text
         for entry in reversed(state.history):
             if left <= 0 or (turn_scope and entry.turn != turn):
                 break
@@ -341,7 +349,8 @@ class DoomLoopExact(Detector):
             key = entry.digest if mark is None or mark[1] is None else mark[1]
             if key != core or (same and entry.run_id != call.run_id):
                 between = True
-                if mark is None or not mark[0] & QUIET:
+                rewrite = False
+                if mark is None or not mark[0] & unaffected:
                     if same and mark is not None and mark[0] & FILE:
                         edited = True  # an edit: it cannot make a missing program appear
                     elif same:
@@ -372,11 +381,13 @@ class DoomLoopExact(Detector):
             if outcome != VETO:  # a blocked call counts as the outcome it blocked
                 if ref is None:
                     ref, failed = outcome, bool(entry.flags & FAILED)
-                    poll = True if entry.flags & STATUS else None
+                    poll = False if rewrite else True if entry.flags & STATUS else None
                     if flags & MOVE and not failed:
                         return None  # a relative move (`cd ..`) goes somewhere new each time
                 elif outcome != ref:
-                    break
+                    if not rewrite:
+                        break
+                    echoed = True  # the same edit again: what it echoes back does not matter
             seqs.append(entry.seq)
             counted_round = entry.round
             newer_turn = entry.turn
@@ -395,6 +406,8 @@ class DoomLoopExact(Detector):
             return self._batch_warning(call, batch) if batch else None
         if not same:
             what = f"in the last {cfg['window']} calls"
+        elif echoed:
+            what = "in a row: the same change again, whatever its result says"
         else:
             what = (
                 "and "

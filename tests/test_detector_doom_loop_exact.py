@@ -295,6 +295,44 @@ def test_a_reworded_description_does_not_make_a_call_new() -> None:
     assert play(think) == []  # a field alone is the call itself, not commentary
 
 
+def test_moving_the_editor_changes_only_what_looks_through_it() -> None:
+    # pattern 8: a cycle with a scroll inside; `search_dir` does not look through the editor
+    search = once("bash", {"command": 'search_dir "AnySetter"'}, "Found 66 matches")
+    script = []
+    for name in ("A.java", "B.java", "C.java"):
+        script += [
+            search,
+            once("bash", {"command": f"open {name}"}, f"[File: {name}]"),
+            once("bash", {"command": "scroll_down"}, f"[File: {name}] 101:"),
+        ]
+    assert play(script) == [6]
+    # what the editor shows does depend on them: a scroll or a file-less search_file
+    # repeated after moves is a look at another place
+    for look in ("scroll_down", 'search_file "AnySetter"'):
+        same = once("bash", {"command": look}, "[File: A.java] 1:")
+        moves = [once("bash", {"command": f"goto {n}"}, f"{n}:") for n in (50, 90)]
+        assert play([same, moves[0], same, moves[1], same]) == []
+    # an edit between still counts as a change for everything
+    edit = [once("bash", {"command": f"edit 3:3\nint x = {i};\nend_of_edit"}, "ok") for i in (1, 2)]
+    assert play([search, edit[0], search, edit[1], search]) == []
+
+
+def test_the_same_edit_applied_again_straight_away_is_a_loop() -> None:
+    # pattern 5: an identical edit re-applied back to back echoes a file that grows by the
+    # same lines each time: a result that differs is no progress
+    def edit(total: int) -> list[tuple[str, Any, Any]]:
+        command = "edit 166:171\n  if (x) continue;\nend_of_edit"
+        return once("bash", {"command": command}, f"[File: A.java ({total} lines total)] pending")
+
+    assert play([edit(214), edit(215), edit(216)]) == [2]
+    # with anything between, a repeated edit may be a deliberate redo: its results decide
+    look = [once("bash", {"command": f"cat B{i}.java"}, f"{i}") for i in range(2)]
+    assert play([edit(214), look[0], edit(215), look[1], edit(216)]) == []
+    # a look-up repeated back to back still needs the same result
+    status = [once("get_order", {"id": 1}, {"s": s}) for s in ("packed", "shipped", "delivered")]
+    assert play(status) == []
+
+
 def test_the_trail_survives_a_session_store_round_trip() -> None:
     from loopguard.stores.codec import decode, encode
 

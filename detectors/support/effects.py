@@ -25,6 +25,7 @@ call new.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,8 +36,10 @@ __all__ = [
     "FILE",
     "MISSING",
     "MOVE",
+    "NAVIGATE",
     "QUIET",
     "UNREAD",
+    "VIEWED",
     "Effects",
     "FailureReader",
     "missing_program",
@@ -48,6 +51,8 @@ QUIET = 1  # the call cannot have changed anything another call observes
 MOVE = 2  # a relative move (`cd ..`): its repeats go somewhere new each time
 FILE = 4  # it changes files or records, never the environment (programs, PATH, variables)
 MISSING = 16  # (a failure) the program it runs is missing: `javac: command not found`
+NAVIGATE = 32  # it only moves an editor's view (SWE-agent's `open`, `goto`, `scroll_down`)
+VIEWED = 64  # what it sees depends on the editor's view (`scroll_down`, `search_file term`)
 _DECLARED = 8  # (cache) the rules declared the tool: no argument overrides it
 
 # Verbs of tools that look things up. A name's first verb decides (`get_status`, `listFiles`).
@@ -91,8 +96,11 @@ SHELL_READS = frozenset(
     search_file search_dir find_file filemap""".split()
 )
 # SWE-agent's windowed editor keeps a current file and line: `open`, `goto` and the
-# scrolls move it, and `search_file`, `scroll_down` and `edit` then see another place.
-# They look, but they change what the next look-up of the editor sees.
+# scrolls move it, and `goto`, the scrolls and `search_file` without a file then see
+# another place. They look, and change only what those editor-relative look-ups see:
+# a `search_dir` or `cat` repeated with only moves between is still the same call.
+NAVIGATION = frozenset({"open", "goto", "scroll_up", "scroll_down"})
+VIEW_RELATIVE = frozenset({"goto", "scroll_up", "scroll_down"})
 GIT_READS = frozenset(
     """status log diff show blame grep ls-files ls-tree rev-parse describe shortlog
     cat-file reflog""".split()
@@ -243,6 +251,10 @@ def shell_flags(line: str) -> int:
         return 0
     segments = [s.split() for s in _SEGMENTS.split(text)]
     segments = [s for s in segments if s]
+    if len(segments) == 1 and segments[0][0] in NAVIGATION:
+        return NAVIGATE | (VIEWED if segments[0][0] in VIEW_RELATIVE else 0)
+    if len(segments) == 1 and segments[0][0] == "search_file" and _word_count(text) <= 2:
+        return QUIET | VIEWED  # `search_file term`: in the file the editor shows
     if len(segments) == 1 and segments[0][0] in ("cd", "pushd", "popd"):
         words = segments[0]
         target = words[1] if len(words) > 1 else "~"
@@ -254,6 +266,14 @@ def shell_flags(line: str) -> int:
         if not _reads(words):
             return 0
     return QUIET
+
+
+def _word_count(text: str) -> int:
+    """Shell words in a command line (quotes respected; unbalanced quotes: plain split)."""
+    try:
+        return len(shlex.split(text))
+    except ValueError:
+        return len(text.split())
 
 
 def _reads(words: list[str]) -> bool:
@@ -298,7 +318,9 @@ _TOLD_CHARS = 2000  # characters of a user message looked at
 
 def reports_change(text: str | None) -> bool:
     """Whether a user message says something was changed since the agent last looked."""
-    return bool(text) and _TOLD_CHANGE.search(text[:_TOLD_CHARS].lower()) is not None
+    if not text:
+        return False
+    return _TOLD_CHANGE.search(text[:_TOLD_CHARS].lower()) is not None
 
 
 class FailureReader:
