@@ -7,7 +7,10 @@
 
 JSON5 (OpenClaw) files write the same after `//`. A code that does not exist,
 or an error that stops the file loading (those cannot be silenced), makes the
-comment itself a `bad-directive` warning.
+comment itself a `bad-directive` warning; so does a comment that starts like a
+directive (`# loopguard:`, or `# loopguard WORD=`) but is not one of the two
+forms (`disable-next-line=`, `disabel=`, `disable-line CODE` without `=`,
+anything after the codes): it silences nothing, and saying so is the point.
 """
 
 from __future__ import annotations
@@ -24,6 +27,14 @@ _DIRECTIVE = re.compile(
     r"([A-Za-z0-9_,\s-]*?)\s*$"
 )
 ALL = "all"
+# a comment meant as a directive: `loopguard:` (any case), or `loopguard WORD=` without the colon
+_MEANT = re.compile(r"(?:#|//)\s*loopguard\s*(?::|\s+[A-Za-z-]+\s*=)", re.IGNORECASE)
+_KINDS = ("disable", "disable-line")
+FORMS = (
+    "write `# loopguard: disable=CODE[,CODE...]` (on a line of its own: the whole file) or "
+    "`# loopguard: disable-line=CODE[,CODE...]` (at the end of a line: that line; alone: the "
+    "next line)"
+)
 
 
 @dataclass
@@ -47,10 +58,13 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
     """Parse the ignore comments of `text`; `known` maps each code to whether it can be disabled."""
     found = Directives()
     for number, line in enumerate(text.splitlines(), start=1):
-        if "loopguard:" not in line:
+        if "loopguard" not in line.lower():
             continue
         match = _DIRECTIVE.search(line)
         if match is None:
+            meant = _MEANT.search(line)
+            if meant is not None:
+                found.problems.append(_not_understood(name, number, line, meant))
             continue
         kind, listed = match.groups()
         codes = {c.strip() for c in listed.split(",") if c.strip()}
@@ -103,6 +117,28 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
         else:
             found.lines.setdefault(number + 1 if alone else number, set()).update(codes)
     return found
+
+
+def _not_understood(name: str, number: int, line: str, meant: re.Match[str]) -> Finding:
+    """The `bad-directive` warning for a comment that looks like a directive but is not one."""
+    text = line[meant.start() :].strip()
+    shown = text if len(text) <= 80 else text[:79] + "…"
+    after = line[meant.end() :].lstrip(" :")
+    word = re.match(r"[A-Za-z-]*", after)
+    extra = ""
+    if ":" not in meant.group():
+        extra = " (`loopguard` needs a colon after it)"
+    elif word and word.group() and word.group() not in _KINDS:
+        extra = did_you_mean(word.group().lower(), _KINDS)
+    elif word and word.group() in _KINDS:
+        extra = f" ({word.group()!r} needs `=` before the codes)"
+    return _problem(
+        name,
+        number,
+        meant.start() + 1,
+        f"ignore comment not understood, it silences nothing: {shown!r}{extra}",
+        FORMS,
+    )
 
 
 def apply(

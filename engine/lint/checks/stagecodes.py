@@ -270,8 +270,10 @@ LINT_CODES = (
         "directives",
         "An ignore comment "
         "(`# loopguard: disable=...`) "
-        "naming an unknown code, a load error, or nothing, or a file-wide `disable=` after "
-        "content.\n\nWarns: `# loopguard: disable=unused-sets` (did you mean unused-set?).",
+        "naming an unknown code, a load error, or nothing, a file-wide `disable=` after "
+        "content, or a `# loopguard:` comment that is not understood (`disable-next-line=`, "
+        "`disabel=`, no `=`).\n\nWarns: `# loopguard: disable=unused-sets` (did you mean "
+        "unused-set?), `# loopguard: disable-line CODE` (it silences nothing).",
     ),
     _code(
         "check-failed",
