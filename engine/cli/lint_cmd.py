@@ -1,9 +1,12 @@
 """`loopguard lint PATH... [--format F] [--strict] [--agent A]... [--disable/--enable CODE]...`.
 
 Checks rules files (YAML, or OpenClaw JSON5 blocks); a directory is searched
-recursively for `*.yaml`, `*.yml`, `*.json5` and `openclaw.json` (hidden
-folders skipped); `-` reads standard input and `builtin:NAME` names a bundled
-pack. `--agent` (repeatable) names the agents that run: their thresholds are
+recursively for the rules files among `*.yaml`, `*.yml`, `*.json5` and
+`openclaw.json` (hidden folders skipped): those named `loopguard*` or inside a
+`loopguard/` folder, `openclaw.json`, and those whose top level has `version`
+and another rules key (other tools' YAML is skipped, and said so on stderr;
+name a file to lint it anyway); `-` reads standard input and `builtin:NAME`
+names a bundled pack. `--agent` (repeatable) names the agents that run: their thresholds are
 checked, a name without a block and a block for no named agent are warnings.
 `--disable CODE` / `--enable CODE` (repeatable, or comma-separated) choose the
 checks; `--list-checks` lists them. Findings go to stdout; in text format a
@@ -16,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from collections.abc import Collection
 from typing import Any
 
 from loopguard.cli import add_extends_option
@@ -91,17 +96,56 @@ def _codes(values: list[str]) -> list[str]:
     return [c.strip() for value in values for c in value.split(",") if c.strip()]
 
 
-def expand(name: str) -> list[str]:
-    """A directory's rules files (sorted, recursive, hidden folders skipped); else [name]."""
+# what the pre-commit hook lints (.pre-commit-hooks.yaml): a rules file by its name or folder
+NAMED = re.compile(r"(^|/)(loopguard[^/]*\.(ya?ml|json5)|loopguard/.+\.(ya?ml|json5))$")
+SNIFF_BYTES = 64 * 1024
+_TOP_KEY = re.compile(r"""^["']?([A-Za-z_][\w-]*)["']?\s*:""", re.MULTILINE)
+
+
+def looks_like_rules(path: str, top_keys: Collection[str]) -> bool:
+    """Whether a file found in a directory is a rules file, not another tool's YAML.
+
+    Named like one (`NAMED`, `openclaw.json`), or: JSON5 mentioning `loopDetection` or
+    `version`; YAML with a top-level `version` and another top-level key of the rules schema.
+    A file that cannot be read counts (lint then says why it cannot be read).
+    """
+    if NAMED.search(path.replace(os.sep, "/")) or os.path.basename(path) in NAMES:
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return True
+    if path.endswith(".json5"):
+        return "loopDetection" in head or "version" in head
+    keys = set(_TOP_KEY.findall(head))
+    return "version" in keys and bool(keys & set(top_keys) - {"version"})
+
+
+def expand(name: str, top_keys: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """A directory's rules files (sorted, recursive, hidden folders skipped) and the YAML/JSON5
+    files it skipped as not rules files (`looks_like_rules`); a file or `-`: ([name], [])."""
     if name == "-" or name.startswith("builtin:") or not os.path.isdir(name):
-        return [name]
+        return [name], []
     found: list[str] = []
+    skipped: list[str] = []
     for root, dirs, files in os.walk(name):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(
-            os.path.join(root, f) for f in sorted(files) if f.endswith(SUFFIXES) or f in NAMES
-        )
-    return found
+        for file in sorted(files):
+            if file.endswith(SUFFIXES) or file in NAMES:
+                path = os.path.join(root, file)
+                (found if looks_like_rules(path, top_keys) else skipped).append(path)
+    return found, skipped
+
+
+def _tell_skipped(name: str, skipped: list[str]) -> None:
+    shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+    print(
+        f"loopguard lint: {name}: skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} "
+        f"that {'are not rules files' if len(skipped) != 1 else 'is not a rules file'} "
+        f"({shown}); name a file to lint it anyway",
+        file=sys.stderr,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,8 +167,11 @@ def run(args: argparse.Namespace) -> int:
     for problem in (*assembly.problems, *registry().problems):
         print(f"loopguard: warning: {problem}", file=sys.stderr)
     names: list[str] = []
+    top_keys = tuple(assembly.schema.get("properties") or ())
     for name in args.files:
-        listed = expand(name)
+        listed, skipped = expand(name, top_keys)
+        if skipped:
+            _tell_skipped(name, skipped)
         if not listed:
             print(
                 f"loopguard lint: no rules files ({', '.join('*' + s for s in SUFFIXES)}, "
