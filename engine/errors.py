@@ -17,8 +17,11 @@ class RulesError(LoopguardError):
     def __init__(self, findings: Sequence[Finding]) -> None:
         self.findings = list(findings)
         first = self.findings[0].format_text() if self.findings else "invalid rules"
-        more = f" (and {len(self.findings) - 1} more)" if len(self.findings) > 1 else ""
-        super().__init__(first + more)
+        others = len(self.findings) - 1
+        if others > 0:  # on the finding's own line, not glued onto its hint
+            line, newline, hint = first.partition("\n")
+            first = f"{line} (and {others} more error{'s' if others != 1 else ''}){newline}{hint}"
+        super().__init__(first)
 
 
 class InputError(LoopguardError):

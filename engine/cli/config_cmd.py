@@ -18,6 +18,7 @@ from typing import Any
 
 from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_config, painted
+from loopguard.cli.helptext import ParagraphFormatter
 from loopguard.cli.rules_errors import lint_errors, print_errors
 from loopguard.config.layers import BASE, BUILTIN, Analysis
 from loopguard.config.load import analyze_builtin, analyze_path
@@ -29,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
         "config",
         help="print the effective rules and where each value came from",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ParagraphFormatter,
     )
     add_rules_arguments(parser)
     parser.add_argument(

@@ -18,6 +18,7 @@ from typing import Any
 
 from loopguard.cli.colour import paint_report, painted
 from loopguard.cli.explain_skipped import parse_id, render_skipped
+from loopguard.cli.helptext import ParagraphFormatter, after_first_paragraph
 from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_output import short, where
 from loopguard.cli.rules_errors import report_rules_errors
@@ -43,6 +44,8 @@ def add_parser(subparsers: Any) -> None:
         help="show why loopguard made one decision of a replay",
         description="Replay FILEs and explain decision #N of the replay report: its votes, "
         "the history entries that led to it, and the thresholds involved.",
+        epilog=after_first_paragraph(__doc__),
+        formatter_class=ParagraphFormatter,
     )
     add_common(parser)
     parser.add_argument(

@@ -26,6 +26,7 @@ from typing import Any
 
 from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_finding, painted
+from loopguard.cli.helptext import ParagraphFormatter
 from loopguard.cli.lintlist import list_json, list_text
 from loopguard.config.read import MAX_BYTES
 from loopguard.config.schema import default_assembly
@@ -41,7 +42,7 @@ def add_parser(subparsers: Any) -> None:
         "lint",
         help="check rules files",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ParagraphFormatter,
     )
     parser.add_argument(
         "files",

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from loopguard.cli.colour import paint_report, painted
 from loopguard.cli.explain_cmd import explain
+from loopguard.cli.helptext import ParagraphFormatter, after_first_paragraph
 from loopguard.cli.replay_html import HtmlReport
 from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_machine import GithubReport, JsonReport
@@ -36,6 +37,8 @@ def add_parser(subparsers: Any) -> None:
         description="Feed recorded agent conversations through the guard and report, call by call, "
         "where it would have warned, blocked or stopped the agent, and where a required "
         "tool was skipped.",
+        epilog=after_first_paragraph(__doc__),
+        formatter_class=ParagraphFormatter,
     )
     add_common(parser)
     parser.add_argument(
@@ -51,7 +54,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--fail-on",
         choices=("warn", "critical", "breaker"),
-        help="exit 1 when any decision reaches this level, or any input warning dropped data",
+        help="exit 1 when any decision reaches this level, any input warning dropped data, "
+        "or the rules file has lint errors",
     )
     parser.add_argument(
         "--explain", metavar="N", help="explain decision N (or FILE#N) instead of the report"
