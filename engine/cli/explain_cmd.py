@@ -19,6 +19,7 @@ from typing import Any
 from loopguard.cli.colour import paint_report, painted
 from loopguard.cli.explain_skipped import parse_id, render_skipped
 from loopguard.cli.helptext import ParagraphFormatter, after_first_paragraph
+from loopguard.cli.replay_files import once_each
 from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_output import short, where
 from loopguard.cli.rules_errors import report_rules_errors
@@ -66,6 +67,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.files = once_each(args.files, "loopguard explain")
     return explain(args, args.decision)
 
 

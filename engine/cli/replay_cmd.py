@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from loopguard.cli.colour import paint_report, painted
 from loopguard.cli.explain_cmd import explain
 from loopguard.cli.helptext import ParagraphFormatter, after_first_paragraph
+from loopguard.cli.replay_files import once_each
 from loopguard.cli.replay_html import HtmlReport
 from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_machine import GithubReport, JsonReport
@@ -98,6 +99,7 @@ def make_progress(files: list[str]) -> Progress | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.files = once_each(args.files)
     if args.explain is not None:
         return explain(args, str(args.explain))
     guard = load_guard(args.rules, args.agent, args.allow_extends_outside)
