@@ -12,7 +12,10 @@ Entries are shared by identity between the history, `last_result` and the open c
 those two refer to history entries by `seq`.
 
 Layout: `LGS` + format version byte + flags byte (1: zlib) + JSON. A blob of another format
-version, or one that is truncated or damaged, raises `StateCodecError` saying which.
+version, or one that is truncated or damaged, raises `StateCodecError` saying which; so does
+one whose JSON is over MAX_STATE_BYTES (inflated at most that far: a few megabytes of zlib
+can inflate to gigabytes) or holds a value of the wrong type (a planted `Infinity` as a
+counter, a list as a call id): a stored blob is input like any other.
 A "json" scratch value that is not plain JSON data is dropped (the detector must rebuild it).
 The registered detectors are asked at encode/decode time: the stored format depends on
 what the detectors declare, which is why the codec belongs to the stores stage (above
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import json
 import zlib
-from binascii import Error as BinasciiError
 from functools import lru_cache
 from typing import Any
 
@@ -39,6 +41,7 @@ MAGIC = b"LGS"
 COMPRESS_FROM = 8192  # payloads at least this long are zlib-compressed (fuzzy grams, long texts)
 OPEN_KEPT = 16  # calls awaiting after_call that already left the history: the newest kept
 USER_TEXT_MAX = 2048  # characters of the turn's user text kept (only its language is read)
+MAX_STATE_BYTES = 64 << 20  # JSON of one stored state, at most (history 30: ~4 KB)
 _OPEN = "_open"  # the session's own scratch: calls awaiting after_call
 
 
@@ -47,7 +50,24 @@ class StateCodecError(LoopguardError):
 
 
 def _u(value: Any) -> bytes | None:
-    return None if value is None else bytes.fromhex(value)
+    return None if value is None else bytes.fromhex(_str(value))
+
+
+def _int(value: Any) -> int:
+    """A JSON integer (not a float, a bool or a text of digits)."""
+    if type(value) is not int:
+        raise ValueError(f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a text, got {type(value).__name__}")
+    return value
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else _str(value)
 
 
 def _entry(e: HistoryEntry) -> list[Any]:
@@ -70,13 +90,19 @@ def _entry(e: HistoryEntry) -> list[Any]:
 def _unentry(row: list[Any]) -> HistoryEntry:
     seq, tool, digest, outcome, run_id, turn, call_id, rnd, unknown, shape, flags = row
     entry = HistoryEntry(
-        int(seq), str(tool), bytes.fromhex(digest), run_id, int(turn), call_id, int(rnd)
+        _int(seq),
+        _str(tool),
+        bytes.fromhex(_str(digest)),
+        _opt_str(run_id),
+        _int(turn),
+        _opt_str(call_id),
+        _int(rnd),
     )
     entry.outcome, entry.unknown, entry.shape, entry.flags = (
         _u(outcome),
-        unknown,
+        _opt_str(unknown),
         _u(shape),
-        int(flags),
+        _int(flags),
     )
     return entry
 
@@ -181,6 +207,11 @@ def encode(state: SessionState) -> bytes:
     payload = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8", "surrogatepass"
     )
+    if len(payload) > MAX_STATE_BYTES:  # never write what decode would refuse
+        raise StateCodecError(
+            f"session state is {len(payload) >> 20} MiB, over the stored limit of "
+            f"{MAX_STATE_BYTES >> 20} MiB (history_size or tool names too large)"
+        )
     if len(payload) >= COMPRESS_FROM:
         return MAGIC + bytes((FORMAT, 1)) + zlib.compress(payload, 1)
     return MAGIC + bytes((FORMAT, 0)) + payload
@@ -199,24 +230,33 @@ def decode(blob: bytes, history_size: int, indexed: bool) -> SessionState:
             f"reads version {FORMAT} only (a newer or older loopguard wrote it)"
         )
     try:
-        payload = zlib.decompress(blob[5:]) if blob[4] == 1 else blob[5:]
         if blob[4] not in (0, 1):
             raise ValueError(f"unknown flags {blob[4]}")
+        payload = _inflate(blob[5:]) if blob[4] == 1 else blob[5:]
+        if len(payload) > MAX_STATE_BYTES:
+            raise StateCodecError(_too_large())
         return _build(json.loads(payload.decode("utf-8", "surrogatepass")), history_size, indexed)
-    except (
-        ValueError,
-        TypeError,
-        KeyError,
-        IndexError,
-        AttributeError,
-        StopIteration,
-        zlib.error,
-        BinasciiError,
-        RecursionError,
-    ) as exc:
+    except StateCodecError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — any damage (also in a detector's decode_scratch)
         raise StateCodecError(
             f"session state is truncated or damaged: {type(exc).__name__}: {str(exc)[:200]}"
         ) from None
+
+
+def _too_large() -> str:
+    return f"session state is over the stored limit of {MAX_STATE_BYTES >> 20} MiB"
+
+
+def _inflate(data: bytes) -> bytes:
+    """zlib data inflated to at most MAX_STATE_BYTES (+1 byte to tell), never further."""
+    inflater = zlib.decompressobj()
+    payload = inflater.decompress(data, MAX_STATE_BYTES + 1)
+    if len(payload) > MAX_STATE_BYTES or inflater.unconsumed_tail:
+        raise StateCodecError(_too_large() + " (it inflates further)")
+    if not inflater.eof:
+        raise ValueError("the zlib stream is cut off")
+    return payload
 
 
 def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
@@ -235,8 +275,9 @@ def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
         scratch,
     ) = doc
     state = SessionState(history_size, indexed)
-    state.seq, state.turn, state.round = int(seq), int(turn), int(rnd)
-    state.batch_open, state.tools_closed, state.lang = bool(batch_open), bool(tools_closed), lang
+    state.seq, state.turn, state.round = _int(seq), _int(turn), _int(rnd)
+    state.batch_open, state.tools_closed = bool(batch_open), bool(tools_closed)
+    state.lang = _opt_str(lang)
     for row in history:
         append(state, _unentry(row), history_size)
     by_seq = {e.seq: e for e in state.history}
@@ -247,16 +288,16 @@ def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
 
     if last is not None:
         entry = unref(last[0])
-        state.last_result = None if entry is None else (entry, last[1])
-    state.criticals = {k: int(v) for k, v in criticals}
-    state.warned = {str(k): int(v) for k, v in warned}
+        state.last_result = None if entry is None else (entry, _opt_str(last[1]))
+    state.criticals = {_opt_str(k): _int(v) for k, v in criticals}
+    state.warned = {_str(k): _int(v) for k, v in warned}
     if turn_state is not None:
         exp, retries, satisfied, _closed, _rounds, user_text, *other_args = turn_state
         state.turn_state = TurnState(
             None
             if exp is None
             else TurnExpectation(str(exp[0]), str(exp[1]), dict(exp[2]), str(exp[3])),
-            int(retries),
+            _int(retries),
             bool(satisfied),
             str(user_text),
             bool(other_args and other_args[0]),
@@ -264,7 +305,7 @@ def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
     detectors = _detectors()
     for key, value in scratch.items():
         if key == _OPEN:
-            opened = {k: [e for e in map(unref, refs) if e is not None] for k, refs in value}
+            opened = {_str(k): [e for e in map(unref, refs) if e is not None] for k, refs in value}
             state.scratch[key] = {k: v for k, v in opened.items() if v}
         elif key.startswith("x:"):
             state.scratch[key[2:]] = value

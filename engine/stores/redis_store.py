@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from loopguard.stores.versioned import StoreUnavailable, VersionedStore
+from loopguard.stores.codec import StateCodecError
+from loopguard.stores.versioned import StoreUnavailable, VersionedStore, check_token
 
 _CAS = """
 local v = redis.call('HGET', KEYS[1], 'v')
@@ -37,6 +38,20 @@ def _errors() -> tuple[type[BaseException], ...]:
     return (redis.exceptions.RedisError, OSError)
 
 
+def _record(token: Any, blob: Any) -> tuple[int, bytes] | None:
+    """A hash's (token, blob); None when the session is absent (neither field)."""
+    if token is None and blob is None:
+        return None
+    if token is None or blob is None:
+        raise StateCodecError(f"stored record lacks its {'v' if token is None else 'b'} field")
+    if not isinstance(token, bytes) or not token.isdigit() or len(token) > 19:
+        raise StateCodecError(f"stored version token is not a number: {bytes(token)[:40]!r}")
+    value = int(token)
+    if str(value).encode() != token:  # the CAS script compares the text: "07" never matches
+        raise StateCodecError(f"stored version token is not canonical: {token[:40]!r}")
+    return check_token(value), bytes(blob)
+
+
 class RedisBackend:
     """Blobs in Redis/Valkey hashes under one key prefix."""
 
@@ -50,14 +65,21 @@ class RedisBackend:
         self._errors = _errors()
 
     def _do(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """One command; the server's errors are an outage, except a key of the wrong type,
+        which is that session's damaged record (StateCodecError), not everyone's."""
         try:
             return fn(*args, **kwargs)
         except self._errors as exc:
+            if "WRONGTYPE" in str(exc):
+                raise StateCodecError(
+                    "the stored key is not a loopguard hash (another type of value was "
+                    f"written under the key prefix): {str(exc)[:200]}"
+                ) from None
             raise StoreUnavailable(f"Redis: {type(exc).__name__}: {exc}") from None
 
     def load(self, key: str) -> tuple[int, bytes] | None:
         token, blob = self._do(self.client.hmget, self.prefix + key, "v", "b")
-        return None if token is None or blob is None else (int(token), bytes(blob))
+        return _record(token, blob)
 
     def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
         answer = self._do(
@@ -66,7 +88,7 @@ class RedisBackend:
         if answer == 1:
             return None
         current, stored = answer
-        return (0, b"") if current is None or stored is None else (int(current), bytes(stored))
+        return _record(current, stored) or (0, b"")
 
     def delete(self, key: str) -> None:
         self._do(self.client.delete, self.prefix + key)

@@ -16,7 +16,8 @@ import time
 import weakref
 from typing import Any
 
-from loopguard.stores.versioned import StoreUnavailable, VersionedStore
+from loopguard.stores.codec import MAX_STATE_BYTES, StateCodecError
+from loopguard.stores.versioned import StoreUnavailable, VersionedStore, check_token
 
 _TABLE = "loopguard_sessions"
 _PURGE_EVERY = 1000  # writes between purges of expired sessions
@@ -76,12 +77,24 @@ class SqliteBackend:
             raise StoreUnavailable(f"SQLite {self.path}: {exc}") from None
 
     def load(self, key: str) -> tuple[int, bytes] | None:
+        """(token, blob), None when absent; a row of the wrong types or a blob over
+        MAX_STATE_BYTES (the state column is sized before it is read) is StateCodecError."""
         row = self._run(
-            f"SELECT token, state FROM {_TABLE} WHERE key = ? AND "
+            f"SELECT token, typeof(state), length(state), CASE WHEN typeof(state) = 'blob' "
+            f"AND length(state) <= ? THEN state END FROM {_TABLE} WHERE key = ? AND "
             "(expires IS NULL OR expires >= ?)",
-            (key, time.time()),
+            (MAX_STATE_BYTES, key, time.time()),
         ).fetchone()
-        return None if row is None else (int(row[0]), bytes(row[1]))
+        if row is None:
+            return None
+        token, kind, size, blob = row
+        if kind != "blob":
+            raise StateCodecError(f"stored state is of SQLite type {kind}, not a blob")
+        if blob is None:
+            raise StateCodecError(
+                f"stored state is {size >> 20} MiB, over the limit of {MAX_STATE_BYTES >> 20} MiB"
+            )
+        return check_token(token), bytes(blob)
 
     def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
         now = time.time()

@@ -14,7 +14,10 @@ Tokens are random (not counters), so a session that expired and was created agai
 never be mistaken for the version a worker cached before.
 
 Failures: a backend raises `StoreUnavailable`; the store then logs once per outage, waits
-`retry_s` before trying the server again, and the session follows `fail_mode`.
+`retry_s` before trying the server again, and the session follows `fail_mode`. A record that
+cannot be read (a damaged or planted blob, a token or column of the wrong type, a Redis key
+of another type) is `StateCodecError`: that session's problem only, logged once, its calls
+following `fail_mode`; the server answered, so it is no outage for the other sessions.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from loopguard.stores.codec import StateCodecError, decode, encode
 
 log = logging.getLogger("loopguard")
 _STRIPES = 64  # local locks: threads of one process take turns per session
+_UNREADABLE_KEPT = 1000  # records known unreadable, remembered so each is decoded once
 
 
 class StoreUnavailable(Exception):
@@ -51,6 +55,14 @@ class Backend(Protocol):
     def delete(self, key: str) -> None: ...
 
     def count(self) -> int: ...
+
+
+def check_token(token: Any) -> int:
+    """A stored version token as read: a positive integer under 2**63, else StateCodecError."""
+    if type(token) is not int or not 0 < token < 1 << 63:
+        shown = repr(token)[:40]
+        raise StateCodecError(f"stored version token is not a positive integer: {shown}")
+    return token
 
 
 def new_token() -> int:
@@ -87,6 +99,7 @@ class VersionedStore:
         self._down_since: float | None = None
         self._retry_at = 0.0
         self._damaged: set[str] = set()
+        self._unreadable: OrderedDict[str, tuple[int, int, StateCodecError]] = OrderedDict()
 
     # -- the Guard's interface ---------------------------------------------
     def get(self, key: str, factory: Callable[[], SessionState]) -> SessionState:
@@ -102,6 +115,7 @@ class VersionedStore:
         self.forget(key)
         with self._cache_lock:
             self._damaged.discard(key)
+            self._unreadable.pop(key, None)
         self._call(self.backend.delete, key)
 
     def __len__(self) -> int:
@@ -150,10 +164,19 @@ class VersionedStore:
         if not token:
             state = factory()
         else:
+            with self._cache_lock:
+                known = self._unreadable.get(key)
+            if known is not None and known[:2] == (token, len(blob)):
+                self.forget(key)
+                raise known[2]  # the same unreadable record: not inflated again
             try:
                 state = decode(blob, history_size, indexed)
-            except StateCodecError:
+            except StateCodecError as exc:
                 self.forget(key)
+                with self._cache_lock:
+                    self._unreadable[key] = (token, len(blob), exc)
+                    while len(self._unreadable) > _UNREADABLE_KEPT:
+                        self._unreadable.popitem(last=False)
                 raise
         self.remember(key, token, state)
         return token, state
@@ -163,7 +186,7 @@ class VersionedStore:
         token = new_token()
         try:
             current = self._call(self.backend.cas, key, expected, token, encode(state))
-        except StoreUnavailable:
+        except (StoreUnavailable, StateCodecError):
             self.forget(key)  # the write may or may not have landed: read it again next time
             raise
         if current is None:
@@ -203,6 +226,9 @@ class VersionedStore:
         self.round_trips += 1
         try:
             result = fn(*args)
+        except StateCodecError:
+            self._answered()  # one session's record is unreadable; the server is fine
+            raise
         except StoreUnavailable as exc:
             now = time.monotonic()
             self._retry_at = now + self.retry_s
@@ -215,9 +241,13 @@ class VersionedStore:
                     exc,
                 )
             raise
+        self._answered()
+        return result
+
+    def _answered(self) -> None:
+        """The backend answered: an outage, if any, is over (logged once)."""
         if self._down_since is not None:
             log.warning(
                 "loopguard %s is back after %.1f s", self.name, time.monotonic() - self._down_since
             )
             self._down_since = None
-        return result
