@@ -21,6 +21,7 @@ from typing import Any
 
 from loopguard.cli import add_extends_option
 from loopguard.cli.replay_inputs import load_guard
+from loopguard.cli.rules_errors import report_rules_errors
 from loopguard.integrations._core import GuardCore
 from loopguard.mcp.calls import CallGuard
 from loopguard.mcp.proxy import ProxyError, command_problem, report, sdk_problem, serve
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     guard = load_guard(rules, args.agent, args.allow_extends_outside)
     if guard is None:
         return 2
+    report_rules_errors(rules, args.agent, args.allow_extends_outside)  # stderr: not the channel
     session_id = args.session_id or f"mcp-proxy-{os.getpid()}"
     calls = CallGuard(GuardCore(guard, agent=args.agent), session_id, report)
     try:
