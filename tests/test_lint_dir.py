@@ -56,3 +56,18 @@ def test_a_directory_of_other_yaml_only_is_exit_2(
     assert main(["lint", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "skipped 1 file that is not a rules file" in err and "no rules files" in err
+
+
+def test_the_docs_example_is_what_lint_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".pre-commit-hooks.yaml").write_text(
+        PRE_COMMIT.read_text("utf-8"), encoding="utf-8"
+    )
+    (tmp_path / "docker-compose.yml").write_text('version: "3"\nservices: {}\n', "utf-8")
+    (tmp_path / "loopguard.yaml").write_text("version: 1\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "."]) == 0
+    skipped = capsys.readouterr().err.splitlines()[0]
+    doc = (PRE_COMMIT.parent / "docs" / "rules.md").read_text("utf-8")
+    assert f"\n{skipped}\n" in doc

@@ -52,3 +52,19 @@ def test_the_warning_can_be_disabled_like_any_other(
     path.write_text("version: 1\n# loopguard: ignore=everything\n", encoding="utf-8")
     assert [f["code"] for f in _lint_json(path, capsys)] == ["bad-directive"]
     assert _lint_json(path, capsys, "--disable", "bad-directive") == []
+
+
+def test_the_docs_example_is_what_lint_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "rules.yaml").write_text(
+        "version: 1\nkeyword_sets:\n  a: [x]\n  # loopguard: disable-next-line=empty-set\n"
+        "  hold: []\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    main(["lint", "--color", "never", "rules.yaml"])
+    out = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(out) if "bad-directive" in line)
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text("utf-8")
+    assert f"{out[at]}\n{out[at + 1]}\n" in doc
