@@ -273,19 +273,24 @@ class DoomLoopExact(Detector):
         if trail is None:
             trail = state.scratch[self.id] = Trail()
         effects = cfg["effects"]
-        flags = effects.flags(call.tool, call.args)
+        flags, core = effects.classify(call.tool, call.args, call.digest)
         if flags & QUIET and trail.remedies and effects.verb(call.tool) in trail.remedies:
             flags = 0  # the newest failure named this look-up as its remedy (`Read it first`)
-        core = effects.core_digest(call.tool, call.args, call.digest)
         if call.turn != trail.turn:
             trail.turn = call.turn
             ts = state.turn_state
             if ts is not None and reports_change(ts.user_text):
                 trail.told.append(call.turn)
                 del trail.told[:-16]
-        trail.note(call.seq, flags, None if core == call.digest else core)
-        if core == call.digest and call.digest not in state.digests:
-            return None  # not seen lately: no repeat (one C-level scan)
+        if flags or core is not None:  # Trail.note, inlined: it runs for every call
+            marks = trail.marks
+            marks[call.seq] = (flags, core)
+            if len(marks) > RECENT_MARKS:
+                del marks[next(iter(marks))]
+        if core is None:
+            if call.digest not in state.digests:
+                return None  # not seen lately: no repeat (one C-level scan)
+            core = call.digest
         return self._walk(call, state, cfg, trail, flags, core)
 
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:

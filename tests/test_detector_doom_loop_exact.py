@@ -333,6 +333,44 @@ def test_the_same_edit_applied_again_straight_away_is_a_loop() -> None:
     assert play(status) == []
 
 
+def test_the_per_call_fast_path_classifies_like_the_full_one() -> None:
+    # classify() answers most calls from the tool name: the same flags and identity as
+    # flags() and core_digest(), for every kind of call
+    from loopguard.detectors.support.effects import Effects
+
+    effects = Effects(read_only=["frob"], changing=["get_secret"])
+    calls = [
+        ("read_file", {"path": "a"}),
+        ("read_file", {"path": "a", "description": "why"}),
+        ("str_replace_editor", {"command": "view", "path": "a"}),
+        ("str_replace_editor", {"command": "str_replace", "path": "a"}),
+        ("bash", {"command": "ls"}),
+        ("bash", {"command": "open A.java"}),
+        ("frob", {"action": "delete"}),
+        ("get_secret", {"id": 1}),
+        ("frobnicate", {"n": 1}),
+        ("book_flight", ["not", "a", "mapping"]),
+    ]
+    for _ in range(2):  # the second time round the names are known
+        for tool, args in calls:
+            digest = tool.encode().ljust(16, b"-")
+            core = effects.core_digest(tool, args, digest)
+            expected = (effects.flags(tool, args), None if core == digest else core)
+            assert effects.classify(tool, args, digest) == expected, (tool, args)
+
+
+def test_failure_reader_finds_markers_as_whole_words_only() -> None:
+    from loopguard.detectors.support.effects import FailureReader
+
+    reader = FailureReader(["error"], ["timed out", "command not found"])
+    assert reader.failed("bash: javac: command not found")
+    assert reader.failed("x" * 2000 + " request Timed Out")  # the end of a long text
+    assert not reader.failed("the job was untimed outright")  # inside words
+    assert not reader.failed("errors: 0")  # a prefix that is part of a longer word
+    assert reader.failed("Error: boom")
+    assert not FailureReader([], []).failed("command not found")
+
+
 def test_the_trail_survives_a_session_store_round_trip() -> None:
     from loopguard.stores.codec import decode, encode
 

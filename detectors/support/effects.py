@@ -29,6 +29,8 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import ahocorasick_rs
+
 from loopguard.state.fingerprint import args_digest, canonical_text
 from loopguard.state.history import UNREAD  # a first occurrence the engine has not read
 
@@ -152,6 +154,23 @@ class Effects:
         self.commentary = tuple(commentary)
         self.commentary_set = frozenset(self.commentary)
         self._names: dict[str, int | None] = {}  # tool -> flags by name, None: look at args
+        # Argument keys that can change a call's class or identity: without any of them
+        # (the usual case) the name's verdict is the call's (one set test).
+        self._telling = SUBCOMMAND_SET | self.commentary_set
+
+    def classify(self, tool: str, args: Any, digest: bytes) -> tuple[int, bytes | None]:
+        """`flags` and `core_digest` of one call at once; the core is None when it is the
+        call's own digest. The usual call costs two dict look-ups and one set test."""
+        by_name = self._names.get(tool, -1)
+        if (
+            by_name is not None
+            and by_name != -1
+            and type(args) is dict
+            and self._telling.isdisjoint(args)
+        ):
+            return by_name & ~_DECLARED, None
+        core = self.core_digest(tool, args, digest)
+        return self.flags(tool, args), None if core == digest else core
 
     def flags(self, tool: str, args: Any) -> int:
         """QUIET, MOVE or 0 (changing) for one call."""
@@ -332,6 +351,8 @@ class FailureReader:
         self.prefixes = tuple(p.lower() for p in prefixes if isinstance(p, str) and p)
         words = [m.lower() for m in markers if isinstance(m, str) and m.strip()]
         self.words = tuple(words)
+        # One pass for "any marker anywhere" (the usual answer is no), then the whole-word test.
+        self.anywhere = ahocorasick_rs.AhoCorasick(words) if words else None
         self.markers = (
             re.compile("|".join(rf"(?<!\w){re.escape(w)}(?!\w)" for w in words)) if words else None
         )
@@ -340,13 +361,18 @@ class FailureReader:
         if len(text) > 2 * _SCAN_CHARS:
             text = text[:_SCAN_CHARS] + "\n" + text[-_SCAN_CHARS:]
         low = text.lower()
-        head = low[:64].lstrip(_LEAD)
-        for prefix in self.prefixes:
-            if head.startswith(prefix) and not (head[len(prefix) : len(prefix) + 1].isalnum()):
-                return True
-        if self.markers is None or not any(w in low for w in self.words):
-            return False  # the usual case, found by plain substring scans
-        return self.markers.search(low) is not None
+        if self.prefixes:
+            head = low[:64].lstrip(_LEAD)
+            if head.startswith(self.prefixes):
+                for prefix in self.prefixes:
+                    if (
+                        head.startswith(prefix)
+                        and not head[len(prefix) : len(prefix) + 1].isalnum()
+                    ):
+                        return True
+        if self.anywhere is None or not self.anywhere.find_matches_as_indexes(low):
+            return False  # the usual case: no marker at all
+        return self.markers is not None and self.markers.search(low) is not None
 
 
 _SCAN_CHARS = 512
