@@ -526,3 +526,11 @@ def test_every_dialect_answers_an_allowed_call_with_an_empty_object() -> None:
             "tool_input": {"path": "/a"},
         }
         assert hook(name, pre) == {}
+
+
+def test_a_misspelt_dialect_exits_1_not_the_blocking_2(capsys: pytest.CaptureFixture[str]) -> None:
+    from loopguard.cli import HOOK_DIALECTS, main
+
+    assert main(["hook", "claud"]) == 1
+    assert "unknown dialect 'claud'" in capsys.readouterr().err
+    assert set(HOOK_DIALECTS) == set(DIALECTS)  # the CLI's fast-path list is the dialects'

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import argparse
 
 HOOK_DIALECTS = ("claude", "codex", "gemini", "copilot", "cursor")  # loopguard.hooks.dialects
+HOOK_ACTIONS = ("install", "uninstall", "status", "-h", "--help")
 SUBCOMMANDS = ("lint", "schema", "detectors", "config", "replay", "explain", "hook", "mcp_proxy")
 
 
@@ -61,6 +62,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(words) > 1 and words[0] == "hook" and words[1] in HOOK_DIALECTS:
         # an agent runs this around every tool call: straight to the hook, no parser built
         return hook_client.main(words[1:])
+    if len(words) > 1 and words[0] == "hook" and words[1] not in HOOK_ACTIONS:
+        # a misspelt dialect in an agent's settings: exit 1, never the usage error's 2, which
+        # Claude Code, Codex and Gemini CLI read as "block this call"
+        print(
+            f"loopguard hook: unknown dialect {words[1]!r} (one of {', '.join(HOOK_DIALECTS)}); "
+            "the call is allowed",
+            file=sys.stderr,
+        )
+        return 1
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
