@@ -3,7 +3,10 @@
 Digests are BLAKE2b-128 over UTF-8 text: identical in every process and on
 every machine (never Python's salted `hash()`), so state can be persisted.
 Odd values never raise: anything JSON cannot express gets a documented
-fallback form (see `_jsonable`).
+fallback form (see `_jsonable`). Plain JSON data is encoded whole by the C encoder; the
+Python walks (the careful one for other values, and dropping volatile result fields) visit
+at most WALK_MAX values a call and 200 levels, so a result whose attributes reach a module,
+or a list of ten million items, costs a bounded time, not a hang.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import math
 import sys
 from collections.abc import Mapping, Set
 from hashlib import blake2b
+from types import ModuleType
 from typing import Any
 
 from loopguard.text.hints import is_int
@@ -23,6 +27,17 @@ _DUMPS = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).e
 _MAX_DEPTH = 200
 _LOG2_10 = 3.3219280948873626
 _SLICE = 1 << 20  # characters encoded at a time when digesting a long text
+WALK_MAX = 100_000  # values a Python walk of one argument or result visits, at most
+
+
+class _Walk:
+    """One walk's budget: the values it may still visit, and the containers on its path."""
+
+    __slots__ = ("left", "seen")
+
+    def __init__(self) -> None:
+        self.left = WALK_MAX
+        self.seen: set[int] = set()
 
 
 def digest_text(text: str) -> bytes:
@@ -59,10 +74,10 @@ def canonical_text(value: Any) -> str:
     try:
         return _DUMPS(value)
     except Exception:  # noqa: BLE001 — odd or hostile values take the careful path below
-        return _DUMPS(_jsonable(value, 0, set()))
+        return _DUMPS(_jsonable(value, 0, _Walk()))
 
 
-def _jsonable(value: Any, depth: int, seen: set[int]) -> Any:
+def _jsonable(value: Any, depth: int, walk: _Walk) -> Any:
     """Stable stand-ins for what JSON cannot express.
 
     bytes -> {"$bytes": base64}; set/frozenset -> list sorted by JSON text; tuple
@@ -70,10 +85,17 @@ def _jsonable(value: Any, depth: int, seen: set[int]) -> Any:
     print in decimal (`sys.get_int_max_str_digits`) -> {"$int": hex}; non-string
     keys -> their canonical text; a cycle -> "$cycle"; nesting past 200 ->
     "$deep"; an object with `tolist` (NumPy arrays and scalars) -> {"$type",
-    "$value": tolist()}; any other object -> {"$type": qualified name, "$value":
-    its fields or str()}; an object whose iteration, fields or str() raise ->
-    {"$type", "$value": "$unprintable"}.
+    "$value": tolist()}, or for one with more elements than the walk has left (and no
+    Python objects in it) {"$type", "$value": {"shape", "dtype", "blake2b" of tobytes()}};
+    a module -> {"$type": "builtins.module", "$value": its name}; any other object ->
+    {"$type": qualified name, "$value": its fields or str()}; an object whose iteration,
+    fields or str() raise -> {"$type", "$value": "$unprintable"}. Past WALK_MAX values:
+    a value -> "$more", the items a container has beyond -> {"$more": how many} (a list's
+    last item, a mapping's "$more" key), a set bigger than what is left -> {"$set": size}.
     """
+    walk.left -= 1
+    if walk.left < 0:
+        return "$more"
     if depth > _MAX_DEPTH:
         return "$deep"
     if value is None or isinstance(value, (bool, str)):
@@ -87,38 +109,77 @@ def _jsonable(value: Any, depth: int, seen: set[int]) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     marker = id(value)
+    seen = walk.seen
     if marker in seen:
         return "$cycle"
     seen.add(marker)
     try:
-        return _container(value, depth, seen)
+        return _container(value, depth, walk)
     except Exception:  # noqa: BLE001 — a hostile __iter__, items() or __dict__
         return {"$type": _type_name(value), "$value": "$unprintable"}
     finally:
         seen.discard(marker)
 
 
-def _container(value: Any, depth: int, seen: set[int]) -> Any:
+def _container(value: Any, depth: int, walk: _Walk) -> Any:
     """The stand-in of a mapping, sequence, set or other object (see `_jsonable`)."""
     if isinstance(value, Mapping):
         items = {}
+        taken = 0
         for key, item in value.items():
-            name = key if isinstance(key, str) else canonical_text(_jsonable(key, depth + 1, seen))
-            items[name] = _jsonable(item, depth + 1, seen)
+            if walk.left <= 0:
+                break
+            name = key if isinstance(key, str) else canonical_text(_jsonable(key, depth + 1, walk))
+            items[name] = _jsonable(item, depth + 1, walk)
+            taken += 1
+        if taken < len(value):
+            items["$more"] = len(value) - taken
         return items
     if isinstance(value, (list, tuple)):
-        return [_jsonable(item, depth + 1, seen) for item in value]
+        out = []
+        for item in value:
+            if walk.left <= 0:
+                break
+            out.append(_jsonable(item, depth + 1, walk))
+        if len(out) < len(value):
+            out.append({"$more": len(value) - len(out)})
+        return out
     if isinstance(value, Set):
-        parts = [_jsonable(item, depth + 1, seen) for item in value]
+        if len(value) > walk.left:
+            return {"$set": len(value)}  # members in hash order would differ between processes
+        parts = [_jsonable(item, depth + 1, walk) for item in value]
         return sorted(parts, key=_DUMPS)  # JSON text: True and "true" sort apart
+    if isinstance(value, ModuleType):  # a reference to a library, not data: by its name
+        return {"$type": "builtins.module", "$value": _safe_str(getattr(value, "__name__", "?"))}
     tolist = getattr(type(value), "tolist", None)
     if callable(tolist):  # NumPy: repr() elides long arrays, tolist() has every element
-        return {"$type": _type_name(value), "$value": _jsonable(tolist(value), depth + 1, seen)}
+        whole = _array_digest(value, walk)
+        if whole is not None:
+            return {"$type": _type_name(value), "$value": whole}
+        return {"$type": _type_name(value), "$value": _jsonable(tolist(value), depth + 1, walk)}
     fields = getattr(value, "__dict__", None)
     shown = (
-        _jsonable(dict(fields), depth + 1, seen) if isinstance(fields, dict) else _safe_str(value)
+        _jsonable(dict(fields), depth + 1, walk) if isinstance(fields, dict) else _safe_str(value)
     )
     return {"$type": _type_name(value), "$value": shown}
+
+
+def _array_digest(value: Any, walk: _Walk) -> dict[str, Any] | None:
+    """An array too big for the walk by its shape, dtype and the digest of its bytes (every
+    element still counts); None when it fits, or holds Python objects (their bytes would be
+    memory addresses)."""
+    size, dtype = getattr(value, "size", None), getattr(value, "dtype", None)
+    tobytes = getattr(type(value), "tobytes", None)
+    if not (is_int(size) and size > walk.left and callable(tobytes)):
+        return None
+    if getattr(dtype, "hasobject", True) is not False:
+        return None
+    shape = getattr(value, "shape", None)
+    return {
+        "shape": [int(n) for n in shape] if isinstance(shape, tuple) else None,
+        "dtype": _safe_str(dtype),
+        "blake2b": blake2b(tobytes(value), digest_size=16).hexdigest(),
+    }
 
 
 def _type_name(value: Any) -> str:
@@ -179,17 +240,24 @@ def result_text(result: Any, drop: frozenset[str], keep: frozenset[str] | None) 
         if keep is not None and isinstance(value, Mapping):
             value = {k: v for k, v in value.items() if k in keep}
         if drop and isinstance(value, (dict, list)):
-            value = _without(value, drop, 0)
+            value = _without(value, drop, 0, [WALK_MAX])
         elif drop and isinstance(value, Mapping):
-            value = _without(dict(value), drop, 0)
+            value = _without(dict(value), drop, 0, [WALK_MAX])
     except Exception:  # noqa: BLE001 — a hostile container: its stand-in text is digested whole
         value = result
     return canonical_text(value)
 
 
-def _without(value: Any, drop: frozenset[str], depth: int) -> Any:
-    """`value` without the keys in `drop` at every depth; the same object when none occur."""
+def _without(value: Any, drop: frozenset[str], depth: int, left: list[int]) -> Any:
+    """`value` without the keys in `drop` at every depth; the same object when none occur.
+
+    `left` counts down the items visited: a container reached past WALK_MAX of them (or
+    200 levels) is kept as it is, volatile fields and all.
+    """
     if depth > _MAX_DEPTH:
+        return value
+    left[0] -= len(value)
+    if left[0] < 0:
         return value
     if isinstance(value, dict):
         changed = not drop.isdisjoint(value)
@@ -198,12 +266,14 @@ def _without(value: Any, drop: frozenset[str], depth: int) -> Any:
             if key in drop:
                 continue
             if isinstance(item, (dict, list)):
-                new = _without(item, drop, depth + 1)
+                new = _without(item, drop, depth + 1, left)
                 changed = changed or new is not item
                 item = new
             items[key] = item
         return items if changed else value
     if isinstance(value, list):
-        out = [_without(v, drop, depth + 1) if isinstance(v, (dict, list)) else v for v in value]
+        out = [
+            _without(v, drop, depth + 1, left) if isinstance(v, (dict, list)) else v for v in value
+        ]
         return out if any(a is not b for a, b in zip(out, value, strict=True)) else value
     return value
