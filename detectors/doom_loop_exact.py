@@ -390,8 +390,8 @@ class DoomLoopExact(Detector):
                     if flags & MOVE and not failed:
                         return None  # a relative move (`cd ..`) goes somewhere new each time
                 elif outcome != ref:
-                    if not rewrite:
-                        break
+                    if not rewrite or entry.digest != call.digest:
+                        break  # (a rewrite only with the very same arguments)
                     echoed = True  # the same edit again: what it echoes back does not matter
             seqs.append(entry.seq)
             counted_round = entry.round

@@ -333,6 +333,38 @@ def test_the_same_edit_applied_again_straight_away_is_a_loop() -> None:
     assert play(status) == []
 
 
+def test_short_arguments_written_another_way_are_the_same_call() -> None:
+    # pattern 5: a reworded summary passed to a transfer tool, an amount or a date written
+    # another way — the same tool, the same outcome
+    summaries = (
+        "The user wants to cancel reservation XEWRD9 and get a refund",
+        "User asks for a refund after cancelling the reservation XEWRD9 today",
+        "Customer would like reservation XEWRD9 cancelled and the money back",
+    )
+    transfer = [
+        once("transfer_to_human_agents", {"summary": s}, "Transfer successful") for s in summaries
+    ]
+    assert play(transfer) == [2]
+    pay = [
+        once("pay_invoice", {"id": "A1", "amount": a}, Failed("Error: card declined"))
+        for a in ("$1,250.00", "1250.00", 1250.0)
+    ]
+    assert play(pay) == [2]
+    flights = [
+        once("search_direct_flight", {"from": "JFK", "date": d}, [])
+        for d in ("May 1, 2024", "2024-05-01", "1st May 2024")
+    ]
+    assert play(flights) == [2]
+    # other values are other calls: another date, another amount, another id
+    dates = [once("search_direct_flight", {"date": f"2024-05-0{d}"}, []) for d in (1, 2, 3)]
+    assert play(dates) == []
+    ids = [once("get_order", {"id": i}, Failed("Error: not found")) for i in ("007", "7", "07")]
+    assert play(ids) == []
+    # a look-up's free text is what it looks for: a reworded query is a new search
+    queries = [once("search_docs", {"q": s}, []) for s in summaries]
+    assert play(queries) == []
+
+
 def test_the_per_call_fast_path_classifies_like_the_full_one() -> None:
     # classify() answers most calls from the tool name: the same flags and identity as
     # flags() and core_digest(), for every kind of call

@@ -19,7 +19,8 @@ from its tool name and arguments, in time proportional to the call:
 A tool nothing is known about counts as changing: a guard that stops healthy runs is
 worse than none. Free-text fields that only describe a call (`description`, `reason`, …)
 are left out of its identity (`core_digest`), so a reworded description does not make a
-call new.
+call new; amounts and dates written another way count as one value, and so does the free
+text of a call that acts (a reworded summary).
 """
 
 from __future__ import annotations
@@ -167,10 +168,12 @@ class Effects:
             and by_name != -1
             and type(args) is dict
             and self._telling.isdisjoint(args)
+            and not _loosens(args, not by_name & QUIET)
         ):
             return by_name & ~_DECLARED, None
-        core = self.core_digest(tool, args, digest)
-        return self.flags(tool, args), None if core == digest else core
+        flags = self.flags(tool, args)
+        core = self.core_digest(tool, args, digest, prose=by_name is not None and not flags & QUIET)
+        return flags, None if core == digest else core
 
     def flags(self, tool: str, args: Any) -> int:
         """QUIET, MOVE or 0 (changing) for one call."""
@@ -205,15 +208,94 @@ class Effects:
                 return word
         return None
 
-    def core_digest(self, tool: str, args: Any, digest: bytes) -> bytes:
-        """The call's identity without commentary fields (its own digest when it has none).
+    def core_digest(self, tool: str, args: Any, digest: bytes, prose: bool = False) -> bytes:
+        """The call's identity without commentary fields and with values written one way
+        (its own digest when nothing changes). `prose`: free text counts as one value.
 
         A field is commentary only beside other arguments: `think(thought=…)` is its text.
         """
-        if not isinstance(args, Mapping) or self.commentary_set.isdisjoint(args):
+        if not isinstance(args, Mapping):
             return digest
-        kept = {k: v for k, v in args.items() if k not in self.commentary}
-        return args_digest(tool, canonical_text(kept)) if kept else digest
+        kept: Mapping[str, Any] = args
+        if not self.commentary_set.isdisjoint(args):
+            kept = {k: v for k, v in args.items() if k not in self.commentary} or args
+        if _loosens(kept, prose):
+            kept = {k: _loose(v, prose) for k, v in kept.items()}
+        return digest if kept is args else args_digest(tool, canonical_text(kept))
+
+
+# Values written another way (issue 21, pattern 5): an amount with a currency sign,
+# thousands separators or trailing zeros; a date with a month name or in y/m/d order;
+# for calls that act (not look-ups, not shell lines), free text (a summary reworded).
+_AMOUNT = re.compile(
+    r"\s*(?:[$€£]\s*)?-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*(?:usd|eur|gbp|dollars?)?\s*",
+    re.IGNORECASE,
+)
+_MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DATES = (
+    (re.compile(rf"\s*{_MONTH}\s+{_DAY},?\s+(\d{{4}})\s*", re.IGNORECASE), (3, 1, 2)),
+    (re.compile(rf"\s*{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(\d{{4}})\s*", re.IGNORECASE), (3, 2, 1)),
+    (re.compile(r"\s*(\d{4})[/.](\d{1,2})[/.](\d{1,2})\s*"), (1, 2, 3)),
+)
+_CODE = frozenset("{}()[];=<>`|\\")
+_PROSE_WORDS = 6  # a text of this many words or more, without code symbols, is prose
+_PROSE = "\x00text"
+
+
+def _loose(value: Any, prose: bool) -> Any:
+    """`value` written one way (itself when there is nothing to rewrite)."""
+    if type(value) is float:
+        return int(value) if value.is_integer() else value
+    if type(value) is not str or not value or len(value) > 2000:
+        return value
+    if prose and value.count(" ") >= _PROSE_WORDS - 1 and _CODE.isdisjoint(value):
+        return _PROSE
+    first = value.lstrip()[:1]
+    if first.isdigit() or first in "$€£-":
+        if _AMOUNT.fullmatch(value) and (any(c in value for c in "$€£,") or "." in value):
+            number = float(re.sub(r"[^\d.\-]", "", value))  # an amount: a number
+            return int(number) if number.is_integer() else number
+        for pattern, order in _DATES[1:]:
+            found = pattern.fullmatch(value)
+            if found:
+                return _iso(found, order)
+    elif first.isalpha():
+        for pattern, order in _DATES[:2]:
+            found = pattern.fullmatch(value)
+            if found:
+                return _iso(found, order)
+    return value
+
+
+def _iso(found: re.Match[str], order: tuple[int, int, int]) -> str:
+    year, month, day = (found.group(i) for i in order)
+    if not month.isdigit():
+        month = str(_MONTHS.index(month[:3].lower()) + 1)
+    return f"{year}-{int(month):02d}-{int(day):02d}"
+
+
+def _loosens(args: Mapping[str, Any], prose: bool) -> bool:
+    """Whether any top-level value of `args` is written in a way `_loose` rewrites."""
+    for value in args.values():
+        kind = type(value)
+        if kind is str:
+            if (
+                value[:1] in _LEADS
+                or value[:3].lower() in _MONTH_SET
+                or (prose and value.count(" ") >= _PROSE_WORDS - 1)
+            ):
+                if _loose(value, prose) is not value:
+                    return True
+        elif kind is float and value.is_integer():
+            return True
+    return False
+
+
+# How the values `_loose` may rewrite begin: a digit, a sign, a space, a month's name.
+_LEADS = frozenset("0123456789$€£- \t")
+_MONTH_SET = frozenset(_MONTHS)
 
 
 def name_flags(words: list[str]) -> int:
