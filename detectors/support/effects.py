@@ -281,13 +281,15 @@ def _loosens(args: Mapping[str, Any], prose: bool) -> bool:
     for value in args.values():
         kind = type(value)
         if kind is str:
+            if not value:
+                continue
+            first = value[0]
             if (
-                value[:1] in _LEADS
-                or value[:3].lower() in _MONTH_SET
+                first in _LEADS
+                or (first in _MONTH_INITIALS and value[:3].lower() in _MONTH_SET)
                 or (prose and value.count(" ") >= _PROSE_WORDS - 1)
-            ):
-                if _loose(value, prose) is not value:
-                    return True
+            ) and _loose(value, prose) is not value:
+                return True
         elif kind is float and value.is_integer():
             return True
     return False
@@ -296,6 +298,7 @@ def _loosens(args: Mapping[str, Any], prose: bool) -> bool:
 # How the values `_loose` may rewrite begin: a digit, a sign, a space, a month's name.
 _LEADS = frozenset("0123456789$€£- \t")
 _MONTH_SET = frozenset(_MONTHS)
+_MONTH_INITIALS = frozenset("jfmasondJFMASOND")
 
 
 def name_flags(words: list[str]) -> int:
