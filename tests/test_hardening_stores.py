@@ -184,6 +184,7 @@ REDIS_PLANTS: dict[str, Any] = {  # how the key is planted, given a client and t
     "no-token": lambda r, k: r.hset(k, mapping={"b": b"LGS\x01\x00" + EMPTY_DOC}),
     "zlib-bomb": lambda r, k: r.hset(k, mapping={"v": "5", "b": BOMB}),
     "infinity-seq": lambda r, k: r.hset(k, mapping={"v": "5", "b": BAD_BLOBS["infinity-seq"]}),
+    "oversized-blob": lambda r, k: r.hset(k, mapping={"v": "5", "b": BAD_BLOBS["raw-over-limit"]}),
 }
 
 
@@ -227,24 +228,27 @@ def test_a_planted_redis_key_is_that_sessions_problem(
 
 
 @pytest.mark.slow  # a real Valkey server
+@pytest.mark.parametrize(
+    "plant, fault",
+    [("string-key", "not a loopguard hash"), ("oversized-blob", "over the limit of 64 MiB")],
+)
 def test_a_key_replaced_under_a_cached_session_is_not_an_outage(
-    redis_url: str, caplog: pytest.LogCaptureFixture
+    plant: str, fault: str, redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     redis = pytest.importorskip("redis")
     from loopguard.stores import RedisStore
 
     prefix = f"swap{time.monotonic_ns()}:"
-    guard = loopguard.Guard.from_yaml(
-        RULES, store=RedisStore.from_url(redis_url, key_prefix=prefix)
-    )
+    store = RedisStore.from_url(redis_url, key_prefix=prefix)
+    guard = loopguard.Guard.from_yaml(RULES, store=store)
     guard.session("bad").before_call("read", {"p": 0})  # cached: the next call only writes
     client = redis.Redis.from_url(redis_url)
     client.delete(prefix + "bad")
-    client.set(prefix + "bad", "x")  # the write (the CAS script) now meets a string
+    REDIS_PLANTS[plant](client, prefix + "bad")  # the write (the CAS script) meets it
     client.close()
     with caplog.at_level(logging.WARNING, logger="loopguard"):
         bad = guard.session("bad").before_call("read", {"p": 1})
         healthy = _loop(guard.session("healthy"), 3)
-    assert bad.action == "allow" and "not a loopguard hash" in bad.faults[0]
+    assert bad.action == "allow" and fault in bad.faults[0], bad.faults
     assert healthy == ["allow", "allow", "critical"]
     assert not [r for r in caplog.records if "unavailable" in r.getMessage()]

@@ -2,7 +2,8 @@
 
 Needs the `redis` client (`pip install "loopguard-engine[redis]"`), which speaks to Redis
 and Valkey alike. A session is one hash `{prefix}{key}` with fields `v` (version token) and
-`b` (the blob); every write renews its TTL, so idle sessions expire on the server. The
+`b` (the blob), read by a small script that leaves a blob over MAX_STATE_BYTES on the
+server; every write renews its TTL, so idle sessions expire on the server. The
 compare-and-set is one server-side Lua script (`EVALSHA`): it writes when the token is the
 one the worker read, else returns the current token and blob in the same round trip. So a
 `before_call` + `after_call` pair costs two round trips when the worker holds the session's
@@ -18,9 +19,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from loopguard.stores.codec import StateCodecError
+from loopguard.stores.codec import MAX_STATE_BYTES, StateCodecError
 from loopguard.stores.versioned import StoreUnavailable, VersionedStore, check_token
 
+# Both scripts answer {v, b}, or {v, false, size} when b is over MAX_STATE_BYTES: a planted
+# huge value is never sent (reading 512 MB would outlast timeout_s: an outage for everyone).
+_LOAD = """
+local n = redis.call('HSTRLEN', KEYS[1], 'b')
+if n > tonumber(ARGV[1]) then return {redis.call('HGET', KEYS[1], 'v'), false, n} end
+return redis.call('HMGET', KEYS[1], 'v', 'b')
+"""
 _CAS = """
 local v = redis.call('HGET', KEYS[1], 'v')
 if (v == false and ARGV[1] == '0') or v == ARGV[1] then
@@ -28,6 +36,8 @@ if (v == false and ARGV[1] == '0') or v == ARGV[1] then
   if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
   return 1
 end
+local n = redis.call('HSTRLEN', KEYS[1], 'b')
+if n > tonumber(ARGV[5]) then return {v, false, n} end
 return redis.call('HMGET', KEYS[1], 'v', 'b')
 """
 
@@ -38,8 +48,13 @@ def _errors() -> tuple[type[BaseException], ...]:
     return (redis.exceptions.RedisError, OSError)
 
 
-def _record(token: Any, blob: Any) -> tuple[int, bytes] | None:
+def _record(token: Any, blob: Any, *size: Any) -> tuple[int, bytes] | None:
     """A hash's (token, blob); None when the session is absent (neither field)."""
+    if size:
+        raise StateCodecError(
+            f"stored state is {int(size[0]) >> 20} MiB, over the limit of "
+            f"{MAX_STATE_BYTES >> 20} MiB (not read)"
+        )
     if token is None and blob is None:
         return None
     if token is None or blob is None:
@@ -62,6 +77,7 @@ class RedisBackend:
         self.prefix = key_prefix
         self.ttl_ms = 0 if ttl_s is None else max(1, int(ttl_s * 1000))
         self._cas = client.register_script(_CAS)
+        self._load = client.register_script(_LOAD)
         self._errors = _errors()
 
     def _do(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -78,17 +94,17 @@ class RedisBackend:
             raise StoreUnavailable(f"Redis: {type(exc).__name__}: {exc}") from None
 
     def load(self, key: str) -> tuple[int, bytes] | None:
-        token, blob = self._do(self.client.hmget, self.prefix + key, "v", "b")
-        return _record(token, blob)
+        return _record(*self._do(self._load, keys=[self.prefix + key], args=[MAX_STATE_BYTES]))
 
     def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
         answer = self._do(
-            self._cas, keys=[self.prefix + key], args=[expected, token, blob, self.ttl_ms]
+            self._cas,
+            keys=[self.prefix + key],
+            args=[expected, token, blob, self.ttl_ms, MAX_STATE_BYTES],
         )
         if answer == 1:
             return None
-        current, stored = answer
-        return _record(current, stored) or (0, b"")
+        return _record(*answer) or (0, b"")
 
     def delete(self, key: str) -> None:
         self._do(self.client.delete, self.prefix + key)
