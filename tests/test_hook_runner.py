@@ -1,6 +1,6 @@
 """`loopguard hook DIALECT` in process: each agent's real payloads in, the agent's answer out.
 
-The payloads are the ones the real CLIs sent (tests/agent_samples/hooks/, see its README),
+The payloads are the ones the real CLIs sent (tests/hook_samples/, see its README),
 with ids and commands varied per call. Every test runs with its own state and cache folder.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from loopguard.hooks import guardcache, journal, paths, runner
 from loopguard.hooks.dialects import DIALECTS
 
-SAMPLES = Path(__file__).parent / "agent_samples" / "hooks"
+SAMPLES = Path(__file__).parent / "hook_samples"
 REQUIRED_TOOL_RULES = """\
 version: 1
 keyword_sets:

@@ -1,4 +1,4 @@
-"""Regenerate tests/agent_samples/hooks/claude/: run the Claude Code CLI bundled in the
+"""Regenerate tests/hook_samples/claude/: run the Claude Code CLI bundled in the
 claude-agent-sdk wheel offline against examples/integrations/fake_messages_api.py, with this
 script as the command hook of every event, and write one JSON file per event kind (the stdin
 payload as the CLI sent it, the temp folder replaced by `<tmp>`).
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-OUT = REPO / "tests" / "agent_samples" / "hooks" / "claude"
+OUT = REPO / "tests" / "hook_samples" / "claude"
 EVENTS = (
     "SessionStart SessionEnd UserPromptSubmit PreToolUse PostToolUse PostToolUseFailure "
     "PostToolBatch Stop StopFailure SubagentStart SubagentStop PreCompact PostCompact "

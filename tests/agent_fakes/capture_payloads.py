@@ -1,4 +1,4 @@
-"""Regenerate tests/agent_samples/hooks/codex/ and .../gemini/: run each real CLI offline
+"""Regenerate tests/hook_samples/codex/ and .../gemini/: run each real CLI offline
 against its fake model with a capture hook on every event, and write one JSON file per event
 kind (the stdin payload as the agent sent it, the temp folder replaced by `<tmp>`).
 
@@ -31,7 +31,7 @@ from agent_fakes.agents import (  # noqa: E402 — the tests folder is on the pa
 from agent_fakes.fake_gemini_api import FakeGeminiApi  # noqa: E402
 from agent_fakes.fake_responses_api import FakeResponsesApi  # noqa: E402
 
-OUT = REPO / "tests" / "agent_samples" / "hooks"
+OUT = REPO / "tests" / "hook_samples"
 PROMPT = "Check the project files."
 
 
