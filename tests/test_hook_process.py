@@ -261,3 +261,38 @@ def test_a_locked_state_file_is_waited_for_then_answered(env: dict[str, str]) ->
     assert done.returncode == 0 and json.loads(done.stdout) == {}
     assert b"Traceback" not in done.stderr
     assert time.monotonic() - started < 60
+
+
+def test_relative_rules_and_store_paths_mean_the_hooks_folder(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The server runs elsewhere: LOOPGUARD_RULES and LOOPGUARD_STORE relative to the hook's
+    own working folder still name the files there."""
+    env["LOOPGUARD_HOOK_SERVER"] = "on"
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "rules.yaml").write_text(
+        "version: 1\nkeyword_sets:\n  build: ['is the build green']\nintents:\n"
+        "  - id: b\n    when: {text_contains: build}\n    require: {tool: Bash}\n",
+        encoding="utf-8",
+    )
+    env.update(LOOPGUARD_RULES="rules.yaml", LOOPGUARD_STORE="state.db")
+
+    def run(payload: bytes) -> Any:
+        done = subprocess.run(
+            [*LOOPGUARD, "hook", "claude"],
+            input=payload,
+            env=env,
+            cwd=work,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    run(event("SessionStart", 0))
+    assert wait_for(lambda: sockets(env))
+    run(event("UserPromptSubmit", 0, prompt="is the build green?"))
+    assert run(event("Stop", 0, last_assistant_message="yes"))["decision"] == "block"
+    assert (work / "state.db").exists()

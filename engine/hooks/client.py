@@ -109,7 +109,7 @@ def ask(address: tuple[Path, str], argv: list[str], data: bytes) -> dict[str, An
             "protocol": PROTOCOL,
             "identity": identity,
             "argv": argv,
-            "env": {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ},
+            "env": forwarded_env(),
         }
         try:
             write_frame(conn, json.dumps(request).encode())
@@ -124,6 +124,18 @@ def ask(address: tuple[Path, str], argv: list[str], data: bytes) -> dict[str, An
         return reply if isinstance(reply, dict) else None
     finally:
         conn.close()
+
+
+def forwarded_env() -> dict[str, str]:
+    """The variables a request runs with; relative paths made absolute (the server runs in
+    another folder)."""
+    env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    if env.get(paths.RULES_ENV):
+        env[paths.RULES_ENV] = _absolute(env[paths.RULES_ENV])
+    store = env.get(paths.STORE_ENV, "")
+    if store and "://" not in store and not store.startswith("sqlite:"):
+        env[paths.STORE_ENV] = os.path.abspath(store)
+    return env
 
 
 def read_frame(conn: socket.socket, limit: int) -> bytes:

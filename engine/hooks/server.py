@@ -65,6 +65,7 @@ def answer(request: dict[str, Any], payload: bytes) -> dict[str, Any]:
 def serve(path: Path, identity: str, idle_s: float) -> int:
     """Listen on `path` until idle for `idle_s` or the installation changes."""
     started_with = guardcache.fingerprint()
+    os.chdir("/")  # hold no folder of the project that started it (every path is absolute)
     listener = _bind(path)
     if listener is None:
         return 0  # another server has the socket
