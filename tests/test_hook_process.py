@@ -296,3 +296,31 @@ def test_relative_rules_and_store_paths_mean_the_hooks_folder(
     run(event("UserPromptSubmit", 0, prompt="is the build green?"))
     assert run(event("Stop", 0, last_assistant_message="yes"))["decision"] == "block"
     assert (work / "state.db").exists()
+
+
+@pytest.mark.parametrize("server", ["off", "on"])
+def test_loopguard_store_can_be_redis(env: dict[str, str], redis_url: str, server: str) -> None:
+    """LOOPGUARD_STORE=redis://…: the sessions live on the (real, test-started) Valkey server,
+    not in hooks.db, and a loop is still caught across hook processes."""
+    session = f"s-redis-{server}-{os.getpid()}"
+    env.update(LOOPGUARD_STORE=redis_url, LOOPGUARD_HOOK_SERVER=server)
+    answers = []
+    for n in (1, 2, 3):
+        args = {"command": "make build"}
+        done = hook(event("PreToolUse", n, session, tool_input=args), env)
+        answers.append(json.loads(done.stdout))
+        if not answers[-1]:
+            hook(event("PostToolUseFailure", n, session, tool_input=args, error="2"), env)
+            hook(event("PostToolBatch", n, session), env)
+    assert answers[:2] == [{}, {}]
+    assert answers[2]["hookSpecificOutput"]["permissionDecision"] == "deny"
+    db = sqlite3.connect(Path(env["XDG_STATE_HOME"]) / "loopguard" / "hooks.db")
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        if "loopguard_sessions" in tables:
+            count = db.execute(
+                "SELECT count(*) FROM loopguard_sessions WHERE key = ?", (session,)
+            ).fetchone()[0]
+            assert count == 0
+    finally:
+        db.close()
