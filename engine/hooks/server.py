@@ -141,7 +141,7 @@ def _bind(path: Path) -> socket.socket | None:
 def spawn(path: Path, identity: str) -> None:
     """Start a server in the background for later events (never raises, never waits)."""
     try:
-        subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        child = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             [sys.executable, "-m", "loopguard.hooks.server", str(path), identity],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -151,6 +151,7 @@ def spawn(path: Path, identity: str) -> None:
         )
     except (OSError, ValueError):
         return
+    child.returncode = 0  # never waited for: it outlives this process by design
 
 
 def idle_seconds() -> float:
