@@ -120,10 +120,14 @@ class Journal:
     def __init__(self, path: Path, busy_timeout_s: float = 5.0) -> None:
         self.path = path
         self._db = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        for statement in _SCHEMA:
-            self._db.execute(statement)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            for statement in _SCHEMA:
+                self._db.execute(statement)
+        except BaseException:  # a damaged or locked file: never leave the connection open
+            self._db.close()
+            raise
 
     def close(self) -> None:
         self._db.close()

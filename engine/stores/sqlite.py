@@ -56,12 +56,16 @@ class SqliteBackend:
                 isolation_level=None,
                 check_same_thread=False,
             )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
-                "token INTEGER NOT NULL, state BLOB NOT NULL, expires REAL) WITHOUT ROWID"
-            )
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
+                    "token INTEGER NOT NULL, state BLOB NOT NULL, expires REAL) WITHOUT ROWID"
+                )
+            except BaseException:  # a damaged file: the caller reports it, nothing stays open
+                conn.close()
+                raise
             self._conn, self._pid = conn, os.getpid()
             weakref.finalize(self, _close, conn, self._pid)
         return self._conn
