@@ -59,24 +59,34 @@ def _item_name(item: Any) -> str | None:
     return None
 
 
-def breadcrumb(data: Any, path: Path, display: dict[Path, str] | None = None) -> str:
-    """`a.b[2].c`, with list items named by their `id`/`tool` when they have one."""
+def breadcrumb(
+    data: Any,
+    path: Path,
+    display: dict[Path, str] | None = None,
+    written: Path | None = None,
+) -> str:
+    """`a.b[2].c`, with list items named by their `id`/`tool` when they have one.
+
+    `written` (as long as `path`) is the same path as the user wrote it: a list index
+    shown is the one in the file, even when an earlier item was left out (`prune`).
+    """
+    shown_steps = written if written is not None and len(written) == len(path) else path
     if display:
         for cut in range(len(path), 0, -1):
             shown = display.get(path[:cut])
             if shown is not None:
-                rest = breadcrumb(_descend(data, path[:cut]), path[cut:])
+                rest = breadcrumb(_descend(data, path[:cut]), path[cut:], None, shown_steps[cut:])
                 if not rest:
                     return shown
                 return shown + (rest if rest.startswith("[") else "." + rest)
     text = ""
     node = data
-    for step in path:
+    for step, shown_step in zip(path, shown_steps, strict=True):
         if isinstance(step, int):
             name = (
                 _item_name(node[step]) if isinstance(node, list) and 0 <= step < len(node) else None
             )
-            text += f".{name}" if name and text else name if name else f"[{step}]"
+            text += f".{name}" if name and text else name if name else f"[{shown_step}]"
         else:
             text += f".{step}" if text else str(step)
         node = _child(node, step)
@@ -136,4 +146,17 @@ class PositionIndex:
         layer, (line, col) = self.locate(path, at_key)
         name = layer.name if layer is not None else "<rules>"
         display = layer.display if layer is not None else None
-        return Finding(name, line, col, level, message, breadcrumb(data, path, display), hint, code)
+        crumb = breadcrumb(data, path, display, _as_written(layer, path))
+        return Finding(name, line, col, level, message, crumb, hint, code)
+
+
+def _as_written(layer: SourceDoc | None, path: Path) -> Path | None:
+    """`path` as the layer's file wrote it, when values before it were left out (`prune`)."""
+    back = getattr(layer, "written_paths", None)
+    if not back:
+        return None
+    for cut in range(len(path), 0, -1):
+        written = back.get(path[:cut])
+        if written is not None and len(written) == cut:
+            return written + path[cut:]
+    return None

@@ -26,6 +26,8 @@ class PrunedDoc(SourceDoc):
 
     original: Any = None  # the data as written
     removed: set[Path] = field(default_factory=set)  # paths of the data as written
+    # path now -> path as written, so findings name list items by the index the user sees
+    written_paths: dict[Path, Path] = field(default_factory=dict)
 
 
 def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
@@ -94,7 +96,7 @@ def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
         bad = _bad_paths(data, schema)
         if not bad:
             return PrunedDoc(
-                doc.name, data, positions, keys, doc.findings, display, doc.data, removed
+                doc.name, data, positions, keys, doc.findings, display, doc.data, removed, back
             )
         if () in bad:
             return None
