@@ -66,6 +66,13 @@ def test_every_call_is_answered_and_the_turn_ends(
     if not result.stopped:
         assert result.messages[-1]["role"] == "assistant"
         assert not [m for m in result.messages if m["role"] == "user"]
-    assert result.events[-1].kind == ("stop" if result.stopped else "finish")
+    last = result.events[-1]
+    if last.kind == "stop":  # the round cap
+        assert result.stopped
+    else:  # a finish: stopped exactly when a breaker ended the turn
+        assert last.kind == "finish"
+        assert result.stopped == (last.detail == "breaker") or last.detail == "exhausted"
+        if result.stopped:
+            assert [e for e in result.events if e.decision and e.decision.action == "breaker"]
     if not offered:  # a required tool the agent does not offer is no requirement
         assert session.expectation is None and not [e for e in result.events if e.kind == "retry"]

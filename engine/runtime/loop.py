@@ -18,6 +18,8 @@ config).
   retry applies: that asks for one more round, with tools offered (SPEC §1, §4). So the model
   is always called with `tools_enabled=True`; the parameter is part of the contract for hosts
   that build their own loop on the Session API.
+- A turn a breaker ended reports `stopped=True` and finishes with detail "breaker" (the
+  breaker itself is the decision event before it).
 - The round cap (`turn.max_tool_rounds`) ends the turn with a breaker decision of detector
   `max_tool_rounds`, reported through `session.report` like every other decision (decision
   log, `loopguard_on_decision` listeners) and recorded as the turn's `stop` event.
@@ -53,7 +55,7 @@ class TurnEvent:
     kind: str  # "decision" | "retry" | "stop" | "finish"
     round: int
     decision: Decision | None = None
-    detail: str = ""
+    detail: str = ""  # finish: "ok", "breaker" or "exhausted"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,7 +74,9 @@ class TurnResult:
     messages: list[Message]
     events: list[TurnEvent] = field(default_factory=list)
     model_calls: int = 0
-    stopped: bool = False  # the round cap ended the turn
+    # the turn was cut short: a breaker ended it (finish detail "breaker") or the round
+    # cap stopped it (the stop event)
+    stopped: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,9 +234,9 @@ def _steps(
             where = next(i for i, m in enumerate(new) if m is assistant)
             new[where] = dict(assistant, content=final)
         kept = [m for m in new if id(m) not in skipped]
-        detail = "exhausted" if outcome.exhausted else "ok"
+        detail = "exhausted" if outcome.exhausted else "breaker" if stopped_by else "ok"
         events.append(TurnEvent("finish", rnd, None, detail))
-        return TurnResult(final, kept, events, rnd)
+        return TurnResult(final, kept, events, rnd, stopped=stopped_by is not None)
     text = render(config, "round_cap", lang_text, rounds=cap)
     vote = Vote("max_tool_rounds", "breaker", cap, "max_tool_rounds", text, code="round_cap")
     stop = session.report(
