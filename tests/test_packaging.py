@@ -46,6 +46,7 @@ def test_console_script_and_entry_points_are_declared() -> None:
             "doom_loop_fuzzy",
             "post_compaction_guard",
             "cycle",
+            "otel",  # not a detector: the OpenTelemetry plugin (the otel extra)
         ]
     )
 

@@ -12,7 +12,11 @@ Importing, registering with pluggy and checking is `loading.py`'s job.
 - Third-party plugins are the entry points of the group `loopguard.detectors`
   of every other distribution, one record per (distribution, entry name) — the
   first found on `sys.path` wins, as for imports — sorted by distribution, then
-  entry name, so the order never depends on the file system.
+  entry name, so the order never depends on the file system. This distribution's
+  optional plugins (`otel`) are found the same way.
+- This distribution's optional plugins (`OPTIONAL_PLUGINS`) are found only when the
+  distribution their extra installs is there (metadata only): installing
+  `loopguard-engine[otel]` is what turns the `otel` plugin on.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     *((name, f"loopguard.detectors.{name}") for name in BUILTINS),
     (LINT_CHECKS, "loopguard.lint.checks.builtin"),
 )
+
+
+# entry name -> the distribution its extra installs (entry points cannot name extras)
+OPTIONAL_PLUGINS = {"otel": "opentelemetry-api"}
 
 
 class Plugin(NamedTuple):
@@ -60,12 +68,28 @@ def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[
 def _third_party() -> list[Plugin]:
     from importlib import metadata  # ~40 ms to import: only when third-party plugins are looked for
 
+    builtin_names = {name for name, _ in BUILTIN_PLUGINS}
     unique: dict[tuple[str, str], Plugin] = {}
     for entry in metadata.entry_points(group=GROUP):
         package = distribution_name(entry.dist)
-        if package != OWN_DISTRIBUTION:
-            unique.setdefault((package, entry.name), Plugin(package, entry.name, entry.value))
+        if package == OWN_DISTRIBUTION and entry.name in builtin_names:
+            continue  # the built-ins come from BUILTIN_PLUGINS
+        if (package, entry.name) in unique or not _installed(package, entry.name, metadata):
+            continue
+        unique[(package, entry.name)] = Plugin(package, entry.name, entry.value)
     return sorted(unique.values())
+
+
+def _installed(package: str, name: str, metadata: Any) -> bool:
+    """False for an optional plugin of this distribution whose extra is not installed."""
+    needs = OPTIONAL_PLUGINS.get(name) if package == OWN_DISTRIBUTION else None
+    if needs is None:
+        return True
+    try:
+        metadata.distribution(needs)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def distribution_name(dist: Any) -> str:

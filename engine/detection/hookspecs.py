@@ -28,9 +28,13 @@ def loopguard_register_detectors() -> list[Detector]:  # type: ignore[empty-body
 
 
 @hookspec
-def loopguard_on_decision(session_id: str, decision: Decision) -> None:
+def loopguard_on_decision(session_id: str, decision: Decision, rules_source: str) -> None:
     """Called with every non-allow decision (for logging or metrics), the detectors' and
-    those a host reports through `Session.report` (the runtime's round cap)."""
+    those a host reports through `Session.report` (the runtime's round cap).
+
+    `rules_source` names the rules the Guard loaded (a path as given, `builtin:NAME`, or
+    `<mapping>`). An implementation takes only the arguments it names.
+    """
 
 
 @hookspec

@@ -62,7 +62,9 @@ class Guard:
         self._policies: dict[str | None, CompiledPolicy] = {}
         self._lock = threading.Lock()
         # what sessions report to: `loopguard_on_decision` listeners and the fault log
-        self.notifier = PluginNotifier(self.registry.plugin_manager.hook.loopguard_on_decision)
+        self.notifier = PluginNotifier(
+            self.registry.plugin_manager.hook.loopguard_on_decision, self.source
+        )
         self._reported_agents: set[str] = set()
 
     # -- construction ------------------------------------------------------

@@ -30,9 +30,11 @@ class Notifier(Protocol):
 class PluginNotifier:
     """Hands decisions to `loopguard_on_decision` plugins; logs each failing plugin once."""
 
-    def __init__(self, hook: Any) -> None:
-        """`hook` is the plugin manager's `loopguard_on_decision` hook caller."""
+    def __init__(self, hook: Any, rules_source: str = "<mapping>") -> None:
+        """`hook` is the plugin manager's `loopguard_on_decision` hook caller; `rules_source`
+        names the Guard's rules for the listeners."""
         self._hook = hook
+        self.rules_source = rules_source
         self.listening = bool(hook.get_hookimpls())
         self._faulted: set[str] = set()
 
@@ -41,7 +43,7 @@ class PluginNotifier:
         if not self.listening or decision.action == "allow":
             return
         try:
-            self._hook(session_id=session_id, decision=decision)
+            self._hook(session_id=session_id, decision=decision, rules_source=self.rules_source)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 — a listener (even sys.exit) must not break the host
