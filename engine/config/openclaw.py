@@ -18,10 +18,16 @@ by key. Unknown keys inside `loopDetection` are errors (with "did you mean");
 other OpenClaw settings around it (`tools.exec`, an agent's `model` ...) are
 not loop-detection settings and are ignored with a warning, so a whole
 OpenClaw config can be pasted.
+
+The same block pasted into a native rules mapping (one with `version`,
+`extends`, `loop_detection` ...) is translated the same way and merged with
+the native keys (`merge_embedded`). Where both set the same value, the native
+key wins and an `openclaw-conflict` warning points at the OpenClaw value.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -59,14 +65,117 @@ def openclaw_ids() -> dict[str, str]:
     return {name: entry.id for entry in entries if (name := contract.openclaw_name(entry.detector))}
 
 
+# Top-level keys only a native rules file has (OpenClaw's own config shares `messages`).
+NATIVE_MARKS = (
+    "version",
+    "extends",
+    "loop_detection",
+    "detectors",
+    "keyword_sets",
+    "intents",
+    "aggregator",
+    "outcomes",
+)
+
+
 def is_openclaw(value: Any) -> bool:
     """A mapping shaped like an OpenClaw config (and not a native rules file)."""
-    if not isinstance(value, dict) or "version" in value:
+    if not isinstance(value, dict) or any(key in value for key in NATIVE_MARKS):
         return False
     tools, agents = value.get("tools"), value.get("agents")
     return (isinstance(tools, dict) and "loopDetection" in tools) or (
         isinstance(agents, dict) and "list" in agents
     )
+
+
+def _embedded(value: Any) -> dict[str, Any]:
+    """The OpenClaw parts of a native rules mapping: `tools`, and `agents.list` (a list)."""
+    if not isinstance(value, dict) or is_openclaw(value):
+        return {}
+    part: dict[str, Any] = {}
+    if "tools" in value:
+        part["tools"] = value["tools"]
+    agents = value.get("agents")
+    if isinstance(agents, dict) and isinstance(agents.get("list"), list):
+        part["agents"] = {"list": agents["list"]}
+    return part
+
+
+def _is_embedded_path(path: Path, part: dict[str, Any]) -> bool:
+    if "tools" in part and path[:1] == ("tools",):
+        return True
+    return "agents" in part and path[:2] == ("agents", "list")
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _fill(native: Any, extra: Any, path: Path, conflicts: list[Path]) -> Any:
+    """`native` with what only `extra` sets added; paths both set differently in `conflicts`."""
+    if not (isinstance(native, dict) and isinstance(extra, dict)):
+        if not _same(native, extra):
+            conflicts.append(path)
+        return native
+    out = dict(native)
+    for key, value in extra.items():
+        out[key] = value if key not in out else _fill(out[key], value, path + (key,), conflicts)
+    return out
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def merge_embedded(doc: SourceDoc) -> SourceDoc:
+    """A native rules doc with its pasted OpenClaw block translated and merged in.
+
+    Native keys win where both set a value; each such value gets an `openclaw-conflict`
+    warning at the OpenClaw value, naming the native one. A doc without an OpenClaw
+    block is returned as it is.
+    """
+    part = _embedded(doc.data)
+    if not part:
+        return doc
+    translated = _Translator(doc).translate([((), part)])
+    added = dict(translated.data)
+    added.pop("version", None)  # a native file says its own version (or lint says it is missing)
+    native = {k: v for k, v in doc.data.items() if k != "tools"}
+    if "agents" in part:
+        native["agents"] = {k: v for k, v in native["agents"].items() if k != "list"}
+        if not native["agents"]:
+            del native["agents"]
+    kept = {p: v for p, v in doc.positions.items() if not _is_embedded_path(p, part)}
+    kept_keys = {p: v for p, v in doc.key_positions.items() if not _is_embedded_path(p, part)}
+    conflicts: list[Path] = []
+    out = SourceDoc(doc.name, _fill(native, added, (), conflicts), findings=translated.findings)
+    out.positions = {**translated.positions, **kept}
+    out.key_positions = {**translated.key_positions, **kept_keys}
+    out.display = {p: v for p, v in translated.display.items() if p not in kept}
+    for path in conflicts:
+        theirs, ours = _descend_value(added, path), _descend_value(native, path)
+        shown = translated.display.get(path, ".".join(map(str, path)))
+        line = kept.get(path, (0, 0))[0]
+        out.findings.append(
+            Finding(
+                doc.name,
+                *translated.positions.get(path, (1, 1)),
+                "warning",
+                f"{shown} ({_shown(theirs)}) is overridden by {'.'.join(map(str, path))} "
+                f"({_shown(ours)}) on line {line}",
+                shown,
+                "the loopguard key wins over the OpenClaw block; remove one of the two",
+                "openclaw-conflict",
+            )
+        )
+    return out
+
+
+def _descend_value(node: Any, path: Path) -> Any:
+    for step in path:
+        node = node.get(step) if isinstance(node, dict) else None
+    return node
 
 
 class _Translator:

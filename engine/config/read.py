@@ -6,7 +6,8 @@ over `MAX_BYTES` (1 MiB), binary data (a NUL byte), text that is not UTF-8
 `.json` files and texts that start with `{` or a `//` comment are read as
 JSON5 (falling back to YAML when only YAML parses), everything else as YAML.
 An OpenClaw-shaped document (`tools.loopDetection`, `agents.list`) is
-translated into native keys; see `openclaw`.
+translated into native keys, and so is such a block inside a native mapping
+(merged with its native keys); see `openclaw`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import stat
 from typing import Any
 
 from loopguard.config.json5source import load_json5, looks_like_json5, progress
-from loopguard.config.openclaw import is_openclaw, translate
+from loopguard.config.openclaw import is_openclaw, merge_embedded, translate
 from loopguard.config.positions import SourceDoc
 from loopguard.config.values import check_text, check_values
 from loopguard.config.yamlsource import load_yaml
@@ -136,13 +137,15 @@ def _native_from_json5(doc: SourceDoc) -> SourceDoc:
     native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
     native.positions = {p[1:]: v for p, v in doc.positions.items()}
     native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
-    return native
+    return merge_embedded(native)
 
 
 def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
-    if not doc.has_errors and is_openclaw(doc.data):
+    if doc.has_errors:
+        return doc
+    if is_openclaw(doc.data):
         return translate(doc, [((), doc.data)])
-    return doc
+    return merge_embedded(doc)
 
 
 def parse_text(text: str, name: str) -> SourceDoc:

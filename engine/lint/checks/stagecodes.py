@@ -261,6 +261,14 @@ STAGE_CODES = (
         "An OpenClaw key loopguard does not read "
         "(only loop-detection settings are).\n\nWarns: `tools: {exec: {...}}`.",
     ),
+    _code(
+        "openclaw-conflict",
+        "warning",
+        "schema",
+        "An OpenClaw block inside a native rules file sets a value its native keys "
+        "set differently; the native key wins.\n\nWarns: `loop_detection: "
+        "{warning_threshold: 8}` and `tools: {loopDetection: {warningThreshold: 10}}`.",
+    ),
 )
 
 LINT_CODES = (
