@@ -61,6 +61,8 @@ from loopguard.detectors.support.effects import (
     FailureReader,
     missing_program,
     named_verbs,
+    old_text_missing,
+    replaced_text_key,
     reports_change,
 )
 from loopguard.plugin import (
@@ -172,13 +174,17 @@ class Trail:
     """Per session: what each recent call could do (`effects`), and user turns that report
     a change. Only calls with something to say are kept: a missing call counts as changing."""
 
-    __slots__ = ("marks", "turn", "told", "remedies")
+    __slots__ = ("marks", "turn", "told", "remedies", "edits", "unfound")
 
     def __init__(self) -> None:
         self.marks: dict[int, tuple[int, bytes | None]] = {}  # seq -> (flags, core digest)
         self.turn = -1  # the newest turn whose user message was read
         self.told: list[int] = []  # turns whose user message reports a change
         self.remedies: frozenset[str] = frozenset()  # look-up verbs the newest failure names
+        # Replacing edits still running (seq -> what they look for), and what the newest
+        # failed ones looked for and did not find: a new text alone cannot change that.
+        self.edits: dict[int, bytes] = {}
+        self.unfound: list[bytes] = []
 
     def note(self, seq: int, flags: int, core: bytes | None) -> None:
         """Remember what call `seq` can do (only when it says something), newest 64 kept."""
@@ -191,6 +197,7 @@ class Trail:
 
 RECENT_MARKS = 64  # history.RECENT: a window never reaches further back
 EXACT = "doom_loop_exact"
+EDITS_KEPT = 8  # replacing edits in flight, and old texts not found, remembered
 
 
 def quiet(trail: Trail, seq: int) -> bool:
@@ -255,7 +262,14 @@ class DoomLoopExact(Detector):
         if not isinstance(value, Trail):
             return None
         marks = [[s, f, None if c is None else c.hex()] for s, (f, c) in value.marks.items()]
-        return [value.turn, list(value.told), marks, sorted(value.remedies)]
+        return [
+            value.turn,
+            list(value.told),
+            marks,
+            sorted(value.remedies),
+            [[s, k.hex()] for s, k in value.edits.items()],
+            [k.hex() for k in value.unfound],
+        ]
 
     def decode_scratch(self, data: Any) -> Any:
         trail = Trail()
@@ -263,6 +277,9 @@ class DoomLoopExact(Detector):
         trail.remedies = frozenset(str(v) for v in data[3]) if len(data) > 3 else frozenset()
         for seq, flags, core in data[2]:
             trail.marks[int(seq)] = (int(flags), None if core is None else bytes.fromhex(core))
+        if len(data) > 5:  # (stored before replacing edits were followed: none)
+            trail.edits = {int(s): bytes.fromhex(k) for s, k in data[4]}
+            trail.unfound = [bytes.fromhex(k) for k in data[5]]
         return trail
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
@@ -282,6 +299,14 @@ class DoomLoopExact(Detector):
             if ts is not None and reports_change(ts.user_text):
                 trail.told.append(call.turn)
                 del trail.told[:-16]
+        looked_for = replaced_text_key(call.tool, call.args)
+        if looked_for is not None:
+            edits = trail.edits
+            edits[call.seq] = looked_for
+            if len(edits) > EDITS_KEPT:
+                del edits[next(iter(edits))]
+            if looked_for in trail.unfound:
+                core = looked_for  # its old text was not found: a new text changes nothing
         if flags or core is not None:  # Trail.note, inlined: it runs for every call
             marks = trail.marks
             marks[call.seq] = (flags, core)
@@ -296,10 +321,13 @@ class DoomLoopExact(Detector):
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         """A call that failed did not do its work: whatever its kind, it changed nothing.
         A failure that names a look-up (`Read the file first`) makes that look-up a change."""
+        trail = state.scratch.get(self.id)
+        if trail is None:
+            return None
+        looked_for = trail.edits.pop(call.seq, None) if trail.edits else None
         if call.error is None and not call.flags & (FAILED | UNREAD):
             return None  # a success the engine has read: nothing to learn
-        trail = state.scratch.get(self.id)
-        if trail is None or call.tool in cfg["exempt"] or call.outcome == VETO:
+        if call.tool in cfg["exempt"] or call.outcome == VETO:
             return None
         flags, core = trail.marks.get(call.seq, (0, None))
         text = call.text or ""
@@ -312,6 +340,11 @@ class DoomLoopExact(Detector):
         if not failed:
             return None
         trail.remedies = named_verbs(text)
+        if looked_for is not None and old_text_missing(text):
+            core = looked_for  # what it looked for is not there: its new text does not matter
+            if looked_for not in trail.unfound:
+                trail.unfound.append(looked_for)
+                del trail.unfound[:-EDITS_KEPT]
         trail.marks[call.seq] = (QUIET | (MISSING if missing_program(text) else 0), core)
         return None
 
@@ -334,6 +367,8 @@ class DoomLoopExact(Detector):
         between = False  # any other call since the newer occurrence
         newer_turn = turn  # the turn of the newest counted occurrence
         failed = False
+        changed = False  # a change ran since the newer occurrence (it may be crossed)
+        crossed = 0  # changes crossed, each shown not to touch the failure
         poll: bool | None = (
             False  # None: known only as "not a status", a declared poll is asked when it matters
         )
@@ -358,6 +393,8 @@ class DoomLoopExact(Detector):
                 if mark is None or not mark[0] & unaffected:
                     if same and mark is not None and mark[0] & FILE:
                         edited = True  # an edit: it cannot make a missing program appear
+                    elif same and failed and not changed:
+                        changed = True  # crossed only if the call failed the same way before
                     elif same:
                         break  # something that could change the outcome ran between
                 continue
@@ -374,6 +411,15 @@ class DoomLoopExact(Detector):
                 break  # a user message between reports a change: a re-check
             if edited and (mark is None or not mark[0] & MISSING):
                 break  # files changed since, and the outcome could depend on them
+            if changed:
+                # A change ran between this occurrence and a newer one, and the newer one
+                # failed all the same: if this one failed that way too, the change did not
+                # touch the outcome. It is crossed, and one more occurrence is needed.
+                shape = entry.shape if entry.shape is not None else entry.outcome
+                if shape != ref or not entry.flags & FAILED:
+                    break
+                crossed += 1
+                changed = False
             if between and (
                 entry.flags & STATUS
                 or (poll is not False and cfg["polls"].matches(call.tool, call.args))
@@ -399,14 +445,14 @@ class DoomLoopExact(Detector):
             if ref is not None:
                 if poll is None:
                     poll = cfg["polls"].matches(call.tool, call.args)
-                if len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]):
+                if len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]) + crossed:
                     break  # enough: a vote needs no more evidence than its threshold
         count = len(seqs)
         if poll is None:  # below both thresholds it cannot matter
             poll = count >= min(cfg["threshold"], cfg["poll_threshold"]) and cfg["polls"].matches(
                 call.tool, call.args
             )
-        needed = cfg["poll_threshold"] if poll else cfg["threshold"]
+        needed = (cfg["poll_threshold"] if poll else cfg["threshold"]) + crossed
         if count < needed or (same and ref is None):
             return self._batch_warning(call, batch) if batch else None
         if not same:

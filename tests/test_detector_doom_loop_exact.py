@@ -365,6 +365,57 @@ def test_short_arguments_written_another_way_are_the_same_call() -> None:
     assert play(queries) == []
 
 
+def test_a_replacement_whose_old_text_is_not_there_is_the_same_call_whatever_its_new_text() -> None:
+    # pattern 5: a `str_replace` whose new text differs by a few characters, failing because
+    # the text it looks for is not in the file: no new text can change that
+    def replace(new: str, error: str) -> list[tuple[str, Any, Any]]:
+        args = {"command": "str_replace", "path": "/repo/a.py", "old_str": "x = 1", "new_str": new}
+        return once("str_replace_editor", args, Failed(error))
+
+    missing = "No replacement was performed, old_str `x = 1` did not appear verbatim in /repo/a.py."
+    assert play([replace(n, missing) for n in ("x = 2", "x = 2 ", "x=2")]) == [2]
+    claude = [
+        once(
+            "Edit",
+            {"file_path": "a.py", "old_string": "def f():", "new_string": f"def f(){s}:"},
+            Failed("<tool_use_error>String to replace not found in file.\nString: def f():"),
+        )
+        for s in (" -> int", "->int", " -> None")
+    ]
+    assert play(claude) == [2]
+    # a failure about the new text (a syntax error it would introduce): each new text is a fix
+    syntax = "Your proposed edit has introduced new syntax error(s): unmatched ')'"
+    assert play([replace(n, syntax) for n in ("f(x))", "f(x)))", "f((x))")]) == []
+    # another old text is another search of the file
+    others = [
+        once(
+            "str_replace_editor",
+            {"command": "str_replace", "path": "a.py", "old_str": old, "new_str": "y"},
+            Failed(missing),
+        )
+        for old in ("x = 1", "x  = 1", "x =1")
+    ]
+    assert play(others) == []
+
+
+def test_a_change_the_same_failure_outlived_is_crossed_with_one_more_repeat() -> None:
+    # pattern 1's other side: `export PATH` between two identical `javac: command not found`
+    # did not touch the failure; the repeats on both sides count, one more is needed
+    javac = once("bash", {"command": "javac A.java"}, "/bin/bash: line 7: javac: command not found")
+    look = once("bash", {"command": "echo $PATH"}, "/usr/bin")
+    path = once("bash", {"command": "export PATH=$PATH:/opt/jdk/bin"}, "")
+    assert play([javac, look, javac, path, javac, look, javac]) == [6]
+    # a change right before the current call is never crossed: it may be the fix
+    assert play([javac, look, javac, look, javac, path, javac]) == [4]
+    fixes = [
+        once("bash", {"command": f"export PATH=$PATH:/opt/jdk{v}/bin"}, "") for v in (8, 11, 17)
+    ]
+    assert play([javac, fixes[0], javac, fixes[1], javac, fixes[2], javac]) == []
+    # a success on the other side is no evidence: the change may have mattered
+    fixed = once("bash", {"command": "javac A.java"}, "")
+    assert play([fixed, look, fixed, path, javac, look, javac]) == []
+
+
 def test_the_per_call_fast_path_classifies_like_the_full_one() -> None:
     # classify() answers most calls from the tool name: the same flags and identity as
     # flags() and core_digest(), for every kind of call

@@ -47,6 +47,8 @@ __all__ = [
     "FailureReader",
     "missing_program",
     "named_verbs",
+    "old_text_missing",
+    "replaced_text_key",
     "reports_change",
 ]
 
@@ -128,6 +130,10 @@ FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-fprint", "-fl
 
 # Commentary fields: text that only describes the call (Claude Code's Bash `description`).
 COMMENTARY = ("description", "reason", "explanation", "justification", "thought")
+# A replacing edit's fields: the text looked for and the text put in its place (OpenHands'
+# and SWE-agent's `str_replace_editor`, Claude Code's `Edit`, Gemini CLI's `replace`).
+OLD_TEXT_KEYS = frozenset({"old_str", "old_string", "old_text"})
+NEW_TEXT_KEYS = frozenset({"new_str", "new_string", "new_text"})
 
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 _SEGMENTS = re.compile(r"&&|\|\||[;|\n&]")
@@ -466,6 +472,29 @@ _WORD = re.compile(r"[a-z]+")
 _MISSING = re.compile(
     r"command not found|is not recognized as (?:an internal or external command|the name)"
 )
+
+
+_NOT_FOUND = re.compile(
+    r"not found|did not appear|does not appear|could not find|no match|no replacement|"
+    r"0 occurrences|failed to find"
+)
+
+
+def replaced_text_key(tool: str, args: Any) -> bytes | None:
+    """For a replacing edit (old and new text fields), the identity of what it looks for:
+    the call without its new text. None for any other call."""
+    if type(args) is not dict or NEW_TEXT_KEYS.isdisjoint(args) or OLD_TEXT_KEYS.isdisjoint(args):
+        return None
+    return args_digest(
+        tool, canonical_text({k: v for k, v in args.items() if k not in NEW_TEXT_KEYS})
+    )
+
+
+def old_text_missing(text: str) -> bool:
+    """Whether a replacing edit's failure says the text it looks for is not there
+    (`String to replace not found in file.`, `old_str … did not appear verbatim`): no new
+    text can change that, only the file or the old text can."""
+    return _NOT_FOUND.search(text[:_SCAN_CHARS].lower()) is not None
 
 
 def missing_program(text: str) -> bool:
