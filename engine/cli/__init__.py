@@ -62,6 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(words) > 1 and words[0] == "hook" and words[1] in HOOK_DIALECTS:
         # an agent runs this around every tool call: straight to the hook, no parser built
         return hook_client.main(words[1:])
+    from loopguard.text.terminal import cli_streams
+
+    with cli_streams():  # output never fails to encode; stderr escapes terminal controls
+        return _command(argv, words)
+
+
+def _command(argv: Sequence[str] | None, words: list[str]) -> int:
     if len(words) > 1 and words[0] == "hook" and words[1] not in HOOK_ACTIONS:
         # a misspelt dialect in an agent's settings: exit 1, never the usage error's 2, which
         # Claude Code, Codex and Gemini CLI read as "block this call"

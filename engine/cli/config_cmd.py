@@ -23,6 +23,7 @@ from loopguard.cli.rules_errors import lint_errors, print_errors
 from loopguard.config.layers import BASE, BUILTIN, Analysis
 from loopguard.config.load import analyze_builtin, analyze_path
 from loopguard.config.provenance import Effective, render_text, to_json, trace
+from loopguard.text.terminal import output
 
 
 def add_parser(subparsers: Any) -> None:
@@ -96,10 +97,10 @@ def run(args: argparse.Namespace) -> int:
     name = args.rules if args.rules is not None else BASE
     if args.format == "json":
         shown = {"rules": name, "agent": args.agent, **to_json(effective)}
-        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        print(json.dumps(shown, indent=2, ensure_ascii=False), file=output(sys.stdout, "json"))
         return 0
     header = [f"effective rules of {name}" + (f" for agent {args.agent}" if args.agent else "")]
-    out = painted(sys.stdout, args.color, paint_config)
+    out = output(painted(sys.stdout, args.color, paint_config))  # terminal controls escaped
     out.write(render_text(effective, header))
     out.flush()
     return 0

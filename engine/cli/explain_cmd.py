@@ -29,6 +29,7 @@ from loopguard.findings import Finding
 from loopguard.replay.intents import intent_rule
 from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
 from loopguard.state.history import FAILED, UNREAD, VETO
+from loopguard.text.terminal import output
 
 _UNSET_NOTE = "  (unset: a rolling detector runs only when its own enabled is true)"
 
@@ -103,7 +104,8 @@ def explain(args: argparse.Namespace, wanted: str) -> int:
                         ensure_ascii=False,
                         indent=2,
                         default=str,
-                    )
+                    ),
+                    file=output(sys.stdout, "json"),
                 )
             else:
                 lines = (
@@ -112,6 +114,7 @@ def explain(args: argparse.Namespace, wanted: str) -> int:
                     else render(record, session.history(), session.config, replayer)
                 )
                 out = painted(sys.stdout, getattr(args, "color", "auto"), paint_report)
+                out = output(out)  # terminal controls from the transcript escaped
                 print("\n".join(lines), file=out)
                 out.flush()
             return 0

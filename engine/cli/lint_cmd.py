@@ -32,6 +32,7 @@ from loopguard.config.read import MAX_BYTES
 from loopguard.config.schema import default_assembly
 from loopguard.lint.checks import SelectionError, registry, select
 from loopguard.lint.linter import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
+from loopguard.text.terminal import output
 
 SUFFIXES = (".yaml", ".yml", ".json5")
 NAMES = ("openclaw.json",)
@@ -203,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
             )
     findings = [f for r in reports for f in r.findings]
     out = painted(sys.stdout, args.color, paint_finding) if args.format == "text" else sys.stdout
+    out = output(out, args.format)  # terminal controls in keys, values and file names escaped
     out.write(render(findings, args.format))
     out.flush()
     if args.format == "text":

@@ -27,6 +27,7 @@ from loopguard.cli.replay_output import TextReport
 from loopguard.cli.rules_errors import report_rules_errors
 from loopguard.findings import Finding
 from loopguard.replay.replayer import Replayer
+from loopguard.text.terminal import output, unwrapped
 
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller inputs replay in a blink: no progress bar
 
@@ -72,15 +73,17 @@ class Progress:
 
     def __call__(self, done: int) -> None:
         mb = 1024 * 1024
-        sys.stderr.write(
+        stderr = unwrapped(sys.stderr)  # its own carriage returns, not escaped
+        stderr.write(
             f"\rreplaying… {min(100, done * 100 // self.total):3d}% "
             f"({done // mb} of {self.total // mb} MB)"
         )
-        sys.stderr.flush()
+        stderr.flush()
 
     def close(self) -> None:
-        sys.stderr.write("\r" + " " * 48 + "\r")
-        sys.stderr.flush()
+        stderr = unwrapped(sys.stderr)
+        stderr.write("\r" + " " * 48 + "\r")
+        stderr.flush()
 
 
 def stderr_is_terminal() -> bool:
@@ -127,6 +130,8 @@ def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
     rules = args.rules or "builtin:default"
     if args.format == "text":
         out = painted(out, args.color, paint_report)
+    if args.format != "html":  # the page escapes for HTML itself
+        out = output(out, args.format)  # terminal controls from the inputs escaped
     reporter: Any = {
         "text": lambda: TextReport(out, rules),
         "json": lambda: JsonReport(out),
