@@ -17,9 +17,18 @@ from loopguard.decision import RANK, Decision
 from loopguard.findings import Finding
 
 # Input warnings that mean part of the input was not fed to the guard: under
-# `--fail-on` they fail the run, since a gate that skipped data checked less.
+# `--fail-on` they fail the run, since a gate that skipped data checked less. A trace whose
+# tool arguments or results were not captured (`content-not-captured`) checked less too.
 DROPS_DATA = frozenset(
-    {"bad-line", "truncated-line", "bad-message", "bad-call", "bad-event", "orphan-result"}
+    {
+        "bad-line",
+        "truncated-line",
+        "bad-message",
+        "bad-call",
+        "bad-event",
+        "orphan-result",
+        "content-not-captured",
+    }
 )
 
 

@@ -10,9 +10,9 @@ The agents' own formats are tried first, each by the keys only it writes
 (Claude Code's `parentUuid`/`isSidechain`, Codex's `session_meta`/
 `response_item` lines, OpenHands' `action`/`observation` events, SWE-agent's
 `trajectory` steps, mini-swe-agent's `mini_version`, tau-bench's `traj` runs,
-Gemini's `parts`); then the generic ones: `"event": "user_message"` and
-friends (event log), `tool_use`/`tool_result` blocks (Anthropic),
-`function_call` items or `input_text` parts (Responses),
+OpenTelemetry traces' `resourceSpans`/`spanId`, Gemini's `parts`); then the generic
+ones: `"event": "user_message"` and friends (event log), `tool_use`/`tool_result` blocks
+(Anthropic), `function_call` items or `input_text` parts (Responses),
 `tool_calls`/`tool_call_id`/`role: tool` (Chat). Plain user/assistant text
 messages read the same in every generic format, so without markers Chat is
 used; a file with none of these is an error listing the formats tried.
@@ -36,6 +36,7 @@ from loopguard.replay.transcripts import (
     openai_chat,
     openai_responses,
     openhands,
+    otlp,
     swe_agent,
     tau_bench,
 )
@@ -52,6 +53,7 @@ _AGENT_READERS: dict[str, Callable[[Source, str], Iterator[Event | Finding]]] = 
     "swe-agent": swe_agent.read,
     "mini-swe-agent": mini_swe_agent.read,
     "tau-bench": tau_bench.read,
+    "otlp": otlp.read,
 }
 _CONVERSATION_FORMATS = {
     "openai-chat": openai_chat,
@@ -68,6 +70,7 @@ LABELS = {
     "swe-agent": swe_agent.LABEL,
     "mini-swe-agent": mini_swe_agent.LABEL,
     "tau-bench": tau_bench.LABEL,
+    "otlp": otlp.LABEL,
     "gemini": gemini.LABEL,
     "openai-chat": openai_chat.LABEL,
     "openai-responses": openai_responses.LABEL,
@@ -82,6 +85,7 @@ _AGENT_MARKERS = {
         ("swe-agent", swe_agent),
         ("mini-swe-agent", mini_swe_agent),
         ("tau-bench", tau_bench),
+        ("otlp", otlp),
         ("gemini", gemini),
     )
 }
