@@ -36,6 +36,7 @@ from loopguard.replay.records import DROPS_DATA, DecisionRecord, Record, Session
 from loopguard.replay.transcripts import events as ev
 from loopguard.replay.transcripts.detect import Transcript, open_transcript
 from loopguard.rules import default
+from loopguard.session import answers
 
 __all__ = ["DROPS_DATA", "DecisionRecord", "Record", "Replayer", "SessionSummary", "SkippedTool"]
 
@@ -63,6 +64,7 @@ class _Live:
         self.last_user: dict[str, Any] | None = None
         # The round's calls by id; a repeated id gets the key (id, n): every call is fed.
         self.round: OrderedDict[Any, _Call] = OrderedDict()
+        self.last_seq = 0  # the newest call number the session gave
 
 
 class Replayer:
@@ -257,16 +259,18 @@ class Replayer:
             call.name, call.arguments, call_id=call.id, run_id=pending.run_id
         )
         summary.calls += 1
-        if self.track_calls:
-            self._calls[(live.key, before.seq)] = (pending.file, pending.line, call.arguments)
-            if len(self._calls) > _TRACKED_CALLS:
-                self._calls.popitem(last=False)
         summary.after_breaker += closed
         summary.ran_despite_block += before.blocked
-        yield from self._decision(live, before, pending.file, pending.line, closed, call.arguments)
+        # A call of a batch a breaker closed is answered before the session numbers it; its
+        # recorded result numbers it (after_call records it), so its record waits for that.
+        held = answers.is_aborted(before)
+        if not held:
+            yield from self._before(live, pending, before, closed)
         worst = before.action
         result = pending.result
         if result is None:
+            if held:  # never numbered: it sorts right after the call before it
+                yield from self._before(live, pending, before._replace(seq=live.last_seq), closed)
             yield from self._warn(
                 _warning(
                     pending.file,
@@ -294,14 +298,33 @@ class Replayer:
                     call_id=call.id,
                     run_id=pending.run_id,
                 )
+            if held:
+                yield from self._before(live, pending, before._replace(seq=after.seq), closed)
             yield from self._decision(live, after, result.file, result.line, closed, call.arguments)
             if RANK.get(after.action, 0) > RANK.get(worst, 0):
                 worst = after.action
         summary.actions[worst] += 1
 
+    def _before(
+        self, live: _Live, pending: _Call, before: Decision, closed: bool
+    ) -> Iterator[Record]:
+        """The record of a call's before_call decision (`before.seq` its place in the session)."""
+        if self.track_calls:
+            self._calls[(live.key, before.seq)] = (
+                pending.file,
+                pending.line,
+                pending.call.arguments,
+            )
+            if len(self._calls) > _TRACKED_CALLS:
+                self._calls.popitem(last=False)
+        yield from self._decision(
+            live, before, pending.file, pending.line, closed, pending.call.arguments
+        )
+
     def _decision(
         self, live: _Live, decision: Decision, file: str, line: int, closed: bool, args: Any
     ) -> Iterator[Record]:
+        live.last_seq = max(live.last_seq, decision.seq)
         if decision.action == "allow":
             if decision.phase == "before":
                 yield DecisionRecord(
