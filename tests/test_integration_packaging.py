@@ -14,12 +14,14 @@ FRAMEWORKS = {
     "openai_agents": "agents",
     "claude_agent_sdk": "claude_agent_sdk",
     "pydantic_ai": "pydantic_ai",
+    "google_adk": "google.adk",
 }
 EXTRAS = {
     "langchain": "langchain",
     "openai_agents": "openai-agents",
     "claude_agent_sdk": "claude-agent-sdk",
     "pydantic_ai": "pydantic-ai",
+    "google_adk": "google-adk",
 }
 
 
@@ -56,7 +58,13 @@ def test_the_extras_are_declared_and_the_test_extra_has_every_framework() -> Non
     meta = metadata.metadata("loopguard-engine")
     assert set(EXTRAS.values()) <= set(meta.get_all("Provides-Extra") or [])
     test_reqs = [r for r in meta.get_all("Requires-Dist") or [] if 'extra == "test"' in r]
-    for dist in ("langchain", "openai-agents", "claude-agent-sdk", "pydantic-ai-slim"):
+    for dist in (
+        "langchain",
+        "openai-agents",
+        "claude-agent-sdk",
+        "pydantic-ai-slim",
+        "google-adk",
+    ):
         assert any(r.startswith(dist) for r in test_reqs), dist
 
 
