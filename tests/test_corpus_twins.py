@@ -1,6 +1,10 @@
 """Every transcript in the shared corpus's `originals/`, read in the format its agent wrote,
 gives the same calls, in the same order and grouping, with the same results, as its converted
-twin (read with a generic reader). Runs only where the corpus is present."""
+twin (read with a generic reader).
+
+The corpus is found beside the repository (`../shared/corpus` from its root), or where
+LOOPGUARD_CORPUS says. Where it is missing the tests skip, unless LOOPGUARD_REQUIRE_CORPUS is
+set (as .ci/run does): then they fail, so CI never passes by skipping them."""
 
 from __future__ import annotations
 
@@ -13,8 +17,10 @@ import pytest
 
 from loopguard.replay.transcripts import AssistantMessage, ToolResult, open_transcript
 
-CORPUS = Path(os.environ.get("LOOPGUARD_CORPUS", "/work/shared/corpus"))
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("LOOPGUARD_CORPUS") or ROOT.parent / "shared" / "corpus")
 ORIGINALS = CORPUS / "originals"
+REQUIRED = os.environ.get("LOOPGUARD_REQUIRE_CORPUS", "") not in ("", "0")
 TWIN_FOLDERS = {
     "claude_code": ".anthropic.json",
     "swe_agent": ".chat.json",
@@ -22,9 +28,23 @@ TWIN_FOLDERS = {
     "gemini": ".chat.json",
 }
 
-pytestmark = pytest.mark.skipif(
-    not ORIGINALS.is_dir(), reason="the shared corpus is not on this machine"
-)
+
+@pytest.fixture(autouse=True)
+def _corpus_present() -> None:
+    """Skip where the corpus is missing; fail instead when it is required."""
+    if ORIGINALS.is_dir():
+        return
+    if REQUIRED:
+        pytest.fail(
+            f"LOOPGUARD_REQUIRE_CORPUS is set but the corpus is not at {CORPUS} "
+            "(expected ../shared/corpus beside the repository, or set LOOPGUARD_CORPUS)"
+        )
+    pytest.skip(f"the shared corpus is not at {CORPUS} (set LOOPGUARD_CORPUS)")
+
+
+def test_the_corpus_has_its_originals_and_labels() -> None:
+    assert (CORPUS / "labels.jsonl").is_file()
+    assert any(ORIGINALS.glob("*/*"))
 
 
 def _norm(value: Any) -> Any:
