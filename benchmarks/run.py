@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="tiny inputs (smoke test)")
     parser.add_argument(
         "--only",
-        choices=("calls", "history", "sessions", "memory", "stores", "other"),
+        choices=("calls", "history", "sessions", "memory", "stores", "other", "otel"),
         action="append",
         help="run only these groups",
     )
@@ -195,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         "memory": lambda: memory_rows(scale),
         "stores": lambda: __import__("store_bench").run(small=args.small),
         "other": lambda: external_rows(args.small),
+        # last: it imports OpenTelemetry and sets its global meter provider
+        "otel": lambda: __import__("otel_bench").run(small=args.small),
     }
     rows: list[dict[str, Any]] = []
     for name, fn in groups.items():
