@@ -1,4 +1,4 @@
-"""Choosing the reader for a file, from its first kilobytes only.
+"""Choosing the reader for a file, from its first kilobytes (further only when they hold no marker).
 
 The layout comes first: a file whose first line is a complete JSON value
 followed by more lines is JSONL; anything else starting with `[` or `{` is
@@ -16,7 +16,10 @@ ones: `"event": "user_message"` and friends (event log), `tool_use`/`tool_result
 `tool_calls`/`tool_call_id`/`role: tool` (Chat). Plain user/assistant text
 messages read the same in every generic format, so without markers Chat is
 used; a file with none of these is an error listing the formats tried.
-`--input-format` skips all of this.
+A head with no marker of any format is not the end: a document can open with a long
+member (mini-swe-agent writes `info`, with the whole diff, before `messages`), so the
+markers are looked for further, window by window, up to `sniff.SCAN_MAX_BYTES`, before
+the plain-message fallbacks apply. `--input-format` skips all of this.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from loopguard.replay.transcripts import (
 from loopguard.replay.transcripts.claims import EVENTS
 from loopguard.replay.transcripts.conversation import read_conversations
 from loopguard.replay.transcripts.events import Event
+from loopguard.replay.transcripts.sniff import windows
 from loopguard.replay.transcripts.source import HEAD_BYTES, Source, input_error
 from loopguard.text import jsontext
 
@@ -137,7 +141,7 @@ def open_transcript(path: str, input_format: str | None = None) -> Transcript:
         )
     head = source.head()
     layout = _layout(source, head)
-    return Transcript(source, input_format or _format(source.name, head), layout)
+    return Transcript(source, input_format or _detect(source, head), layout)
 
 
 def _layout(source: Source, head: str) -> str:
@@ -180,7 +184,16 @@ def _more_after_first_line(source: Source) -> bool:
     return False
 
 
-def _format(path: str, head: str) -> str:
+def _detect(source: Source, head: str) -> str:
+    """The format by its markers in the head, else further in the file, else `_format`'s."""
+    found = _marked_format(head)
+    if found is None and not source.head_complete:
+        found = next((f for text in windows(source) if (f := _marked_format(text))), None)
+    return found or _format(source.name, head)
+
+
+def _marked_format(head: str) -> str | None:
+    """The format whose markers `head` holds (the most of them), or None."""
     if _MARKERS["eventlog"].search(head):
         return "eventlog"
     agents = {name: len(pattern.findall(head)) for name, pattern in _AGENT_MARKERS.items()}
@@ -194,6 +207,13 @@ def _format(path: str, head: str) -> str:
     best = max(scores, key=lambda name: scores[name])
     if scores[best]:
         return best
+    return None
+
+
+def _format(path: str, head: str) -> str:
+    found = _marked_format(head)
+    if found is not None:
+        return found
     if re.search(r'"(?:input|output)"\s*:\s*\[', head) and not re.search(r'"messages"\s*:', head):
         return "openai-responses"
     if re.search(r'"role"\s*:', head):
