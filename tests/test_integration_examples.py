@@ -1,10 +1,11 @@
-"""The four examples in examples/integrations run offline and stop their looping model."""
+"""The examples in examples/integrations run offline and stop their looping model."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,12 @@ STOPPED = "final answer: [loopguard] Stopped: check_build was called 6 times"
 
 
 NEEDS_311 = pytest.mark.skipif(
-    sys.version_info < (3, 11), reason="LangChain 1.5 and pydantic-ai 2.68 need Python 3.11+"
+    sys.version_info < (3, 11),
+    reason="LangChain 1.5, pydantic-ai 2.68 and google-adk 2.13 need Python 3.11+",
+)
+NEEDS_STRANDS = pytest.mark.skipif(
+    find_spec("strands") is None,
+    reason="strands-agents is not in the test extra (it needs mcp<2.2); .ci/run tests it apart",
 )
 
 
@@ -39,6 +45,8 @@ def run_example(name: str) -> str:
         pytest.param("with_langchain.py", marks=NEEDS_311),
         "with_openai_agents.py",
         pytest.param("with_pydantic_ai.py", marks=NEEDS_311),
+        pytest.param("with_google_adk.py", marks=NEEDS_311),
+        pytest.param("with_strands.py", marks=NEEDS_STRANDS),
     ],
 )
 def test_a_framework_example_stops_its_looping_model(name: str) -> None:

@@ -77,7 +77,8 @@ class ScriptedLlm(BaseLlm):
             parts = [types.Part(text=step)]
         else:
             parts = [types.Part(function_call=types.FunctionCall(name=n, args=a)) for n, a in step]
-        yield LlmResponse(content=types.Content(role="model", parts=parts))
+        usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=0)  # no log line
+        yield LlmResponse(content=types.Content(role="model", parts=parts), usage_metadata=usage)
 
 
 def fetch(url: str) -> dict[str, str]:
