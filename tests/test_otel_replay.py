@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -318,3 +319,38 @@ def test_a_pydantic_ai_run_traced_by_its_own_instrumentation_replays(
     code, out = replay(capsys, "--fail-on", "critical", str(path))
     assert code == 1 and summary(out)["calls"] == 8 and summary(out)["input_warnings"] == 0
     assert {d["action"] for d in records(out, "decision")} >= {"critical", "breaker"}
+
+
+def test_the_observability_walk_through_runs_as_documented(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/observability.md: the pydantic-ai example, its events, and its replay output."""
+    pytest.importorskip("pydantic_ai", reason="pydantic-ai needs Python 3.11+")
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "observability.md").read_text("utf-8")
+    (code,) = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/observability.md", "exec"), {"__name__": "walk_through"})
+    printed = capsys.readouterr().out
+    assert printed.startswith("[loopguard] Stopped: search_docs was called 3 times")
+    trace_text = (tmp_path / "agent-trace.jsonl").read_text(encoding="utf-8")
+    spans = [json.loads(line) for line in trace_text.splitlines()]
+    events = [
+        (span["name"], event["attributes"]["gen_ai.guardrail.result.value"])
+        for span in spans
+        for event in span["events"]
+        if event["name"] == "gen_ai.guardrail.result"
+    ]
+    assert events == [("chat function:model:", "critical"), ("chat function:model:", "breaker")]
+    shown = re.search(r"\$ loopguard replay agent-trace.jsonl\n(.*?)```", doc, re.DOTALL)
+    assert shown is not None
+    assert main(["replay", "agent-trace.jsonl"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    session = re.compile(r"conversation [0-9a-f-]{36}")
+    for line in shown.group(1).splitlines():
+        if "[...]" in line:
+            line = line.split("[...]")[0].rstrip()
+            assert any(got.startswith(line) for got in out), line
+        else:
+            assert session.sub("conversation ID", line) in [
+                session.sub("conversation ID", got) for got in out
+            ], line
