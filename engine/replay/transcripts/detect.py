@@ -43,6 +43,7 @@ from loopguard.replay.transcripts import (
     swe_agent,
     tau_bench,
 )
+from loopguard.replay.transcripts import source as source_module
 from loopguard.replay.transcripts.claims import EVENTS
 from loopguard.replay.transcripts.conversation import read_conversations
 from loopguard.replay.transcripts.events import Event
@@ -163,6 +164,8 @@ def _layout(source: Source, head: str) -> str:
             jsontext.loads(first)
         except ValueError:
             return "document"
+        except RecursionError:  # a complete line, nested too deeply: JSONL warns about it
+            pass
         return "jsonl" if rest.strip() or not source.head_complete else "document"
     if source.head_complete:
         return "document"
@@ -170,12 +173,19 @@ def _layout(source: Source, head: str) -> str:
 
 
 def _more_after_first_line(source: Source) -> bool:
-    """True when something follows the (long) first line: scans chunk by chunk, memory flat."""
+    """True when something follows the (long) first line: scans chunk by chunk, memory flat.
+
+    The first line is scanned no further than the element limit (a small gzip may hold
+    gigabytes): past it, the file is read as one document, which has the same limit.
+    """
     with source.open_binary() as fh:
-        seen_newline = False
+        seen_newline, scanned = False, 0
         while chunk := fh.read(HEAD_BYTES):
             if not seen_newline:
                 at = chunk.find(b"\n")
+                scanned += len(chunk)
+                if at < 0 and scanned > source_module.MAX_ELEMENT_BYTES:
+                    return False
                 if at < 0:
                     continue
                 seen_newline, chunk = True, chunk[at + 1 :]

@@ -18,11 +18,11 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from loopguard.replay.transcripts.source import Source, input_error
+from loopguard.replay.transcripts.source import MAX_ELEMENT_BYTES, Source, input_error
 from loopguard.text.jsontext import raw_decode
 
 _WS = " \t\r\n"
-MAX_ELEMENT_CHARS = 256 * 1024 * 1024  # one message larger than this is treated as invalid
+MAX_ELEMENT_CHARS = MAX_ELEMENT_BYTES  # one message larger than this is an error (never read)
 
 
 class _Cursor:
@@ -42,7 +42,8 @@ class _Cursor:
         if self.pos:
             self.text = self.text[self.pos :]
             self.pos = 0
-        want = max(len(self.text), 1)  # the window doubles: a large element costs linear time
+        # the window doubles (a large element costs linear time), up to the element limit
+        want = max(min(len(self.text), MAX_ELEMENT_CHARS + 1 - len(self.text)), 1)
         got = 0
         parts = [self.text]
         while got < want:
@@ -84,6 +85,16 @@ class _Cursor:
         self._advance(self.pos + 1)
         return char
 
+    def _too_large(self) -> Exception:
+        """An element over the limit: the file is read no further (a gzip bomb stays small)."""
+        return input_error(
+            self.file,
+            self.line,
+            f"a JSON element is larger than {MAX_ELEMENT_CHARS >> 20:,} MiB (the limit for one "
+            "message); the file is read no further",
+            code="too-large",
+        )
+
     def value(self) -> Any:
         """Decode the next JSON value, reading more of the file as needed."""
         self.peek()
@@ -95,7 +106,9 @@ class _Cursor:
                 incomplete = exc.pos >= len(self.text) - 8 or exc.msg.startswith(
                     "Unterminated string"
                 )
-                if incomplete and offset < MAX_ELEMENT_CHARS and self._fill():
+                if incomplete and len(self.text) - self.pos > MAX_ELEMENT_CHARS:
+                    raise self._too_large() from None
+                if incomplete and self._fill():
                     continue
                 line = self.line + self.text.count("\n", self.pos, self.pos + offset)
                 raise input_error(

@@ -34,7 +34,9 @@ CHUNK_BYTES = 256 * 1024
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 STDIN_MAX_BYTES = 1 << 30  # standard input spooled at most (a file by its path has no limit)
+MAX_ELEMENT_BYTES = 256 * 1024 * 1024  # one JSONL line or JSON element at most (after gunzip)
 _GZIP_MAGIC = b"\x1f\x8b"
+LONG_LINE = "<a line over the limit>"  # the text `lines()` gives for one (compared by identity)
 
 
 def input_error(file: str, line: int, message: str, hint: str = "", code: str = "") -> InputError:
@@ -216,10 +218,23 @@ class Source:
         return text.lstrip("\ufeff")
 
     def lines(self) -> Iterator[tuple[int, str | None, bool]]:
-        """(line number, text or None when not UTF-8, ends with a newline) for each line."""
+        """(line number, text or None when not UTF-8, ends with a newline) for each line.
+
+        A line over MAX_ELEMENT_BYTES is never held: it comes as (number, LONG_LINE, True),
+        the rest of it read past in chunks.
+        """
         with self.open_binary() as fh:
-            for number, raw in enumerate(fh, 1):
+            number = 0
+            while raw := fh.readline(MAX_ELEMENT_BYTES + 1):
+                number += 1
                 self.bytes_read += len(raw)
+                if len(raw) > MAX_ELEMENT_BYTES and not raw.endswith(b"\n"):
+                    del raw
+                    while (rest := fh.readline(CHUNK_BYTES)) and not rest.endswith(b"\n"):
+                        self.bytes_read += len(rest)
+                    self.bytes_read += len(rest)
+                    yield number, LONG_LINE, True
+                    continue
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
@@ -272,9 +287,19 @@ def _parse_line(
 ) -> tuple[int, Any] | Finding:
     if text is None:
         return warning(file, number, "line is not UTF-8 text; skipped", "bad-line")
+    if text is LONG_LINE:
+        return warning(
+            file,
+            number,
+            f"line is longer than {MAX_ELEMENT_BYTES >> 20:,} MiB (the limit for one message); "
+            "skipped",
+            "bad-line",
+        )
     try:
         return number, loads(text)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        return warning(file, number, "line is nested too deeply to read; skipped", "bad-line")
+    except ValueError as exc:
         if last and not newline:
             return warning(
                 file,
