@@ -10,7 +10,8 @@ The agents' own formats are tried first, each by the keys only it writes
 (Claude Code's `parentUuid`/`isSidechain`, Codex's `session_meta`/
 `response_item` lines, OpenHands' `action`/`observation` events, SWE-agent's
 `trajectory` steps, mini-swe-agent's `mini_version`, tau-bench's `traj` runs,
-OpenTelemetry traces' `resourceSpans`/`spanId`, Gemini's `parts`); then the generic
+OpenTelemetry traces' `resourceSpans`/`spanId`, Gemini's `parts`, Gemini CLI's
+`projectHash`); then the generic
 ones: `"event": "user_message"` and friends (event log), `tool_use`/`tool_result` blocks
 (Anthropic), `function_call` items or `input_text` parts (Responses),
 `tool_calls`/`tool_call_id`/`role: tool` (Chat). Plain user/assistant text
@@ -27,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from loopguard.findings import Finding
 from loopguard.replay.transcripts import (
@@ -35,6 +37,7 @@ from loopguard.replay.transcripts import (
     codex,
     eventlog,
     gemini,
+    gemini_cli,
     mini_swe_agent,
     openai_chat,
     openai_responses,
@@ -94,6 +97,8 @@ _AGENT_MARKERS = {
         ("gemini", gemini),
     )
 }
+# Gemini CLI's chat recordings are read by `--input-format gemini` too (see Transcript).
+_AGENT_MARKERS["gemini"] = re.compile(f"{gemini.MARKERS}|{gemini_cli.MARKERS}")
 _MARKERS = {
     "eventlog": re.compile(r'"event"\s*:\s*"(?:' + "|".join(EVENTS) + ')"'),
     "anthropic": re.compile(
@@ -117,9 +122,16 @@ class Transcript:
 
     @property
     def label(self) -> str:
-        return LABELS[self.format]
+        return gemini_cli.LABEL if self._gemini_cli else LABELS[self.format]
+
+    @cached_property
+    def _gemini_cli(self) -> bool:
+        """A `gemini` file that is a Gemini CLI chat recording, not API `contents`."""
+        return self.format == "gemini" and gemini_cli.is_recording(self.source.head())
 
     def events(self) -> Iterator[Event | Finding]:
+        if self._gemini_cli:
+            return gemini_cli.read(self.source, self.layout)
         if self.format == "eventlog":
             return eventlog.read(self.source)
         if self.format in _AGENT_READERS:
