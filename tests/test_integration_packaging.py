@@ -16,6 +16,8 @@ FRAMEWORKS = {
     "pydantic_ai": "pydantic_ai",
     "google_adk": "google.adk",
     "strands": "strands",
+    "crewai": "crewai",
+    "agent_framework": "agent_framework",
 }
 EXTRAS = {
     "langchain": "langchain",
@@ -24,6 +26,8 @@ EXTRAS = {
     "pydantic_ai": "pydantic-ai",
     "google_adk": "google-adk",
     "strands": "strands",
+    "crewai": "crewai",
+    "agent_framework": "agent-framework",
 }
 
 
@@ -66,6 +70,8 @@ def test_the_extras_are_declared_and_the_test_extra_has_every_framework() -> Non
         "claude-agent-sdk",
         "pydantic-ai-slim",
         "google-adk",
+        "crewai",
+        "agent-framework-core",
     ):  # not strands-agents: it needs mcp<2.2 (see pyproject)
         assert any(r.startswith(dist) for r in test_reqs), dist
 
