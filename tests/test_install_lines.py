@@ -16,7 +16,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 INDEX_FORM = re.compile(r"""(pip|pipx|uv tool) install ['"]?loopguard-engine\[""")
-EXTRAS = ["langchain", "openai-agents", "claude-agent-sdk", "pydantic-ai", "redis"]
+EXTRAS = [
+    "langchain",
+    "openai-agents",
+    "claude-agent-sdk",
+    "pydantic-ai",
+    "google-adk",
+    "strands",
+    "redis",
+]
 
 
 def paragraphs(path: Path) -> list[str]:
