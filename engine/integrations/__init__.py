@@ -1,6 +1,7 @@
 """Adapters that make loopguard a two-line addition to agent frameworks.
 
 One subpackage per framework, each behind its own extra and imported only when used:
-`loopguard.integrations.langchain`, `.openai_agents`, `.claude_agent_sdk`, `.pydantic_ai`.
+`loopguard.integrations.langchain`, `.openai_agents`, `.claude_agent_sdk`, `.pydantic_ai`,
+`.google_adk`, `.strands`.
 See docs/integrations.md.
 """
