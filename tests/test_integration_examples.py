@@ -24,8 +24,9 @@ NEEDS_STRANDS = pytest.mark.skipif(
 )
 
 
-def run_example(name: str) -> str:
+def run_example(name: str, **extra_env: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    env.update(extra_env)
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / name)],
         capture_output=True,
@@ -47,12 +48,23 @@ def run_example(name: str) -> str:
         pytest.param("with_pydantic_ai.py", marks=NEEDS_311),
         pytest.param("with_google_adk.py", marks=NEEDS_311),
         pytest.param("with_strands.py", marks=NEEDS_STRANDS),
+        "with_agent_framework.py",
     ],
 )
 def test_a_framework_example_stops_its_looping_model(name: str) -> None:
     out = run_example(name)
     assert out.count("ran check_build(job=7)") == 5
     assert STOPPED in out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="crewai 1.6 supports Python 3.10-3.13")
+def test_the_crewai_example_stops_its_looping_model(tmp_path: Path) -> None:
+    # CrewAI answers an identical repeat itself (the tool runs once); loopguard ends the loop.
+    out = run_example("with_crewai.py", HOME=str(tmp_path))  # CrewAI writes under ~/.local
+    assert out.count("ran check_build(job=7)") == 1
+    assert "the crew stopped after 7 model calls" in out
+    assert "final answer: [loopguard] Stopped: check_build was called 3 times" in out
 
 
 @pytest.mark.slow
