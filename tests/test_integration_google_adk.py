@@ -66,11 +66,14 @@ class ScriptedLlm(BaseLlm):
     loop: bool = False
     calls: int = 0
     requests: list[list[types.Content]] = Field(default_factory=list)
+    declared: set[str] = Field(default_factory=set)  # the function names offered to the model
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         self.requests.append(list(llm_request.contents))
+        for group in llm_request.config.tools or []:
+            self.declared |= {f.name for f in group.function_declarations or []}
         step = self.script[min(self.calls, len(self.script) - 1) if self.loop else self.calls]
         self.calls += 1
         if isinstance(step, str):
@@ -164,8 +167,9 @@ def test_a_failing_call_repeated_five_times_runs_at_most_twice(run: Callable[...
 
 def test_a_healthy_run_is_untouched(run: Callable[..., Any]) -> None:
     script: list[Step] = [[("read", {"path": "a"})], [("write", {"path": "b"})], "all done"]
-    plain = run(runner_for(ScriptedLlm(script=script), None), "copy a to b")
-    guarded = run(runner_for(ScriptedLlm(script=script), LoopGuardPlugin()), "copy a to b")
+    plain_model, guarded_model = ScriptedLlm(script=script), ScriptedLlm(script=script)
+    plain = run(runner_for(plain_model, None), "copy a to b")
+    guarded = run(runner_for(guarded_model, LoopGuardPlugin()), "copy a to b")
 
     def shape(events: list[Event]) -> list[Any]:
         return [
@@ -180,6 +184,7 @@ def test_a_healthy_run_is_untouched(run: Callable[..., Any]) -> None:
         ]
 
     assert shape(guarded) == shape(plain)
+    assert guarded_model.declared == plain_model.declared == {t.__name__ for t in TOOLS}
     assert final_text(guarded) == "all done"
     assert fns.RAN == ["read a", "write b"] * 2
 
