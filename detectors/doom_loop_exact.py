@@ -174,7 +174,7 @@ class Trail:
     """Per session: what each recent call could do (`effects`), and user turns that report
     a change. Only calls with something to say are kept: a missing call counts as changing."""
 
-    __slots__ = ("marks", "turn", "told", "remedies", "edits", "unfound")
+    __slots__ = ("marks", "turn", "told", "remedies", "edits", "unfound", "programs")
 
     def __init__(self) -> None:
         self.marks: dict[int, tuple[int, bytes | None]] = {}  # seq -> (flags, core digest)
@@ -185,6 +185,7 @@ class Trail:
         # failed ones looked for and did not find: a new text alone cannot change that.
         self.edits: dict[int, bytes] = {}
         self.unfound: list[bytes] = []
+        self.programs: dict[int, str] = {}  # seq -> program of the newest changing shell calls
 
     def note(self, seq: int, flags: int, core: bytes | None) -> None:
         """Remember what call `seq` can do (only when it says something), newest 64 kept."""
@@ -198,6 +199,7 @@ class Trail:
 RECENT_MARKS = 64  # history.RECENT: a window never reaches further back
 EXACT = "doom_loop_exact"
 EDITS_KEPT = 8  # replacing edits in flight, and old texts not found, remembered
+ATTEMPT = 128  # (a mark's flags) a call that could have changed something, and failed
 
 
 def quiet(trail: Trail, seq: int) -> bool:
@@ -269,6 +271,7 @@ class DoomLoopExact(Detector):
             sorted(value.remedies),
             [[s, k.hex()] for s, k in value.edits.items()],
             [k.hex() for k in value.unfound],
+            [[s, w] for s, w in value.programs.items()],
         ]
 
     def decode_scratch(self, data: Any) -> Any:
@@ -280,6 +283,8 @@ class DoomLoopExact(Detector):
         if len(data) > 5:  # (stored before replacing edits were followed: none)
             trail.edits = {int(s): bytes.fromhex(k) for s, k in data[4]}
             trail.unfound = [bytes.fromhex(k) for k in data[5]]
+        if len(data) > 6:
+            trail.programs = {int(s): str(w) for s, w in data[6]}
         return trail
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
@@ -307,6 +312,13 @@ class DoomLoopExact(Detector):
                 del edits[next(iter(edits))]
             if looked_for in trail.unfound:
                 core = looked_for  # its old text was not found: a new text changes nothing
+        if not flags & QUIET:  # an attempt: what it runs, for the attempts it may be among
+            program = effects.program(call.tool, call.args)
+            if program is not None:
+                programs = trail.programs
+                programs[call.seq] = program
+                if len(programs) > RECENT_MARKS:
+                    del programs[next(iter(programs))]
         if flags or core is not None:  # Trail.note, inlined: it runs for every call
             marks = trail.marks
             marks[call.seq] = (flags, core)
@@ -345,7 +357,8 @@ class DoomLoopExact(Detector):
             if looked_for not in trail.unfound:
                 trail.unfound.append(looked_for)
                 del trail.unfound[:-EDITS_KEPT]
-        trail.marks[call.seq] = (QUIET | (MISSING if missing_program(text) else 0), core)
+        attempt = 0 if flags & QUIET else ATTEMPT
+        trail.marks[call.seq] = (QUIET | attempt | (MISSING if missing_program(text) else 0), core)
         return None
 
     def _walk(
@@ -368,7 +381,7 @@ class DoomLoopExact(Detector):
         newer_turn = turn  # the turn of the newest counted occurrence
         failed = False
         changed = False  # a change ran since the newer occurrence (it may be crossed)
-        crossed = 0  # changes crossed, each shown not to touch the failure
+        variants: set[bytes | None] = set()  # outcomes of new variants of it failing between
         poll: bool | None = (
             False  # None: known only as "not a status", a declared poll is asked when it matters
         )
@@ -390,6 +403,16 @@ class DoomLoopExact(Detector):
             if key != core or (same and entry.run_id != call.run_id):
                 between = True
                 rewrite = False
+                if (
+                    same
+                    and mark is not None
+                    and mark[0] & ATTEMPT
+                    and not flags & QUIET
+                    and entry.tool == call.tool
+                    and trail.programs.get(entry.seq) == trail.programs.get(call.seq)
+                    and state.digests.count(entry.digest) == 1
+                ):
+                    variants.add(entry.outcome)  # a new variant of this attempt failed between
                 if mark is None or not mark[0] & unaffected:
                     if same and mark is not None and mark[0] & FILE:
                         edited = True  # an edit: it cannot make a missing program appear
@@ -411,14 +434,17 @@ class DoomLoopExact(Detector):
                 break  # a user message between reports a change: a re-check
             if edited and (mark is None or not mark[0] & MISSING):
                 break  # files changed since, and the outcome could depend on them
+            if variants:
+                if any(v != entry.outcome for v in variants):
+                    break  # new variants failed otherwise between: the agent explores
+                variants.clear()  # they failed the same way: the same loop
             if changed:
                 # A change ran between this occurrence and a newer one, and the newer one
                 # failed all the same: if this one failed that way too, the change did not
-                # touch the outcome. It is crossed, and one more occurrence is needed.
+                # touch the outcome, and it is crossed.
                 shape = entry.shape if entry.shape is not None else entry.outcome
                 if shape != ref or not entry.flags & FAILED:
                     break
-                crossed += 1
                 changed = False
             if between and (
                 entry.flags & STATUS
@@ -445,14 +471,14 @@ class DoomLoopExact(Detector):
             if ref is not None:
                 if poll is None:
                     poll = cfg["polls"].matches(call.tool, call.args)
-                if len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]) + crossed:
+                if len(seqs) >= (cfg["poll_threshold"] if poll else cfg["threshold"]):
                     break  # enough: a vote needs no more evidence than its threshold
         count = len(seqs)
         if poll is None:  # below both thresholds it cannot matter
             poll = count >= min(cfg["threshold"], cfg["poll_threshold"]) and cfg["polls"].matches(
                 call.tool, call.args
             )
-        needed = (cfg["poll_threshold"] if poll else cfg["threshold"]) + crossed
+        needed = cfg["poll_threshold"] if poll else cfg["threshold"]
         if count < needed or (same and ref is None):
             return self._batch_warning(call, batch) if batch else None
         if not same:

@@ -256,8 +256,20 @@ def test_failed_calls_between_repeats_changed_nothing() -> None:
     same = once("bash", {"command": "edit 1:1\nclass A {"}, "Error: syntax error, edit reverted")
     script = []
     for i in range(3):
-        script += [same, once("bash", {"command": f"edit 1:1\nclass B{i} {{"}, "Error: syntax")]
+        script += [same, once("bash", {"command": f"cat B{i}.java"}, Failed("No such file"))]
     assert play(script) == [4]
+    # new variants of the same attempt failing the same way are the same loop …
+    variants = []
+    for i in range(3):
+        variants += [same, once("bash", {"command": f"edit 1:1\nclass A{i} {{"}, same[0][2])]
+    assert play(variants) == [4]
+    # … but failing otherwise, they are the agent exploring: it learns from each
+    explored = []
+    for i in range(3):
+        error = f"Error: syntax error at token {chr(97 + i)}, edit reverted"
+        explored += [same, once("bash", {"command": f"edit 1:1\nclass A{i} {{"}, error)]
+    assert play(explored) == []
+    assert play([same, same, same]) == [2]  # back to back it is a loop all the same
 
 
 def test_edits_cannot_make_a_missing_program_appear() -> None:
@@ -398,22 +410,23 @@ def test_a_replacement_whose_old_text_is_not_there_is_the_same_call_whatever_its
     assert play(others) == []
 
 
-def test_a_change_the_same_failure_outlived_is_crossed_with_one_more_repeat() -> None:
+def test_a_change_the_same_failure_outlived_is_crossed() -> None:
     # pattern 1's other side: `export PATH` between two identical `javac: command not found`
-    # did not touch the failure; the repeats on both sides count, one more is needed
+    # did not touch the failure, so the attempts on both sides of it count
     javac = once("bash", {"command": "javac A.java"}, "/bin/bash: line 7: javac: command not found")
     look = once("bash", {"command": "echo $PATH"}, "/usr/bin")
     path = once("bash", {"command": "export PATH=$PATH:/opt/jdk/bin"}, "")
+    assert play([javac, path, javac, look, javac]) == [4]
     assert play([javac, look, javac, path, javac, look, javac]) == [6]
-    # a change right before the current call is never crossed: it may be the fix
-    assert play([javac, look, javac, look, javac, path, javac]) == [4]
+    # the retry right after a change is always allowed: that change may be the fix
+    assert play([javac, look, javac, path, javac]) == []
     fixes = [
         once("bash", {"command": f"export PATH=$PATH:/opt/jdk{v}/bin"}, "") for v in (8, 11, 17)
     ]
     assert play([javac, fixes[0], javac, fixes[1], javac, fixes[2], javac]) == []
     # a success on the other side is no evidence: the change may have mattered
     fixed = once("bash", {"command": "javac A.java"}, "")
-    assert play([fixed, look, fixed, path, javac, look, javac]) == []
+    assert play([fixed, path, javac, look, javac]) == []
 
 
 def test_the_per_call_fast_path_classifies_like_the_full_one() -> None:

@@ -207,6 +207,14 @@ class Effects:
             return None
         return name_flags(words)
 
+    def program(self, tool: str, args: Any) -> str | None:
+        """The program a shell tool's call runs (its command line's first word, SWE-agent's
+        `edit` included); None for other tools. After `flags()` has seen the tool."""
+        if self._names.get(tool, -1) is not None:
+            return None
+        words = command_line(args).split(None, 1)
+        return words[0][:64] if words else ""
+
     def verb(self, tool: str) -> str | None:
         """The first verb in a tool's name (`read` for `Read`), if it has one."""
         for word in name_words(tool):
