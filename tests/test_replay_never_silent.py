@@ -54,7 +54,7 @@ def test_a_format_that_cannot_be_told_lists_the_formats_tried(
     assert code == 2 and "cannot tell the transcript format" in err
     assert (
         "tried eventlog, claude-code, codex, openhands, swe-agent, mini-swe-agent, "
-        "tau-bench, gemini" in err
+        "tau-bench, otlp, gemini" in err
     )
 
 

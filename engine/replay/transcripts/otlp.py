@@ -205,7 +205,7 @@ def _resource(resource: Any, line: int, index: _Index, file: str) -> Stream:
 
 def _otlp_span(span: dict[str, Any], line: int, index: _Index) -> None:
     attributes = _otlp_attributes(span.get("attributes"))
-    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    status = _dict(span.get("status"))
     _add(
         index,
         line,
@@ -227,7 +227,7 @@ def _otlp_span(span: dict[str, Any], line: int, index: _Index) -> None:
 
 def _python_span(span: dict[str, Any], line: int, index: _Index) -> None:
     context = span["context"]
-    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    status = _dict(span.get("status"))
     attributes = span.get("attributes")
     _add(
         index,
@@ -363,6 +363,11 @@ def _value(raw: Any) -> Any:
         except (ValueError, RecursionError):
             return raw
     return raw
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """`value` when it is an object, else an empty one."""
+    return value if isinstance(value, dict) else {}
 
 
 def _list(value: Any) -> list[Any]:
