@@ -116,6 +116,8 @@ def _parse_args(raw: Any) -> tuple[Any, str | None]:
         return raw, f"invalid JSON arguments: {exc}"
     except ValueError as exc:  # an integer longer than the interpreter converts
         return raw, f"unusable arguments: {exc}"
+    except RecursionError:  # nested deeper than the JSON parser goes
+        return raw, "unusable arguments: nested too deeply"
     if not isinstance(parsed, dict):
         return raw, "tool arguments must be a JSON object"
     return parsed, None
