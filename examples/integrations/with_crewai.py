@@ -12,7 +12,7 @@ os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("CREWAI_TESTING", "true")
 
-from typing import Any  # noqa: E402
+from typing import Any, ClassVar  # noqa: E402
 
 from crewai import Agent, Crew, Task  # noqa: E402
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
@@ -26,7 +26,7 @@ LoopGuard().register()  # every crew and agent made from here on is guarded
 class LoopingLLM(BaseLLM):
     """A model that asks for the build status on every turn, whatever it is told."""
 
-    calls = 0
+    calls: ClassVar[int] = 0
 
     def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
         LoopingLLM.calls += 1
