@@ -24,6 +24,7 @@ from typing import Any
 
 from loopguard.decision import LEVELS, Vote
 from loopguard.detection.contract import contract_problem
+from loopguard.state.history import EVIDENCE_MAX
 from loopguard.text.regexcheck import complexity_problem, redos_problem
 
 log = logging.getLogger("loopguard")
@@ -31,6 +32,11 @@ GATINGS = ("rolling", "unless_disabled", "always")
 OPTIONAL_HOOKS = ("after", "compacted")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
+MAX_COUNT = 2**63 - 1  # a vote's count and evidence seqs (a session's call numbers fit)
+# An options schema's size: jsonschema checks a schema at ~0.6 ms a value (100,000
+# properties hung registration); the largest built-in schema has 59 values.
+MAX_SCHEMA_VALUES = 1_000
+MAX_SCHEMA_DEPTH = 32
 
 
 def autoload_disabled(value: str | None) -> bool:
@@ -104,6 +110,9 @@ def schema_problem(ident: str, schema: Any) -> str | None:
     """Why a detector's options schema cannot be used, or None."""
     if not isinstance(schema, dict):
         return f"detector {ident!r}: options schema must be a mapping"
+    too_big = _size_problem(schema)
+    if too_big:
+        return f"detector {ident!r}: options schema {too_big}"
     # jsonschema (~0.1 s to import) loads with the first schema checked, not with the registry:
     # a hook process whose plugins were checked before never needs it (loopguard.hooks)
     from jsonschema import Draft202012Validator
@@ -134,6 +143,24 @@ def schema_problem(ident: str, schema: Any) -> str | None:
                         f"detector {ident!r}: options schema patternProperties key "
                         f"refused: {problem}"
                     )
+    return None
+
+
+def _size_problem(schema: dict[str, Any]) -> str | None:
+    """Why a schema is too large or deep to check (counted before jsonschema sees it)."""
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    values = 0
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            return f"is nested deeper than {MAX_SCHEMA_DEPTH} levels"
+        children = item.values() if isinstance(item, Mapping) else item
+        for value in children:
+            values += 1
+            if values > MAX_SCHEMA_VALUES:
+                return f"has more than {MAX_SCHEMA_VALUES:,} values (keywords and items)"
+            if isinstance(value, (Mapping, list)):
+                stack.append((value, depth + 1))
     return None
 
 
@@ -174,19 +201,30 @@ def vote_problem(vote: Any) -> str | None:
 
     A vote is read by the aggregator, logged, hashed (`key`) and serialised, so every
     field must have its declared type: a plugin's `Vote(..., count="3")` would crash there.
+    Types are tested with `type()` before any comparison: a `str` subclass whose `__eq__`
+    raises, or an object whose `__class__` raises, must be a fault, not an exception out of
+    the host's call. Counts and evidence seqs are bounded (0..2**63-1, at most
+    `EVIDENCE_MAX` evidence entries): `10**10000` broke the decision log line.
     """
-    if vote.__class__ is not Vote:
+    if type(vote) is not Vote:
         return f"returned {_short(vote)}, not a Vote"
     detector, level, count, key, message, evidence, code = vote
-    if level not in LEVELS:
+    if type(level) is not str or level not in LEVELS:
         return f"returned a Vote with level {_short(level)} (warn, critical or breaker)"
-    if count.__class__ is not int:
+    if type(count) is not int:
         return f"returned a Vote whose count is {_short(count)}, not an integer"
+    if not 0 <= count <= MAX_COUNT:
+        return "returned a Vote whose count is not between 0 and 2**63-1"
     for name, value in (("detector", detector), ("key", key), ("message", message), ("code", code)):
-        if value.__class__ is not str:
+        if type(value) is not str:
             return f"returned a Vote whose {name} is {_short(value)}, not a string"
-    if evidence.__class__ is not tuple or any(e.__class__ is not int for e in evidence):
+    if type(evidence) is not tuple or any(type(e) is not int for e in evidence):
         return "returned a Vote whose evidence is not a tuple of integers"
+    if len(evidence) > EVIDENCE_MAX or any(not 0 <= e <= MAX_COUNT for e in evidence):
+        return (
+            f"returned a Vote whose evidence has more than {EVIDENCE_MAX} entries or a seq "
+            "outside 0..2**63-1"
+        )
     return None
 
 

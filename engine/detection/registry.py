@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
@@ -34,6 +34,7 @@ from loopguard.detection.loading import (
     new_plugin_manager,
 )
 from loopguard.detection.plugincheck import autoload_disabled
+from loopguard.detection.sandbox import Budget
 
 AUTOLOAD_ENV = "LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD"
 BLOCK_ENV = "LOOPGUARD_BLOCK_PLUGINS"
@@ -46,6 +47,9 @@ class Registered:
     detector: Detector
     source: str
     builtin: bool
+    # A plugin's time record (loopguard.detection.sandbox): one per registered detector, so
+    # one that overran is disabled for the process, in every compiled policy.
+    budget: Budget = field(default_factory=Budget, compare=False, repr=False)
 
     @property
     def id(self) -> str:

@@ -7,13 +7,17 @@ detector's switch, see `is_active`), the aggregator, outcome normalisation and t
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from loopguard.detection import sandbox
 from loopguard.detection.aggregator import Aggregator
 from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED, Detector
 from loopguard.detection.registry import Registry
+from loopguard.detection.sandbox import Budget
 from loopguard.detection.unknowntools import UnknownTools
 from loopguard.policy.outcomes import OutcomeReader
 from loopguard.policy.turns import TurnPolicy
@@ -29,6 +33,7 @@ class Stage:
     cfg: Any
     source: str
     trusted: bool = False  # a built-in detector: its votes skip the per-vote contract check
+    budget: Budget | None = None  # a plugin's time record (its hooks run behind the sandbox)
 
 
 Hook = tuple[Any, Any, Stage]  # (bound method, compiled options, stage)
@@ -41,6 +46,8 @@ def _hooks(stages: list[Stage], name: str) -> tuple[Hook, ...]:
         method = getattr(stage.detector, name, None)
         if method is None or getattr(type(stage.detector), name, None) is getattr(Detector, name):
             continue
+        if not stage.trusted:  # plugin code: read-only views, vote checks, a time budget
+            method = sandbox.wrap(name, method, stage.detector.id, stage.budget or Budget())
         found.append((method, stage.cfg, stage))
     return tuple(found)
 
@@ -86,6 +93,24 @@ class Unconfigured(Detector):
         raise RuntimeError(self.error)
 
 
+class _Copies:
+    """Fresh copies of the effective rules for plugins' `configure` (a plugin that changed the
+    rules dict would change them for every other detector and the aggregator): the rules
+    are JSON data, so a copy is one parse of their text, made once per policy."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        try:
+            self.text: str | None = json.dumps(config)
+        except (TypeError, ValueError):
+            self.text = None
+        self.source = config
+
+    def config(self) -> dict[str, Any]:
+        if self.text is None:
+            return copy.deepcopy(dict(self.source))
+        return json.loads(self.text)  # type: ignore[no-any-return]
+
+
 def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
     """SPEC §3 gating: the master switch first, then the detector's own switch.
 
@@ -109,19 +134,25 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
     options_by_id = config.get("detectors") or {}
     order = list((config.get("aggregator") or {}).get("order") or ())
     stages: list[Stage] = []
+    copies: _Copies | None = None
     for entry in registry.entries:
         options = options_by_id.get(entry.id) or {}
         if not is_active(entry.detector, options, enabled):
             continue
         try:
-            cfg = entry.detector.configure(
-                {k: v for k, v in options.items() if k != "enabled"}, config
-            )
-            stages.append(Stage(entry.detector, cfg, entry.source, entry.builtin))
+            own = {k: v for k, v in options.items() if k != "enabled"}
+            whole = config
+            if not entry.builtin:  # a plugin gets copies: the rules are shared by every stage
+                copies = copies or _Copies(config)
+                own, whole = copy.deepcopy(own), copies.config()
+            cfg = entry.detector.configure(own, whole)
+            stages.append(Stage(entry.detector, cfg, entry.source, entry.builtin, entry.budget))
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - a plugin's configure must not break sessions
-            stages.append(Stage(Unconfigured(entry.detector.id, exc), None, entry.source))
+            stages.append(
+                Stage(Unconfigured(entry.detector.id, exc), None, entry.source, False, entry.budget)
+            )
     rank = {name: i for i, name in enumerate(order)}
     stages.sort(key=lambda s: rank.get(s.detector.id, len(rank)))
     outcomes = config.get("outcomes") or {}

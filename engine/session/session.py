@@ -36,6 +36,12 @@ if TYPE_CHECKING:
 _MAX_OPEN = 256  # calls awaiting after_call remembered per session
 
 
+def _loggable(number: Any) -> int:
+    """A host-made decision's number as the decision log line can print it (`%d`), else 0:
+    an integer over 4,300 digits, or a text, made the log record fail."""
+    return number if type(number) is int and -(2**63) <= number < 2**63 else 0
+
+
 class Session:
     """Handle on one session's state under one compiled policy."""
 
@@ -273,11 +279,11 @@ class Session:
             log_decision(
                 decision.action,
                 decision.tool,
-                decision.seq,
-                decision.turn,
+                _loggable(decision.seq),
+                _loggable(decision.turn),
                 top.message if top else decision.message or "",
                 decision.detector or "",
-                top.count if top else 0,
+                _loggable(top.count if top else 0),
             )
             self._notifier.decision(self.id, decision)
         return decision

@@ -1,0 +1,436 @@
+"""What third-party detector code sees of a session, what it may vote, and how long it may take.
+
+Built-in detectors are the engine's own code: they get the live `Call` and `SessionState`.
+A plugin's hooks are wrapped once per compiled policy (`wrap`), so nothing it does can blind
+the other detectors or make the host's call raise (issue 22, items 12, 13 and 17):
+
+- It sees a copy of the call (`CallView`, its `args` copied from the canonical text when
+  first read) and a read-only view of the session (`StateView`): history entries are
+  immutable snapshots (`EntryView`), the index, the digests and the counters cannot be
+  written, and `scratch` holds only the detector's own slot, `state.scratch[its id]`.
+  Views are made per hook call and cost about a microsecond; what a plugin reads of
+  them costs in proportion (a snapshot per entry it reads).
+- Its vote must be a well-formed `Vote` under its own id, with a key prefixed `id:` (what
+  `Detector.vote` builds), a count and evidence seqs within 0..2**63-1, at most
+  `EVIDENCE_MAX` evidence entries (`vote_problem`, `ownership_problem`).
+- A hook call over `SLOW_S` is an overrun, logged; the `MAX_OVERRUNS`th overrun, or one
+  call over `STOP_S`, disables the detector for the rest of the process (its `Budget`
+  lives in the registry entry): every later call of it is a fault ("disabled: ..."),
+  handled per `fail_mode` like any other. A hook is not interrupted while it runs: that
+  would take a thread per call (tens of microseconds on every call, and the abandoned
+  hook would go on running beside the next call), so an overrun costs its time once.
+
+A plugin is code in the host's process: these views stop writes through everything a
+detector is handed, not code that digs the session out of the interpreter (`gc`, frames).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from operator import itemgetter
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from loopguard.state.history import Bucket, Call, HistoryEntry, SessionState
+from loopguard.text.jsontext import loads
+
+log = logging.getLogger("loopguard")
+
+SLOW_S = 0.1  # a plugin hook call longer than this is an overrun
+STOP_S = 1.0  # one call longer than this disables the detector at once
+MAX_OVERRUNS = 3  # overruns after which the detector is disabled
+_IMMUTABLE = (str, int, float, bool, type(None), bytes)
+
+
+class Budget:
+    """One plugin detector's time record, shared by every session of the process."""
+
+    __slots__ = ("overruns", "disabled", "_lock")
+
+    def __init__(self) -> None:
+        self.overruns = 0
+        self.disabled: str | None = None  # why it was disabled
+        self._lock = threading.Lock()
+
+    def spent(self, hook: str, seconds: float) -> None:
+        """Count a call that took `seconds`; disable the detector past the budget."""
+        if seconds <= SLOW_S:
+            return
+        with self._lock:
+            self.overruns += 1
+            if self.disabled is None and (seconds > STOP_S or self.overruns >= MAX_OVERRUNS):
+                self.disabled = (
+                    f"disabled for this process: its {hook} took {seconds:.2f} s "
+                    f"(overrun {self.overruns}; budget {SLOW_S:g} s a call, "
+                    f"{MAX_OVERRUNS} overruns or one over {STOP_S:g} s)"
+                )
+        if self.disabled is None:
+            log.warning(
+                "loopguard plugin detector %s took %.2f s, over its %g s budget "
+                "(overrun %d of %d before it is disabled)",
+                hook,
+                seconds,
+                SLOW_S,
+                self.overruns,
+                MAX_OVERRUNS,
+            )
+
+
+class Disabled(RuntimeError):
+    """A plugin detector is skipped: it overran its time budget."""
+
+
+class EntryView(NamedTuple):
+    """An immutable snapshot of one `HistoryEntry`, as a plugin reads it."""
+
+    seq: int
+    tool: str
+    digest: bytes
+    outcome: bytes | None
+    run_id: str | None
+    turn: int
+    call_id: str | None
+    unknown: str | None
+    round: int
+    shape: bytes | None
+    flags: int
+
+    @property
+    def same_as(self) -> bytes | None:
+        return self.shape if self.shape is not None else self.outcome
+
+    @property
+    def pending(self) -> bool:
+        return self.outcome is None
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome is not None and self.outcome.startswith(b"error:")
+
+    def to_dict(self) -> dict[str, Any]:
+        return HistoryEntry.to_dict(self)  # type: ignore[arg-type]  # reads the same attributes
+
+
+_new_tuple = tuple.__new__
+
+
+def snapshot(entry: HistoryEntry) -> EntryView:
+    """The entry's values now, in a tuple nothing can change (written out: `attrgetter` of
+    eleven names measured twice as slow)."""
+    return _new_tuple(
+        EntryView,
+        (
+            entry.seq,
+            entry.tool,
+            entry.digest,
+            entry.outcome,
+            entry.run_id,
+            entry.turn,
+            entry.call_id,
+            entry.unknown,
+            entry.round,
+            entry.shape,
+            entry.flags,
+        ),
+    )
+
+
+class HistoryView(Sequence[EntryView]):
+    """The session's history, oldest first, read-only; each entry read is a snapshot."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: Sequence[HistoryEntry]) -> None:
+        self._entries = entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [snapshot(e) for e in list(self._entries)[index]]
+        return snapshot(self._entries[index])
+
+    def __iter__(self) -> Iterator[EntryView]:
+        for entry in self._entries:
+            yield snapshot(entry)
+
+    def __reversed__(self) -> Iterator[EntryView]:
+        for entry in reversed(self._entries):
+            yield snapshot(entry)
+
+
+class BucketView:
+    """One signature's entries in the index, read-only (the streak memo stays the engine's)."""
+
+    __slots__ = ("_bucket",)
+
+    def __init__(self, bucket: Bucket) -> None:
+        self._bucket = bucket
+
+    @property
+    def entries(self) -> tuple[EntryView, ...]:
+        return tuple(snapshot(e) for e in self._bucket.entries)
+
+    def streak(self, first_seq: int) -> tuple[int, tuple[int, ...]]:
+        count, seqs = self._bucket.streak(int(first_seq))
+        return count, seqs
+
+
+class IndexView(Mapping[Any, BucketView]):
+    """The per-signature index (`sig_key` -> entries), read-only."""
+
+    __slots__ = ("_index",)
+
+    def __init__(self, index: dict[Any, Bucket]) -> None:
+        self._index = index
+
+    def __getitem__(self, key: Any) -> BucketView:
+        return BucketView(self._index[key])
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._index))
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+class OwnScratch(MutableMapping[str, Any]):
+    """`state.scratch` as a plugin sees it: its own slot only, read and written freely."""
+
+    __slots__ = ("_scratch", "_key")
+
+    def __init__(self, scratch: dict[str, Any], key: str) -> None:
+        self._scratch = scratch
+        self._key = key
+
+    def _mine(self, key: Any) -> bool:
+        return type(key) is str and key == self._key
+
+    def __getitem__(self, key: Any) -> Any:
+        if not self._mine(key):
+            raise KeyError(key)
+        return self._scratch[self._key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if not self._mine(key):
+            raise TypeError(f"a detector writes only state.scratch[{self._key!r}]")
+        self._scratch[self._key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        if not self._mine(key):
+            raise TypeError(f"a detector writes only state.scratch[{self._key!r}]")
+        del self._scratch[self._key]
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._scratch.get(self._key, default) if self._mine(key) else default
+
+    def __contains__(self, key: Any) -> bool:
+        return self._mine(key) and self._key in self._scratch
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        if self._mine(key):
+            return self._scratch.pop(self._key, *default)
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if not self._mine(key):
+            raise TypeError(f"a detector writes only state.scratch[{self._key!r}]")
+        return self._scratch.setdefault(self._key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([self._key] if self._key in self._scratch else [])
+
+    def __len__(self) -> int:
+        return 1 if self._key in self._scratch else 0
+
+
+class StateView:
+    """A read-only view of one session's `SessionState` for plugin code (see the module)."""
+
+    __slots__ = ("_state", "_key", "_own")
+
+    def __init__(self, state: SessionState, key: str) -> None:
+        self._state = state
+        self._key = key
+        self._own: OwnScratch | None = None
+
+    @property
+    def history(self) -> HistoryView:
+        return HistoryView(self._state.history)
+
+    @property
+    def index(self) -> IndexView | None:
+        index = self._state.index
+        return None if index is None else IndexView(index)
+
+    @property
+    def digests(self) -> tuple[bytes, ...]:
+        return tuple(self._state.digests)
+
+    @property
+    def last_result(self) -> tuple[EntryView, str | None] | None:
+        last = self._state.last_result
+        return None if last is None else (snapshot(last[0]), last[1])
+
+    @property
+    def scratch(self) -> OwnScratch:
+        own = self._own
+        if own is None:
+            own = self._own = OwnScratch(self._state.scratch, self._key)
+        return own
+
+    @property
+    def criticals(self) -> Mapping[str | None, int]:
+        return MappingProxyType(self._state.criticals)
+
+    @property
+    def warned(self) -> Mapping[str, int]:
+        return MappingProxyType(self._state.warned)
+
+    @property
+    def seq(self) -> int:
+        return self._state.seq
+
+    @property
+    def turn(self) -> int:
+        return self._state.turn
+
+    @property
+    def round(self) -> int:
+        return self._state.round
+
+    @property
+    def lang(self) -> str | None:
+        return self._state.lang
+
+    @property
+    def tools_closed(self) -> bool:
+        return self._state.tools_closed
+
+    @property
+    def batch_open(self) -> bool:
+        return self._state.batch_open
+
+    @property
+    def last_used(self) -> float:
+        return self._state.last_used
+
+
+class CallView(tuple):  # type: ignore[type-arg]
+    """A read-only copy of the call being decided: setting a field is an AttributeError.
+
+    `args` is a copy made from the canonical argument text each time it is read (so a plugin
+    that never reads them pays nothing, and changing the copy changes nothing else); a value
+    that cannot change (a text, a number) is handed over as it is.
+    """
+
+    __slots__ = ()
+
+    tool = property(itemgetter(0))
+    canonical = property(itemgetter(1))
+    digest = property(itemgetter(2))
+    seq = property(itemgetter(3))
+    turn = property(itemgetter(4))
+    run_id = property(itemgetter(5))
+    call_id = property(itemgetter(6))
+    round = property(itemgetter(7))
+    outcome = property(itemgetter(8))
+    unknown = property(itemgetter(9))
+    error = property(itemgetter(10))
+    text = property(itemgetter(11))
+    flags = property(itemgetter(12))
+
+    @property
+    def args(self) -> Any:
+        value = self[13]
+        if type(value) in _IMMUTABLE:
+            return value
+        try:
+            return loads(self[1])
+        except (ValueError, RecursionError):
+            return self[1]
+
+    def __repr__(self) -> str:
+        return f"CallView(tool={self[0]!r}, seq={self[3]!r}, canonical={self[1][:200]!r})"
+
+
+def call_view(call: Call) -> CallView:
+    return _new_tuple(
+        CallView,
+        (
+            call.tool,
+            call.canonical,
+            call.digest,
+            call.seq,
+            call.turn,
+            call.run_id,
+            call.call_id,
+            call.round,
+            call.outcome,
+            call.unknown,
+            call.error,
+            call.text,
+            call.flags,
+            call.args,  # the live parsed value: `CallView.args` hands out copies of it
+        ),
+    )
+
+
+def ownership_problem(vote: Any, ident: str) -> str | None:
+    """Why a well-formed vote may not come from detector `ident` (another id, a foreign key)."""
+    if vote.detector != ident:
+        return f"voted under the detector id {vote.detector[:80]!r}, not its own {ident!r}"
+    if not vote.key.startswith(ident + ":"):
+        return f"returned a Vote whose key {vote.key[:80]!r} does not start with {ident + ':'!r}"
+    return None
+
+
+def wrap(hook: str, method: Callable[..., Any], ident: str, budget: Budget) -> Callable[..., Any]:
+    """`method` (a plugin detector's `check`, `after` or `compacted`) behind the views, the vote
+    checks and the time budget. What it raises (a fault, a disabled detector) the session
+    records as a fault of that detector."""
+    from loopguard.detection.plugincheck import vote_problem
+
+    clock = time.perf_counter
+    name = f"{ident}.{hook}"
+    if hook == "compacted":
+
+        def compacted(state: SessionState, cfg: Any) -> None:
+            if budget.disabled is not None:
+                raise Disabled(budget.disabled)
+            start = clock()
+            try:
+                method(StateView(state, ident), cfg)
+            finally:
+                budget.spent(name, clock() - start)
+            if budget.disabled is not None:
+                raise Disabled(budget.disabled)
+
+        return compacted
+
+    def checked(call: Call, state: SessionState, cfg: Any) -> Any:
+        if budget.disabled is not None:
+            raise Disabled(budget.disabled)
+        start = clock()
+        try:
+            vote = method(call_view(call), StateView(state, ident), cfg)
+        finally:
+            took = clock() - start
+            if took > SLOW_S:
+                budget.spent(name, took)
+        if budget.disabled is not None:
+            raise Disabled(budget.disabled)
+        if vote is None:
+            return None
+        problem = vote_problem(vote) or ownership_problem(vote, ident)
+        if problem is not None:
+            raise TypeError(problem)
+        return vote
+
+    return checked
