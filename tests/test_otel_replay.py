@@ -354,3 +354,45 @@ def test_the_observability_walk_through_runs_as_documented(
             assert session.sub("conversation ID", line) in [
                 session.sub("conversation ID", got) for got in out
             ], line
+
+
+def test_the_sdk_otlp_encoder_output_replays(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The SDK's own OTLP encoding, as JSON (protobuf's JSON mapping: base64 ids, int64 values
+    as text, status codes by enum name)."""
+    encoder = pytest.importorskip("opentelemetry.exporter.otlp.proto.common.trace_encoder")
+    json_format = pytest.importorskip("google.protobuf.json_format")
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("agent")
+    with tracer.start_as_current_span("invoke_agent", attributes={"gen_ai.conversation.id": "z1"}):
+        for i in range(4):
+            with tracer.start_as_current_span("chat", attributes={"gen_ai.operation.name": "chat"}):
+                pass
+            attributes = {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "deploy",
+                "gen_ai.tool.call.id": f"d{i}",
+                "gen_ai.tool.call.arguments": '{"env": "prod"}',
+            }
+            with tracer.start_as_current_span("execute_tool deploy", attributes=attributes) as span:
+                span.set_status(Status(StatusCode.ERROR, "quota exceeded"))
+    provider.shutdown()
+    path = tmp_path / "trace.json"
+    path.write_text(
+        json_format.MessageToJson(encoder.encode_spans(exporter.get_finished_spans())),
+        encoding="utf-8",
+    )
+    assert '"STATUS_CODE_ERROR"' in path.read_text(encoding="utf-8")
+    assert open_transcript(str(path)).format == "otlp"
+    results = [e for e in open_transcript(str(path)).events() if isinstance(e, ToolResult)]
+    assert [(r.is_error, r.content) for r in results] == [(True, "quota exceeded")] * 4
+    code, out = replay(capsys, "--fail-on", "critical", str(path))
+    assert code == 1
+    (session,) = records(out, "session")
+    assert (session["session"], session["calls"]) == ("conversation z1", 4)
+    assert [d["action"] for d in records(out, "decision")] == ["critical", "breaker"]
