@@ -19,7 +19,7 @@ import pytest
 if find_spec("strands") is None:
     pytest.skip(
         "strands-agents is not in the test extra (it needs mcp<2.2): "
-        'pip install "loopguard-engine[strands]" pytest hypothesis in an environment of its own',
+        'pip install ".[strands]" pytest hypothesis in an environment of its own',
         allow_module_level=True,
     )
 
