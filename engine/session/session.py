@@ -132,7 +132,7 @@ class Session:
     ) -> Decision:
         """Decide whether a tool call may run; records it in the history."""
         state, policy = self._state, self._policy
-        name = tool if isinstance(tool, str) else safe_str(tool)
+        name = tool if type(tool) is str else safe_str(tool)
         parsed = parse_args(args)
         canonical = canonical_text(parsed)
         digest = args_digest(name, canonical)
@@ -206,7 +206,7 @@ class Session:
         recorded now.
         """
         state, policy = self._state, self._policy
-        name = tool if isinstance(tool, str) else safe_str(tool)
+        name = tool if type(tool) is str else safe_str(tool)
         cid = None if call_id is None else safe_str(call_id)
         with state.lock:
             state.last_used = time.monotonic()
@@ -241,7 +241,7 @@ class Session:
                 return policy.aggregator.decide(call, (), (), state, "after")
             # The result is read only now: a blocked call's result (replays have them) is unused.
             if error is not None:
-                text = error if isinstance(error, str) else safe_str(error)
+                text = error if type(error) is str else safe_str(error)
                 outcome = error_outcome(error)
             else:
                 drop, keep = policy.outcome_rules(name)

@@ -55,25 +55,51 @@ def digest_text(text: str) -> bytes:
 
 
 def parse_args(args: Any) -> Any:
-    """Arguments as a value: a JSON string is parsed, an unparsable one stays raw text."""
-    if isinstance(args, (str, bytes, bytearray)):
-        text = args.decode("utf-8", "replace") if not isinstance(args, str) else args
+    """Arguments as a value: a JSON string is parsed, an unparsable one stays raw text.
+
+    Types are tested with `type()` (an object whose `__class__` raises breaks `isinstance`),
+    and a `str` or `bytes` subclass is read as its plain text: its own methods never run.
+    """
+    kind = type(args)
+    if kind is str or issubclass(kind, (str, bytes, bytearray)):
+        if kind is str:
+            text = args
+        elif issubclass(kind, str):
+            text = str.__str__(args)
+        else:
+            text = (bytes.decode if issubclass(kind, bytes) else bytearray.decode)(
+                args, "utf-8", "replace"
+            )
         if not text.strip():
             return {}
         try:
             return loads(text)
         except (ValueError, RecursionError):
             return text
-    return {} if args is None else args
+    if args is None:
+        return {}
+    if kind is not dict and kind is not list:
+        try:
+            args.__class__  # noqa: B018 — what `isinstance` reads: detectors use it on args
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001
+            return {"$type": _type_name(args), "$value": "$unprintable"}
+    return args
 
 
 def canonical_text(value: Any) -> str:
     """JSON with keys sorted at every depth and non-ASCII kept; raw text stays as is."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return value
+    if issubclass(kind, str):  # its text, as a plain str (its own methods may raise)
+        return str.__str__(value)
     try:
         return _DUMPS(value)
-    except Exception:  # noqa: BLE001 — odd or hostile values take the careful path below
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 — odd or hostile values take the careful path below
         return _DUMPS(_jsonable(value, 0, _Walk()))
 
 
@@ -98,16 +124,21 @@ def _jsonable(value: Any, depth: int, walk: _Walk) -> Any:
         return "$more"
     if depth > _MAX_DEPTH:
         return "$deep"
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return {"$int": hex(value)} if _too_long(value) else value
-    if isinstance(value, float):
-        if math.isfinite(value):
+    try:  # (free unless it raises) an object whose `__class__` raises breaks `isinstance`
+        if value is None or isinstance(value, (bool, str)):
             return value
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+        if isinstance(value, int):
+            return {"$int": hex(value)} if _too_long(value) else value
+        if isinstance(value, float):
+            if math.isfinite(value):
+                return value
+            return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001
+        return {"$type": _type_name(value), "$value": "$unprintable"}
     marker = id(value)
     seen = walk.seen
     if marker in seen:
@@ -115,7 +146,9 @@ def _jsonable(value: Any, depth: int, walk: _Walk) -> Any:
     seen.add(marker)
     try:
         return _container(value, depth, walk)
-    except Exception:  # noqa: BLE001 — a hostile __iter__, items() or __dict__
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 — a hostile __iter__, items(), __dict__ (even sys.exit)
         return {"$type": _type_name(value), "$value": "$unprintable"}
     finally:
         seen.discard(marker)
@@ -194,12 +227,14 @@ def _too_long(value: int) -> bool:
 
 
 def _safe_str(value: Any) -> str:
-    if is_int(value) and _too_long(value):
-        return hex(value)
     try:
-        text = str(value)
-    except Exception:  # a hostile __str__ must not take the guard down
-        return "$unprintable"
+        if type(value) is not bool and issubclass(type(value), int) and _too_long(value):
+            return hex(value)
+        text = str.__str__(str(value))  # a plain str: a subclass's own methods may raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 — a hostile __str__ (even sys.exit) must not take
+        return "$unprintable"  # the guard down
     # Default reprs carry memory addresses, which differ between processes.
     return text.split(" at 0x")[0] if " at 0x" in text else text
 
@@ -230,8 +265,10 @@ def result_text(result: Any, drop: frozenset[str], keep: frozenset[str] | None) 
     A string result stays as is unless it is a JSON object or array and fields
     are to be dropped or kept; then it is parsed and treated like the value.
     """
+    if type(result) is not str and issubclass(type(result), str):
+        result = str.__str__(result)  # a str subclass: its text (its own methods may raise)
     value = result
-    if isinstance(value, str) and value[:1] in ("{", "[") and (drop or keep):
+    if type(value) is str and value[:1] in ("{", "[") and (drop or keep):
         try:
             value = loads(value)
         except (ValueError, RecursionError):
@@ -243,7 +280,9 @@ def result_text(result: Any, drop: frozenset[str], keep: frozenset[str] | None) 
             value = _without(value, drop, 0, [WALK_MAX])
         elif drop and isinstance(value, Mapping):
             value = _without(dict(value), drop, 0, [WALK_MAX])
-    except Exception:  # noqa: BLE001 — a hostile container: its stand-in text is digested whole
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 — a hostile container: its stand-in text is digested
         value = result
     return canonical_text(value)
 
