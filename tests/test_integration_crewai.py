@@ -40,6 +40,7 @@ os.environ.update(_ENV)
 try:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ImportWarning)  # crewai.rag, while it is imported
+        import crewai
         from crewai import Agent, Crew, Task
         from crewai.hooks import register_before_llm_call_hook, unregister_before_llm_call_hook
         from crewai.llms.base_llm import BaseLLM
@@ -252,3 +253,19 @@ def test_a_hook_that_trims_the_messages_marks_compaction(
         lg.unregister()
         unregister_before_llm_call_hook(keep_recent)
     assert compactions and set(compactions) == {f"{crew.id}/{crew.agents[0].id}"}
+
+
+def test_an_agent_run_alone_has_its_calls_refused(guard: LoopGuard) -> None:
+    """`Agent.kickoff` without a crew: crewai 1.6 runs the tool hooks there but no LLM hooks,
+    so the loop's calls are refused and the model ends the task itself; later releases run
+    both, and the breaker ends it."""
+    llm = ScriptedLLM([("read", {"path": "a"})] * 6 + ["gave up"])
+    agent = Agent(role="alone", goal="help", backstory="helps", llm=llm, tools=TOOLS, max_iter=12)
+    out = str(agent.kickoff("read a").raw)
+    history = [e.tool for e in guard.core.session(str(agent.id)).history()]
+    if crewai.__version__.startswith("1.6."):
+        assert fns.RAN == ["read a", "read a"]
+        assert out == "gave up" and history == ["read"] * 6
+    else:
+        assert 1 <= len(fns.RAN) <= 2 and set(fns.RAN) == {"read a"}
+        assert out.startswith("[loopguard] Stopped: read") and len(history) < 6
