@@ -15,6 +15,7 @@ from loopguard.decision import Decision
 from loopguard.text.hints import error_text
 
 log = logging.getLogger("loopguard")
+_ARGS = ("session_id", "decision", "rules_source")  # what `loopguard_on_decision` is given
 
 
 class Notifier(Protocol):
@@ -35,7 +36,24 @@ class PluginNotifier:
         names the Guard's rules for the listeners."""
         self._hook = hook
         self.rules_source = rules_source
-        self.listening = bool(hook.get_hookimpls())
+        self._impls = hook.get_hookimpls()
+        self.listening = bool(self._impls)
+        # Plain listeners are called directly, in the plugin manager's order (newest first)
+        # and with the arguments each declares: its hook call costs several times the listener.
+        plain = not any(
+            impl.hookwrapper
+            or getattr(impl, "wrapper", False)
+            or not set(impl.argnames) <= set(_ARGS)
+            for impl in self._impls
+        )
+        self._direct = (
+            [
+                (impl.function, tuple(_ARGS.index(name) for name in impl.argnames))
+                for impl in reversed(self._impls)
+            ]
+            if plain
+            else None
+        )
         self._faulted: set[str] = set()
 
     def decision(self, session_id: str, decision: Decision) -> None:
@@ -43,6 +61,12 @@ class PluginNotifier:
         if not self.listening or decision.action == "allow":
             return
         try:
+            direct = self._direct
+            if direct is not None and self._hook.get_hookimpls() == self._impls:
+                given = (session_id, decision, self.rules_source)
+                for listener, picks in direct:
+                    listener(*[given[i] for i in picks])
+                return
             self._hook(session_id=session_id, decision=decision, rules_source=self.rules_source)
         except KeyboardInterrupt:
             raise
