@@ -76,12 +76,8 @@ def test_each_sample_is_detected_from_its_content(name: str, fmt: str) -> None:
 
 def test_claude_code_merges_the_lines_of_one_response_and_moves_late_results_back() -> None:
     events = digest(SAMPLES / "claude-code.jsonl")
-    main = str(SAMPLES / "claude-code.jsonl")
-    mine = [
-        e
-        for e in events
-        if e[1:2] != (main + " (sidechain)",) and e != ("result", "toolu_9", False)
-    ]
+    main = "s-1"  # the lines' sessionId, not the path (issue 24, item 18)
+    mine = [e for e in events if e[1:2] != ("s-1/agent-a77",) and e != ("result", "toolu_9", False)]
     assert mine == [
         ("user", main, "Why does the"),
         (
@@ -102,7 +98,7 @@ def test_claude_code_merges_the_lines_of_one_response_and_moves_late_results_bac
 
 
 def test_claude_code_sidechain_lines_are_a_session_of_their_own() -> None:
-    side = str(SAMPLES / "claude-code.jsonl") + " (sidechain)"
+    side = "s-1/agent-a77"  # the parent's sessionId and the sub-agent's agentId
     assert [e for e in digest(SAMPLES / "claude-code.jsonl") if len(e) > 1 and e[1] == side] == [
         ("user", side, "Find the Mak"),
         ("calls", side, [("Grep", {"pattern": "^all:"})]),
@@ -116,12 +112,13 @@ def test_claude_code_truncated_last_line_is_a_warning_and_the_rest_is_read() -> 
 
 
 def test_codex_rollout() -> None:
+    codex_id = "0199a000-0000-7000-8000-000000000001"  # session_meta's id (issue 24, item 18)
     assert digest(SAMPLES / "codex.jsonl") == [
         ("system",),
-        ("user", str(SAMPLES / "codex.jsonl"), "Run the test"),
+        ("user", codex_id, "Run the test"),
         (
             "calls",
-            str(SAMPLES / "codex.jsonl"),
+            codex_id,
             [
                 ("shell", {"command": ["bash", "-lc", "pytest -q"]}),
                 ("shell", {"command": ["bash", "-lc", "git status"]}),
@@ -131,18 +128,18 @@ def test_codex_rollout() -> None:
         ("result", "call_2", False),
         (
             "calls",
-            str(SAMPLES / "codex.jsonl"),
+            codex_id,
             [("apply_patch", "*** Begin Patch\n*** End Patch")],
         ),
         ("result", "call_3", False),
         ("compaction",),
         (
             "calls",
-            str(SAMPLES / "codex.jsonl"),
+            codex_id,
             [("local_shell", {"type": "exec", "command": ["pytest", "-q"]})],
         ),
         ("result", "call_4", True),
-        ("calls", str(SAMPLES / "codex.jsonl"), []),
+        ("calls", codex_id, []),
     ]
 
 

@@ -16,7 +16,12 @@ of a model response. The lines it reads:
   (the summary that follows, `isCompactSummary`, is a user message).
 - `isSidechain: true` lines belong to a sub-agent: a sub-agent file (every
   line a sidechain) is a session of its own; sidechain lines inside a main
-  session file form a second session, `FILE (sidechain)`.
+  session file form a second session.
+
+Sessions are named by what the lines say: the main one by its `sessionId`, a
+sub-agent's by `<sessionId>/agent-<agentId>` (its lines carry the parent's
+`sessionId`); sidechain lines without an `agentId` are `<main> (sidechain)`.
+A file whose lines carry no `sessionId` is named after its path.
 
 Bookkeeping lines (`progress`, `file-history-snapshot`, `queue-operation`,
 `summary`, other `system` subtypes) carry no calls and are skipped.
@@ -38,6 +43,7 @@ from loopguard.replay.transcripts.events import (
     result_content,
     transcript_text,
 )
+from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.regroup import Regrouper
 from loopguard.replay.transcripts.source import Source, json_lines, warning
 
@@ -50,26 +56,39 @@ Stream = Iterator["Event | Finding"]
 
 
 class _Sessions:
-    """The main session of a file and, if sidechain lines appear in it, the sidechain one."""
+    """The main session of a file and, if sidechain lines appear in it, the sidechain ones."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, fallback: str) -> None:
+        self.fallback = fallback  # the file's name, for lines that carry no session id
+        self.name: str | None = None  # the file's own session: named by its first line
         self.main_sidechain: bool | None = None  # isSidechain of the first conversational line
         self.groups: dict[str, Regrouper] = {}
 
     def session(self, obj: dict[str, Any]) -> str:
         side = bool(obj.get("isSidechain"))
+        ident = _text_id(obj.get("sessionId"))
+        agent = _text_id(obj.get("agentId")) if side else None
         if self.main_sidechain is None:
             self.main_sidechain = side
+        if self.name is None:
+            self.name = (
+                f"{ident or self.fallback}/agent-{agent}" if agent else ident or self.fallback
+            )
+        if agent:
+            return f"{ident or self.fallback}/agent-{agent}"
         return self.name if side == self.main_sidechain else f"{self.name} (sidechain)"
 
     def group(self, session: str) -> Regrouper:
         return self.groups.setdefault(session, Regrouper())
 
 
+def _text_id(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def read(source: Source, layout: str = "jsonl") -> Stream:
     """Events of one Claude Code session file, in the order the model produced them."""
-    sessions = _Sessions(source.name)
+    sessions = _Sessions(file_session(source))
     for item in json_lines(source):
         if isinstance(item, Finding):
             yield item

@@ -32,6 +32,7 @@ from typing import Any
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.conversation import Context
 from loopguard.replay.transcripts.events import Compaction, EndOfSession, Event
+from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.openai_responses import ResponsesTranslator
 from loopguard.replay.transcripts.source import Source, json_lines, warning
 
@@ -57,7 +58,8 @@ Stream = Iterator["Event | Finding"]
 def read(source: Source, layout: str = "jsonl") -> Stream:
     """Events of one Codex rollout file (one session)."""
     translator = ResponsesTranslator()
-    ctx = Context(source.name, source.name, 1)
+    ctx = Context(file_session(source), source.name, 1)
+    named = False  # the session id is taken from the first meta line, before any event
     for item in json_lines(source):
         if isinstance(item, Finding):
             yield item
@@ -72,13 +74,14 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
             )
             continue
         kind = _kind(obj.get("type"))
-        if (
-            "payload" in obj
-            and kind in _BOOKKEEPING
-            or "record_type" in obj
-            or _is_legacy_meta(obj, ctx.line)
-        ):
+        legacy = _is_legacy_meta(obj, ctx.line)
+        if not named and (legacy or kind == "session_meta"):
+            ident = obj.get("id") if legacy else _payload_id(obj.get("payload"))
+            if isinstance(ident, str) and ident:
+                ctx.session = ident
+        if "payload" in obj and kind in _BOOKKEEPING or "record_type" in obj or legacy:
             continue
+        named = True
         if kind == "compacted" and "payload" in obj:
             yield from translator.flush(ctx)
             yield Compaction(ctx.session, None, ctx.file, ctx.line)
@@ -95,6 +98,10 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
         yield from _item(payload, translator, ctx)
     yield from translator.flush(ctx)
     yield EndOfSession(ctx.session, ctx.file, ctx.line)
+
+
+def _payload_id(payload: Any) -> Any:
+    return payload.get("id") if isinstance(payload, dict) else None
 
 
 def _kind(value: Any) -> str | None:

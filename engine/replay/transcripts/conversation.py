@@ -25,6 +25,7 @@ from loopguard.findings import Finding
 from loopguard.replay.transcripts.claims import claiming_format
 from loopguard.replay.transcripts.events import EndOfSession, Event, SystemMessage, ToolCall
 from loopguard.replay.transcripts.jsonstream import stream_document
+from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
 from loopguard.text import jsontext
 
@@ -178,7 +179,7 @@ def _element(obj: Any, translator: Translator, fmt: Format, ctx: Context) -> Str
 
 
 def _jsonl(source: Source, fmt: Format) -> Stream:
-    name = source.name
+    name = file_session(source)
     translator = fmt.new_translator()
     ctx = Context(name, source.name, 0)
     state = _State()
@@ -200,7 +201,7 @@ def _jsonl(source: Source, fmt: Format) -> Stream:
 
 
 def _document(source: Source, fmt: Format) -> Stream:
-    name = source.name
+    name = file_session(source)
     translator = fmt.new_translator()
     ctx = Context(name, source.name, 1)
     seen_items = False

@@ -36,6 +36,7 @@ from loopguard.replay.transcripts.events import (
     ToolResult,
     UserMessage,
 )
+from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
 
 NAME = "eventlog"
@@ -44,7 +45,7 @@ LABEL = "loopguard event log"
 
 def read(source: Source) -> Iterator[Event | Finding]:
     """Events of every session in the log, in file order."""
-    default_session = source.name
+    default_session = file_session(source)
     found = False
     for item in json_lines(source):
         if isinstance(item, Finding):

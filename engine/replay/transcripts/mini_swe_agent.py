@@ -40,6 +40,7 @@ from loopguard.replay.transcripts.events import (
     transcript_text,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
+from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.source import Source, input_error, warning
 
 NAME = "mini-swe-agent"
@@ -65,7 +66,7 @@ class _Run:
 
 def read(source: Source, layout: str = "document") -> Stream:
     """Events of one mini-swe-agent run."""
-    ctx = Context(source.name, source.name, 1)
+    ctx = Context(file_session(source), source.name, 1)
     run = _Run()
     for kind, key, ctx.line, value in stream_document(source, ("messages",)):
         if kind != "item" or key != "messages":

@@ -40,6 +40,7 @@ from loopguard.replay.transcripts.events import (
     UserMessage,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
+from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.regroup import Regrouper
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
 from loopguard.text import jsontext
@@ -107,7 +108,7 @@ class _Trajectory:
 def read(source: Source, layout: str) -> Stream:
     """Events of every trajectory in the file."""
     found = False
-    file_level = _Trajectory(Context(source.name, source.name, 1))
+    file_level = _Trajectory(Context(file_session(source), source.name, 1))
     items: Iterator[Any]
     if layout == "jsonl":
         items = (
@@ -125,7 +126,7 @@ def read(source: Source, layout: str) -> Stream:
             continue
         if isinstance(obj, dict) and isinstance(obj.get("history"), list) and "action" not in obj:
             found = True
-            name = obj.get("instance_id") or obj.get("id") or f"{source.name}:{line}"
+            name = obj.get("instance_id") or obj.get("id") or f"{file_session(source)}:{line}"
             yield from _instance(obj["history"], _Trajectory(Context(str(name), source.name, line)))
             continue
         file_level.ctx.line = line

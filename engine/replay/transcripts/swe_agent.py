@@ -41,6 +41,7 @@ from loopguard.replay.transcripts.events import (
     transcript_text,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
+from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.source import Source, input_error, warning
 
 NAME = "swe-agent"
@@ -72,7 +73,7 @@ def read(source: Source, layout: str = "document") -> Stream:
             code="wrong-shape",
             hint="a .traj file is an object with `trajectory` steps and `history` messages",
         )
-    ctx = Context(source.name, source.name, 1)
+    ctx = Context(file_session(source), source.name, 1)
     if any(
         isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")
         for _, m in history

@@ -28,6 +28,7 @@ from loopguard.replay.transcripts.events import (
     transcript_text,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
+from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.openai_chat import ChatTranslator
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
 from loopguard.text import jsontext
@@ -61,7 +62,9 @@ def read(source: Source, layout: str = "document") -> Stream:
             )
             continue
         found = True
-        yield from _run(run, Context(_name(run, f"{source.name}:{line}"), source.name, line))
+        yield from _run(
+            run, Context(_name(run, f"{file_session(source)}:{line}"), source.name, line)
+        )
     if not found:
         raise input_error(
             source.name,
