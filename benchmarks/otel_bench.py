@@ -16,6 +16,7 @@ more usual run. Three situations, in this order (OpenTelemetry cannot be un-impo
 from __future__ import annotations
 
 import sys
+import time
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from harness import best_pair  # noqa: E402
 from traces import load  # noqa: E402
 
 import loopguard  # noqa: E402
+from loopguard.decision import Decision, Vote  # noqa: E402
 from loopguard.detection.discovery import BUILTIN_PLUGINS, OWN_DISTRIBUTION, Plugin  # noqa: E402
 from loopguard.detection.registry import build_registry  # noqa: E402
 
@@ -56,9 +58,34 @@ def _drive(guard: loopguard.Guard, trace: list[dict[str, Any]], counter: list[in
         session.after_call(call["tool"], call["args"], result=call["result"], call_id=cid)
 
 
+def _hook_cost(guard: loopguard.Guard, decision: Decision, count: int, repeats: int) -> float:
+    """Best time of the guard's decision hook for one non-allow decision, in µs."""
+    notify, best = guard.notifier.decision, float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(count):
+            notify("bench", decision)
+        best = min(best, time.perf_counter() - start)
+    return best / count * 1e6
+
+
 def _rows(situation: str, budget: float | None, scale: float, repeats: int) -> list[dict[str, Any]]:
     plain, plugged = _guards()
-    rows = []
+    vote = Vote("bench", "breaker", 3, "bench:k", "message")
+    decision = Decision(
+        "breaker", (vote,), "note", "read_file", "c1", 5, 1, None, "before", "bench"
+    )
+    count = max(1000, int(20_000 * scale))
+    without, with_plugin = (_hook_cost(g, decision, count, repeats) for g in (plain, plugged))
+    rows = [
+        {
+            "measure": f"otel plugin — {situation}, per non-allow decision (µs)",
+            "ratio": round(with_plugin - without, 2),
+            "budget": None,
+            "ok": None,
+            "note": f"the decision hook: {with_plugin:.2f} µs with, {without:.2f} µs without",
+        }
+    ]
     for name in ("repeat", "mixed"):
         trace = load(name, scale)
         counter = [0]
@@ -82,7 +109,7 @@ def _rows(situation: str, budget: float | None, scale: float, repeats: int) -> l
 
 
 def run(small: bool = False) -> list[dict[str, Any]]:
-    scale, repeats = (0.05, 3) if small else (1.0, 7)
+    scale, repeats = (0.05, 3) if small else (0.3, 15)
     rows: list[dict[str, Any]] = []
     if any(name.startswith("opentelemetry") for name in sys.modules):
         rows.append(

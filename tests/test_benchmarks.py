@@ -32,7 +32,7 @@ def test_runner_prints_and_writes_every_row(tmp_path: Path) -> None:
     assert any(m.startswith("memory per idle session") for m in measures)
     assert any("10,000 vs 30 keywords" in m for m in measures)
     assert any("replay" in m for m in measures)
-    assert sum(m.startswith("otel plugin — ") for m in measures) == 6
+    assert sum(m.startswith("otel plugin — ") for m in measures) == 9
     for row in rows:
         assert row["ratio"] is None or row["ratio"] > 0
         assert row["ok"] in (True, False, None)
