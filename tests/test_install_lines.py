@@ -23,6 +23,8 @@ EXTRAS = [
     "pydantic-ai",
     "google-adk",
     "strands",
+    "crewai",
+    "agent-framework",
     "redis",
 ]
 
