@@ -2,7 +2,8 @@
 
 Each public method runs the ordinary `Session` method on the state this process holds for
 the session, then writes it back with a compare-and-set (see `versioned`); when another
-worker wrote first, the method runs again on the newer state. Decisions are handed to
+worker wrote first, the method runs again on the newer state (from the second lost race on,
+after a short random pause, so workers contending for one session take turns). Decisions are handed to
 `loopguard_on_decision` plugins only once the write landed, so a retried method notifies
 once. When the store is unavailable (or the stored state unreadable) nothing is recorded
 and `fail_mode` decides: open allows, closed blocks the call; never an exception.
@@ -10,6 +11,9 @@ and `fail_mode` decides: open allows, closed blocks the call; never an exception
 
 from __future__ import annotations
 
+import logging
+import random
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +29,11 @@ if TYPE_CHECKING:
     from loopguard.policy.compile import CompiledPolicy
     from loopguard.session.notifier import Notifier
 
-MAX_ATTEMPTS = 32  # writes lost to other workers before a method gives up (fail_mode)
+MAX_ATTEMPTS = 1000  # writes lost to other workers before a method gives up (fail_mode)
+CONTENTION_S = 5.0  # or, sooner, the time a method may spend losing races
+PAUSE_S = 0.0005  # the pause before the third attempt; it doubles with each lost race
+PAUSE_MAX_S = 0.032
+log = logging.getLogger("loopguard")
 
 
 class _Deferring:
@@ -147,11 +155,19 @@ class StoredSession(Session):
             return self._state
 
     def _run(self, method: Callable[[], Any], fallback: Callable[[Exception], Any]) -> Any:
-        """Run `method` on the current state and write it back; retry when another worker won."""
+        """Run `method` on the current state and write it back; retry when another worker won.
+
+        The first lost race is run again at once on the state the store answered with; after
+        that each retry waits a random pause that doubles up to PAUSE_MAX_S (the local lock
+        released) and reads the state again, so workers contending for one session take turns
+        instead of losing to each other. Only past CONTENTION_S (or MAX_ATTEMPTS) is the method
+        given up: logged as a warning, and its call follows fail_mode.
+        """
         store, key, policy = self._store, self._key, self._policy
         size, indexed = policy.history_size, policy.indexed
-        with store.lock_for(key):
-            for _ in range(MAX_ATTEMPTS):
+        lost, started = 0, time.monotonic()
+        while True:
+            with store.lock_for(key):
                 self._deferring.held = []
                 try:
                     token, self._state = store.checkout(key, self._fresh, size, indexed)
@@ -161,9 +177,12 @@ class StoredSession(Session):
                         store.forget(key)  # half-done: never keep it
                         raise
                     current = store.commit(key, token, self._state)
-                    if current is not None:  # another worker wrote first: run on its state
-                        store.adopt(key, current, self._fresh, size, indexed)
-                        continue
+                    if current is not None:  # another worker wrote first
+                        lost += 1
+                        if lost == 1:  # run again at once on the state it wrote
+                            store.adopt(key, current, self._fresh, size, indexed)
+                        else:  # read it again after the pause
+                            store.forget(key)
                 except StoreUnavailable as exc:
                     return fallback(exc)
                 except StateCodecError as exc:
@@ -171,10 +190,27 @@ class StoredSession(Session):
                     return fallback(exc)
                 finally:
                     held, self._deferring.held = self._deferring.held or [], None
-                for session_id, decision in held:
-                    self._deferring.notifier.decision(session_id, decision)
-                return result
-        return fallback(StoreUnavailable(f"{MAX_ATTEMPTS} writes in a row lost to other workers"))
+                if current is None:
+                    for session_id, decision in held:
+                        self._deferring.notifier.decision(session_id, decision)
+                    return result
+            waited = time.monotonic() - started
+            if lost >= MAX_ATTEMPTS or waited >= CONTENTION_S:
+                return fallback(self._given_up(lost, waited))
+            if lost > 1:
+                time.sleep(random.uniform(0, min(PAUSE_MAX_S, PAUSE_S * 2 ** (lost - 2))))
+
+    def _given_up(self, lost: int, waited: float) -> StoreUnavailable:
+        """The fault of a method that lost every race (logged: the call is not recorded)."""
+        log.warning(
+            "loopguard %s: session %r: %d writes in a row lost to other workers in %.1f s; "
+            "this call is not recorded and follows fail_mode",
+            self._store.name,
+            self._key,
+            lost,
+            waited,
+        )
+        return StoreUnavailable(f"{lost} writes in a row lost to other workers")
 
     def _unavailable(
         self, exc: Exception, tool: Any, call_id: Any, run_id: Any, phase: str
