@@ -13,14 +13,15 @@ TWINS = Path(__file__).resolve().parent / "test_corpus_twins.py"
 
 @pytest.fixture
 def clone(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`<tmp>/repo/tests/test_corpus_twins.py`, with no corpus anywhere yet."""
+    """`<tmp>/repo/tests/` with a copy of test_corpus_twins.py, and no corpus anywhere yet."""
     monkeypatch.delenv("LOOPGUARD_CORPUS", raising=False)
     monkeypatch.delenv("LOOPGUARD_REQUIRE_CORPUS", raising=False)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     repo = pytester.path / "repo"
     (repo / "tests").mkdir(parents=True)
     (repo / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: slow\n", encoding="utf-8")
-    (repo / "tests" / "test_corpus_twins.py").write_bytes(TWINS.read_bytes())
+    # another module name: the suite's own test_corpus_twins may be imported in this process
+    (repo / "tests" / "test_twins_copy.py").write_bytes(TWINS.read_bytes())
     return repo
 
 
