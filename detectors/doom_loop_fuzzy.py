@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.detectors.doom_loop_exact import EXACT, quiet, window_config, window_options
-from loopguard.detectors.support.grams import pack, unpack
+from loopguard.detectors.support.grams import EPS, Sketch, judge, pack, sample, triangle, unpack
 from loopguard.plugin import (
     VETO,
     Call,
@@ -43,10 +43,8 @@ from loopguard.plugin import (
     TurnWindow,
     Vote,
     entry_of,
-    grams,
     hookimpl,
     short,
-    similar,
 )
 
 _TOOL, _GRAMS, _SEQ, _ROUND, _TARGET = range(5)  # fields of a window item (a small tuple)
@@ -69,6 +67,28 @@ def target_of(args: Any) -> str:
     return ""
 
 
+class FuzzyWindow(TurnWindow):
+    """The window, and what comparisons learnt about its texts (`Sketch`es by seq; never
+    stored: they are rebuilt from the texts on demand)."""
+
+    __slots__ = ("sketches",)
+
+    def __init__(self, turn: int, size: int) -> None:
+        super().__init__(turn, size)
+        self.sketches: dict[int, Sketch] = {}
+
+    def keep(self, item: Any, sketch: Sketch | None) -> None:
+        """Push an item (with its sketch, if any), forgetting the sketches of dropped items."""
+        self.push(item)
+        sketches = self.sketches
+        if sketch is not None:
+            sketches[item[_SEQ]] = sketch
+        if len(sketches) > len(self.items):
+            live = {kept[_SEQ] for kept in self.items}
+            for seq in [seq for seq in sketches if seq not in live]:
+                del sketches[seq]
+
+
 class DoomLoopFuzzy(Detector):
     id = "doom_loop_fuzzy"
     levels = ("critical", "breaker")
@@ -84,7 +104,7 @@ class DoomLoopFuzzy(Detector):
         "level",
         "exempt",
     )
-    scratch_codec = "custom"  # its window keeps gram sets (NumPy arrays), packed
+    scratch_codec = "custom"  # its window keeps the (sampled) texts
     options_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -117,7 +137,7 @@ class DoomLoopFuzzy(Detector):
         }
 
     def encode_scratch(self, value: Any) -> Any:
-        """The window: [turn, size, [[tool, packed grams, seq, round], ...]]."""
+        """The window: [turn, size, [[tool, packed text, seq, round, target], ...]]."""
         if not isinstance(value, TurnWindow):
             return None
         return [
@@ -127,7 +147,7 @@ class DoomLoopFuzzy(Detector):
         ]
 
     def decode_scratch(self, data: Any) -> Any:
-        window = TurnWindow(int(data[0]), int(data[1]))
+        window = FuzzyWindow(int(data[0]), int(data[1]))
         window.items = [
             (
                 item[0],
@@ -137,24 +157,29 @@ class DoomLoopFuzzy(Detector):
                 item[4] if len(item) > 4 else None,
             )
             for item in data[2]
-        ]  # (stored before targets were kept: None, a target like any other)
+        ]  # (stored before targets were kept: None, a target like any other; stored as gram
+        # sets before texts were kept: compared exactly)
         return window
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         if call.tool in cfg["exempt"]:
             return None
-        kept = TurnWindow.of(
+        kept = FuzzyWindow.of(
             state, self.id, call.turn if cfg["turn_scope"] else 0, cfg["window"] - 1
         )
+        if not isinstance(kept, FuzzyWindow):  # a window made elsewhere: adopt its items
+            adopted = FuzzyWindow(kept.turn, kept.size)
+            adopted.items = kept.items
+            kept = state.scratch[self.id] = adopted
         if len(call.canonical) < cfg["min_chars"]:
-            # Never checked itself but still compared against: kept as text (short, so
-            # cheap), its grams built on demand.
-            kept.push((call.tool, call.canonical, call.seq, call.round, None))
+            # Never checked itself but still compared against: kept as text.
+            kept.keep((call.tool, call.canonical, call.seq, call.round, None), None)
             return None
-        mine = grams(call.canonical)
+        mine = Sketch(sample(call.canonical))
         target = target_of(call.args)
-        matched = self._matches(call, state, mine, target, kept.items, cfg)
-        kept.push((call.tool, mine, call.seq, call.round, target))  # recording here saves a pass
+        matched = self._matches(call, state, mine, target, kept, cfg)
+        # recording here saves a pass
+        kept.keep((call.tool, mine.text, call.seq, call.round, target), mine)
         if len(matched) < cfg["threshold"]:
             return None
         what = " and the same outcome" if cfg["same"] else ""
@@ -170,31 +195,37 @@ class DoomLoopFuzzy(Detector):
 
     @staticmethod
     def _matches(
-        call: Call, state: SessionState, mine: Any, target: str, items: list[Any], cfg: Any
+        call: Call,
+        state: SessionState,
+        mine: Sketch,
+        target: str,
+        kept: FuzzyWindow,
+        cfg: Any,
     ) -> list[int]:
         """The current call and the similar earlier calls (with one outcome, when `same`)."""
-        matched = [call.seq] if len(mine) else []  # a call is as similar as it gets to itself
+        matched = [call.seq] if mine.text else []  # a call is as similar as it gets to itself
         trail = state.scratch.get(EXACT)  # what doom_loop_exact noted each call could change
         ref: bytes | None = None
-        for item in reversed(items):
+        threshold = cfg["similarity"]
+        judged: dict[int, tuple[float, float]] = {}  # seq -> interval of the similarity
+        for item in reversed(kept.items):
             if len(matched) >= cfg["threshold"]:
                 break  # enough evidence: the rest cannot change the vote
             if item[_TOOL] != call.tool or item[_ROUND] == call.round:
                 continue
-            other = item[_GRAMS]
-            if isinstance(other, str):  # a short text, kept as is: its grams are cheap
-                other = grams(other)
-            if not similar(mine, other, cfg["similarity"]):
+            seq = item[_SEQ]
+            if (
+                cfg["same"]
+                and trail is not None
+                and item[_TARGET] is not None
+                and item[_TARGET] != target
+                and not quiet(trail, seq)
+            ):
+                continue  # a write that worked, aimed elsewhere: new, however similar
+            if not _similar(mine, seq, item[_GRAMS], kept.sketches, judged, threshold):
                 continue
             if cfg["same"]:
-                if (
-                    trail is not None
-                    and item[_TARGET] is not None
-                    and item[_TARGET] != target
-                    and not quiet(trail, item[_SEQ])
-                ):
-                    continue  # a write that worked, aimed elsewhere: new, however similar
-                entry = entry_of(state, item[_SEQ])
+                entry = entry_of(state, seq)
                 shape = None if entry is None else entry.same_as
                 if shape is None:
                     break  # still running: nothing known yet
@@ -202,8 +233,34 @@ class DoomLoopFuzzy(Detector):
                     ref = shape
                 elif shape != ref and shape != VETO:
                     break
-            matched.append(item[_SEQ])
+            matched.append(seq)
+        mine.links = judged
         return matched
+
+
+def _similar(
+    mine: Sketch,
+    seq: int,
+    stored: Any,
+    sketches: dict[int, Sketch],
+    judged: dict[int, tuple[float, float]],
+    threshold: float,
+) -> bool:
+    """Whether the text of call `seq` is similar to the current one: from what the calls
+    compared since tell about it (`triangle`), else by `judge`."""
+    other = sketches.get(seq)
+    if other is None:
+        other = sketches[seq] = Sketch.of(stored)
+    for newer, interval in judged.items():
+        link = sketches[newer].links.get(seq)
+        if link is not None:
+            low, high = triangle(interval, link)
+            if low >= threshold + EPS or high < threshold - EPS:
+                judged[seq] = (low, high)
+                return low >= threshold
+    verdict, low, high = judge(other, mine, threshold)
+    judged[seq] = (low, high)
+    return verdict
 
 
 @hookimpl
