@@ -202,30 +202,21 @@ class Session:
         """Record a call's result (or error); post-call detectors may trip a breaker.
 
         The call is matched to its `before_call` by `call_id`, or without one by
-        tool name and arguments (oldest unanswered first); an unmatched call is
-        recorded now.
+        tool name and arguments (oldest unanswered first). An unmatched call (a host
+        that reports calls only once they ran) is checked now as `before_call` would
+        have checked it, then recorded with its outcome; the decision weighs both
+        checks' votes (see `_unmatched`).
         """
         state, policy = self._state, self._policy
         name = tool if type(tool) is str else safe_str(tool)
         cid = None if call_id is None else safe_str(call_id)
         with state.lock:
             state.last_used = time.monotonic()
+            faults: list[str] = []
+            early: list[Vote] = []  # the before-call checks' votes of an unmatched call
             entry = self._close(cid if cid is not None else name, name, args)
-            if entry is None:  # after_call without before_call: record it now
-                parsed = parse_args(args)
-                state.seq += 1
-                if not state.batch_open:
-                    state.round += 1
-                entry = HistoryEntry(
-                    state.seq,
-                    name,
-                    args_digest(name, canonical_text(parsed)),
-                    None if run_id is None else safe_str(run_id),
-                    state.turn,
-                    cid,
-                    state.round,
-                )
-                append(state, entry, policy.history_size)
+            if entry is None:
+                entry = self._unmatched(name, args, cid, run_id, early, faults)
             call = Call(
                 name,
                 None,
@@ -256,8 +247,9 @@ class Session:
                 call.error = text
                 if policy.unknown_tools is not None:  # the engine's classification, rules-driven
                     call.unknown = policy.unknown_tools.classify(name, text)
-            faults: list[str] = []
             votes = self._votes(policy.afters, call, faults)
+            if early:
+                votes = early + votes
             entry.unknown = call.unknown
             decision = policy.aggregator.decide(call, votes, faults, state, "after")
             if decision.action == "breaker":
@@ -329,6 +321,48 @@ class Session:
                 if vote is not None:
                     votes.append(vote)
         return votes
+
+    def _unmatched(
+        self,
+        name: str,
+        args: Any,
+        call_id: str | None,
+        run_id: Any,
+        votes: list[Vote],
+        faults: list[str],
+    ) -> HistoryEntry:
+        """Record an after_call that answers no before_call; its check votes go to `votes`.
+
+        The call already ran, so nothing can stop it: its check votes (the history then
+        holds only earlier calls, as for `before_call`) count in this after_call's decision,
+        which tells a host that reports calls only after the fact to stop (a breaker also
+        closes the tools, as everywhere). Its entry keeps its real outcome (never a veto).
+        A call `before_call` answered as aborted (the rest of a batch a breaker closed) is
+        only recorded: it was refused already.
+        """
+        state, policy = self._state, self._policy
+        aborted = (
+            state.tools_closed
+            and state.batch_open
+            and state.scratch.get("_closed_round") == state.round
+        )
+        parsed = parse_args(args)
+        canonical = canonical_text(parsed)
+        digest = args_digest(name, canonical)
+        state.seq += 1
+        if not state.batch_open:
+            state.round += 1
+        rid = None if run_id is None else safe_str(run_id)
+        entry = HistoryEntry(state.seq, name, digest, rid, state.turn, call_id, state.round)
+        if not aborted:
+            call = Call(name, parsed, canonical, digest, entry.seq, entry.turn, rid, call_id)
+            call.round = entry.round
+            seen = policy.repeat_checks and digest in state.digests
+            votes.extend(self._votes(policy.seen_checks if seen else policy.checks, call, faults))
+            if state.turn_state is not None and state.turn_state.expectation is not None:
+                policy.turn_policy.observe_call(state.turn_state, name, parsed, True)
+        append(state, entry, policy.history_size)
+        return entry
 
     def _fault(self, stage: Any, exc: BaseException, faults: list[str] | None) -> Vote | None:
         """Record a detector that raised; with `fail_mode: closed` it votes critical."""
