@@ -100,6 +100,8 @@ class _Trajectory:
         self.calls: OrderedDict[Any, str] = OrderedDict()  # action event id -> call id (bounded)
 
     def remember(self, event_id: Any, call_id: str) -> None:
+        if not _is_id(event_id):
+            return  # an `id` that is a list or an object: no observation can name it
         self.calls[event_id] = call_id
         if len(self.calls) > 4096:
             self.calls.popitem(last=False)
@@ -201,9 +203,11 @@ def _action(obj: dict[str, Any], action: str, args: dict[str, Any], t: _Trajecto
 
 def _arguments(response: dict[str, Any], call_id: str, args: dict[str, Any]) -> Any:
     """What the model sent: the tool call in the model response, else the action's own arguments."""
-    for choice in response.get("choices") or []:
+    choices = response.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
         message = choice.get("message") if isinstance(choice, dict) else None
-        for call in (message or {}).get("tool_calls") or []:
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else ():
             if (
                 isinstance(call, dict)
                 and call.get("id") == call_id
@@ -217,13 +221,19 @@ def _arguments(response: dict[str, Any], call_id: str, args: dict[str, Any]) -> 
     return {k: v for k, v in args.items() if k not in _OWN_ARGS}
 
 
+def _is_id(value: Any) -> bool:
+    """An event id as OpenHands writes them (an integer; a text too): usable as a key."""
+    return isinstance(value, (int, str, float)) or value is None
+
+
 def _observation(obj: dict[str, Any], kind: str, t: _Trajectory) -> Stream:
     ctx = t.ctx
     if kind in ("condense", "agent_condensation"):
         yield from t.group.flush()
         yield Compaction(ctx.session, None, ctx.file, ctx.line)
         return
-    call_id = t.calls.get(obj.get("cause"))
+    cause = obj.get("cause")
+    call_id = t.calls.get(cause) if _is_id(cause) else None
     if kind in _SKIPPED_OBSERVATIONS or call_id is None:
         return
     failed = kind in ("error", "user_rejected")
