@@ -39,7 +39,10 @@ _REASONS = {
 }
 _NAME_MAX = 128  # identifiers (detector, code) longer than this are cut: they are labels
 
+_METRIC_KEYS_MAX = 1024  # (action, detector) pairs whose attributes are kept made
+
 _lock = threading.Lock()
+_metric_attributes: dict[tuple[str, str | None], dict[str, str]] = {}
 _counter: Any = None
 _counter_module: Any = None  # the `opentelemetry.metrics` module the counter came from
 
@@ -80,11 +83,18 @@ def event_attributes(decision: Decision, rules_source: str) -> dict[str, Any]:
 
 
 def metric_attributes(decision: Decision) -> dict[str, str]:
-    """The counter's attributes: the action and the detector, both low-cardinality."""
-    return {
-        "gen_ai.guardrail.result.value": decision.action,
-        "gen_ai.guardrail.policy.rule.id": _label(decision.detector or "none"),
-    }
+    """The counter's attributes: the action and the detector, both low-cardinality (so each
+    pair's dict is made once; nothing the SDK does with it changes it)."""
+    key = (decision.action, decision.detector)
+    found = _metric_attributes.get(key)
+    if found is None:
+        found = {
+            "gen_ai.guardrail.result.value": decision.action,
+            "gen_ai.guardrail.policy.rule.id": _label(decision.detector or "none"),
+        }
+        if len(_metric_attributes) < _METRIC_KEYS_MAX:
+            _metric_attributes[key] = found
+    return found
 
 
 @hookimpl
