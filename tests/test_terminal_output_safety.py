@@ -165,3 +165,14 @@ def test_the_progress_line_keeps_its_carriage_returns(monkeypatch: pytest.Monkey
         print("a\rb", file=sys.stderr)
     assert stderr.getvalue().startswith("\rreplaying…  50% (50 of 100 MB)\r")
     assert stderr.getvalue().endswith("a\\x0db\n")
+
+
+def test_detectors_escapes_the_rules_file_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "\x1b]0;t\x07.yaml"
+    rules.write_text("version: 1\n")
+    code, out, err = run(capsys, "detectors", "--color", "never", "--rules", str(rules))
+    assert code == 0, err
+    assert RAW.search(out) is None
+    assert "\\x1b]0;t\\x07.yaml" in out

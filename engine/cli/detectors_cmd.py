@@ -23,6 +23,7 @@ from loopguard.cli.config_cmd import add_rules_arguments
 from loopguard.cli.detectors_status import run_status
 from loopguard.detection import contract
 from loopguard.detection.registry import PluginFault, Registered, load_registry
+from loopguard.text.terminal import output
 
 
 def add_parser(subparsers: Any) -> None:
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({"detectors": listed, "faults": faults}, indent=2, ensure_ascii=False))
     else:
-        out = painted(sys.stdout, args.color, paint_detectors)
+        out = output(painted(sys.stdout, args.color, paint_detectors))  # plugins' texts escaped
         out.write(format_text(listed, faults) + "\n")
         out.flush()
     return 1 if args.strict and faults else 0

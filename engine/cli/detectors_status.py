@@ -21,6 +21,7 @@ from loopguard.config.provenance import REPAIRED, Effective, dotted, explain_act
 from loopguard.detection import contract
 from loopguard.detection.detector import ALWAYS, setting
 from loopguard.detection.registry import Registry
+from loopguard.text.terminal import output
 
 
 def statuses(effective: Effective, registry: Registry) -> list[dict[str, Any]]:
@@ -92,7 +93,7 @@ def run_status(args: argparse.Namespace, registry: Registry) -> int:
         return 0
     master = "unset" if enabled is None else json.dumps(enabled)
     agent = f" for agent {args.agent}" if args.agent else ""
-    out = painted(sys.stdout, getattr(args, "color", "never"), paint_detectors)
+    out = output(painted(sys.stdout, getattr(args, "color", "never"), paint_detectors))
     print(
         f"detectors of {name}{agent}; loop_detection.enabled: {master}"
         + (f" (from {master_from})" if master_from else ""),
