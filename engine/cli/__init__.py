@@ -62,9 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(words) > 1 and words[0] == "hook" and words[1] in HOOK_DIALECTS:
         # an agent runs this around every tool call: straight to the hook, no parser built
         return hook_client.main(words[1:])
+    from loopguard.cli.streams import standard_streams
     from loopguard.text.terminal import cli_streams
 
-    with cli_streams():  # output never fails to encode; stderr escapes terminal controls
+    with standard_streams(), cli_streams():  # closed streams; never fails to encode; escapes
         return _command(argv, words)
 
 
@@ -86,13 +87,19 @@ def _command(argv: Sequence[str] | None, words: list[str]) -> int:
     if not getattr(args, "subcommand", None):
         parser.print_help(sys.stderr)
         return 2
+    from loopguard.cli import streams
+
     try:
-        return int(args.run(args))
+        code = int(args.run(args))
+        streams.flush_stdout()  # a full disk is reported here, not by the interpreter's exit
+        return code
     except KeyboardInterrupt:
         print("loopguard: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # /dev/full, -o /proc/version, a closed stdout: one line, exit 2
+        return streams.output_failed(args.subcommand.replace("_", "-"), exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,11 +16,21 @@ from loopguard.replay.intents import intent_rule
 from loopguard.replay.replayer import SkippedTool
 from loopguard.replay.transcripts.source import STDIN, STDIN_NAME
 
+MAX_DIGITS = 18  # a decision number is below 10**18 (a session's calls count in 63 bits)
+
 
 def parse_id(wanted: str, files: list[str]) -> tuple[str | None, int] | str:
     """(file or None, number) of `N` or `FILE#N`; a message when it is not one."""
     file, sep, number = wanted.rpartition("#")
-    if not number.isdigit() or int(number) < 1:
+    # ASCII digits only ("²" is a digit to isdigit, not to int), and no more than a decision
+    # number can have: int() of over 4,300 digits raised ValueError (a traceback)
+    if not (number.isascii() and number.isdigit()) or len(number) > MAX_DIGITS:
+        shown = repr(wanted) if len(wanted) <= 60 else repr(wanted[:60]) + "..."
+        return (
+            f"{shown} is not a decision: use N (a number from 1, at most {MAX_DIGITS} digits) "
+            "or FILE#N, as `loopguard replay` shows them"
+        )
+    if int(number) < 1:
         return (
             f"{wanted!r} is not a decision: use N (a number from 1) or FILE#N, "
             "as `loopguard replay` shows them"

@@ -188,9 +188,12 @@ def run(args: argparse.Namespace) -> int:
     reports: list[FileReport] = []
     for name in names:
         if name == "-":
+            raw = _read_stdin()
+            if raw is None:
+                return 2
             reports.append(
                 lint_bytes(
-                    sys.stdin.buffer.read(MAX_BYTES + 1),  # the rules limit, +1 to tell
+                    raw,
                     "<stdin>",
                     args.agent,
                     assembly,
@@ -210,3 +213,17 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":
         print(_summary(reports), file=sys.stderr)
     return exit_code(reports, args.strict)
+
+
+def _read_stdin() -> bytes | None:
+    """At most the rules limit + 1 byte of standard input (+1 to tell it is over); None, said
+    on stderr, when stdin is closed (`<&-`) or cannot be read (a directory, an I/O error)."""
+    if sys.stdin is None:
+        problem = "standard input is closed"
+    else:
+        try:
+            return sys.stdin.buffer.read(MAX_BYTES + 1)
+        except (OSError, ValueError) as exc:  # ValueError: a closed file object
+            problem = f"cannot read standard input: {getattr(exc, 'strerror', None) or exc}"
+    print(f"loopguard lint: <stdin>: {problem}", file=sys.stderr)
+    return None

@@ -27,7 +27,7 @@ from loopguard.cli.replay_output import TextReport
 from loopguard.cli.rules_errors import report_rules_errors
 from loopguard.findings import Finding
 from loopguard.replay.replayer import Replayer
-from loopguard.text.terminal import output, unwrapped
+from loopguard.text.terminal import ESCAPE_ERRORS, output, unwrapped
 
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller inputs replay in a blink: no progress bar
 
@@ -110,7 +110,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     rules_errors = report_rules_errors(args.rules, args.agent, args.allow_extends_outside)
     try:
-        out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+        out: TextIO = (  # like stdout: a file name that is not UTF-8 is written as \udcXX
+            open(args.output, "w", encoding="utf-8", errors=ESCAPE_ERRORS)
+            if args.output
+            else sys.stdout
+        )
     except OSError as exc:
         print(
             f"{args.output}: error: cannot write the report: {exc.strerror or exc}", file=sys.stderr

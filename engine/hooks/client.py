@@ -41,7 +41,10 @@ _HEADER = struct.Struct("!I")
 
 def main(argv: list[str]) -> int:
     """`loopguard hook` with `argv` after it: the server's answer, else a one-shot answer."""
-    data = sys.stdin.buffer.read(paths.MAX_EVENT_BYTES + 1)
+    for name in ("stdout", "stderr"):  # closed (`>&-`): nowhere to answer, nothing may fail
+        if getattr(sys, name) is None:
+            setattr(sys, name, io.StringIO())
+    data = _read_event()
     words = _absolute_rules(argv)
     try:
         address = server_address() if enabled() else None
@@ -68,6 +71,17 @@ def main(argv: list[str]) -> int:
         except Exception:  # noqa: BLE001 - no server this time; the next event tries again
             pass
     return code
+
+
+def _read_event() -> bytes:
+    """The event on stdin (at most the limit + 1 byte); empty when stdin is closed or cannot be
+    read: the runner answers that as any unusable event (the call is allowed)."""
+    if sys.stdin is None:
+        return b""
+    try:
+        return sys.stdin.buffer.read(paths.MAX_EVENT_BYTES + 1)
+    except (OSError, ValueError):
+        return b""
 
 
 def enabled() -> bool:
