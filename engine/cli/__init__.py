@@ -27,8 +27,8 @@ def add_extends_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-extends-outside",
         action="store_true",
-        help="let extends: reach files outside the rules file's folder tree "
-        "(default: refused; see docs/limits.md)",
+        help="let extends: (and store.path) reach files outside the rules file's folder "
+        "tree (default: refused; see docs/limits.md)",
     )
 
 

@@ -191,6 +191,7 @@ class LayerLoader:
         if checked is None:
             return None
         doc = checked
+        self.check_store_path(doc)
         self.stack.append(ident)
         self.names.append(doc.name)
         for i, entry in enumerate(doc.data.get("extends") or []):
@@ -264,6 +265,38 @@ class LayerLoader:
             )
             return
         self.add(child, ident, child_dir)
+
+    def check_store_path(self, doc: SourceDoc) -> None:
+        """`store.path` (a SQLite file loading creates, with its -wal and -shm) is confined like
+        `extends:`: resolved as the store resolves it (relative to the top rules file's folder,
+        `~` expanded), it must stay inside that folder tree unless outside paths are allowed."""
+        store = doc.data.get("store")
+        path = store.get("path") if isinstance(store, dict) else None
+        if not isinstance(path, str) or self.allow_outside:
+            return
+        where = doc.positions.get(("store", "path"), (1, 1))
+        try:
+            resolved = os.path.realpath(os.path.join(self.root, os.path.expanduser(path)))
+        except (OSError, ValueError) as exc:  # a NUL character, ...
+            problem: str | None = f"store.path {path[:200]!r} cannot be used: {exc}"
+        else:
+            problem = (
+                None
+                if _inside(resolved, self.root)
+                else f"store.path {path[:200]!r} points outside the rules file's folder "
+                f"({self.root})"
+            )
+        if problem is not None:
+            doc.error(
+                where,
+                problem,
+                "keep the database under that folder, or pass a store to the Guard "
+                "(Guard(..., store=SqliteStore(path))); to allow it, pass "
+                "--allow-extends-outside (CLI) or allow_extends_outside=True",
+                "store-path",
+                path=("store", "path"),
+            )
+            self.result.findings.append(doc.findings[-1])
 
     def refuse(self, doc: SourceDoc, i: int, message: str, hint: str) -> None:
         """An error at `extends[i]` of `doc`, recorded in the result too."""

@@ -242,6 +242,14 @@ STAGE_CODES = (
         "Fails: a.yaml extends b.yaml, which extends a.yaml.",
     ),
     _code(
+        "store-path",
+        "error",
+        "extends",
+        "`store.path` outside the rules file's folder tree (absolute, `~`, `../`, or a "
+        "symbolic link out), confined like `extends:` (`--allow-extends-outside` allows both)."
+        "\n\nFails: `store: {path: ../../elsewhere/state.db}`.",
+    ),
+    _code(
         "openclaw-agent",
         "error",
         "schema",
