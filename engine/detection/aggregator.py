@@ -23,6 +23,7 @@ from loopguard.text import messages
 _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
 _MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is per run)
 decision_log = logging.getLogger("loopguard.decisions")
+_new_decision = tuple.__new__  # Decision(*fields) without the keyword handling or `_make`'s check
 _TEMPLATE_KEYS = {
     "warn": "warn_note",
     "critical": "blocked",
@@ -77,6 +78,7 @@ class Aggregator:
         self.warn_notes = block.get("warn_notes", default("aggregator.warn_notes")) is not False
         self.config = config
         self._templates: dict[tuple[str, str], str] = {}  # (key, language) -> template
+        self._language: str | None = None  # for a session with no user text yet (see `_fill`)
 
     def rank(self, vote: Vote) -> tuple[int, int]:
         """Sort key: higher level first, then rules order (unknown ids last)."""
@@ -91,10 +93,9 @@ class Aggregator:
         phase: str,
     ) -> Decision:
         """The decision for `call`; updates escalation and warning state."""
-        if (
-            not votes
-        ):  # (`_make` skips the keyword handling of `Decision(...)`: this runs on every call)
-            return Decision._make(
+        if not votes:  # (a plain tuple made a Decision: this runs on every call)
+            return _new_decision(
+                Decision,
                 (
                     "allow",
                     (),
@@ -109,7 +110,7 @@ class Aggregator:
                     False,
                     False,
                     tuple(faults) if faults else (),
-                )
+                ),
             )
         # One vote (the usual case) needs no sorting.
         ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
@@ -143,7 +144,8 @@ class Aggregator:
                     "tool": call.tool,
                 },
             )
-        return Decision._make(
+        return _new_decision(
+            Decision,
             (
                 action,
                 ordered,
@@ -158,7 +160,7 @@ class Aggregator:
                 escalated,
                 notify,
                 tuple(faults) if faults else (),
-            )
+            ),
         )
 
     def _should_notify(self, state: SessionState, vote: Vote) -> bool:
@@ -177,7 +179,11 @@ class Aggregator:
 
     def _fill(self, state: SessionState, key: str, fields: dict[str, Any]) -> str:
         """`render` with the fields as one dict (a blocked call renders on the hot path)."""
-        lang = state.lang or messages.language(self.config, "")
+        lang = state.lang
+        if not lang:  # no user text seen yet: the policy's language for no text, found once
+            lang = self._language
+            if lang is None:
+                lang = self._language = messages.language(self.config, "")
         template = self._templates.get((key, lang))
         if template is None:
             template = self._templates[(key, lang)] = messages.template(self.config, key, lang)

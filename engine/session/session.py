@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from loopguard.session.notifier import Notifier
 
 _MAX_OPEN = 256  # calls awaiting after_call remembered per session
+_new_decision = tuple.__new__  # Decision(*fields) without the keyword handling
 
 
 def _loggable(number: Any) -> int:
@@ -217,6 +218,25 @@ class Session:
             entry = self._close(cid if cid is not None else name, name, args)
             if entry is None:
                 entry = self._unmatched(name, args, cid, run_id, early, faults)
+            if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
+                return _new_decision(
+                    Decision,
+                    (
+                        "allow",
+                        (),
+                        None,
+                        name,
+                        entry.call_id,
+                        entry.seq,
+                        entry.turn,
+                        entry.run_id,
+                        "after",
+                        None,
+                        False,
+                        False,
+                        (),
+                    ),
+                )  # (what the aggregator decides without votes, without building the call)
             call = Call(
                 name,
                 None,
@@ -228,8 +248,6 @@ class Session:
                 entry.call_id,
                 entry.round,
             )
-            if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
-                return policy.aggregator.decide(call, (), (), state, "after")
             # The result is read only now: a blocked call's result (replays have them) is unused.
             if error is not None:
                 text = error if type(error) is str else safe_str(error)

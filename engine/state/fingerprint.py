@@ -266,8 +266,10 @@ def _safe_str(value: Any) -> str:
 
 def args_digest(tool: str, canonical: str) -> bytes:
     """Digest of (tool name, canonical argument text)."""
-    if len(canonical) <= _SLICE:
-        return digest_text(f"{tool}\x00{canonical}")
+    if len(canonical) <= _SLICE:  # digest_text, inlined (it runs on every call)
+        return blake2b(
+            f"{tool}\x00{canonical}".encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
     hasher = blake2b(f"{tool}\x00".encode("utf-8", "surrogatepass"), digest_size=16)
     for start in range(0, len(canonical), _SLICE):  # == digest_text(tool + NUL + canonical)
         hasher.update(canonical[start : start + _SLICE].encode("utf-8", "surrogatepass"))
