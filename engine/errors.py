@@ -7,6 +7,13 @@ from collections.abc import Sequence
 from loopguard.findings import Finding
 
 
+def install_hint(extra: str) -> str:
+    """How to install an optional extra (a framework, a store's client): from a package
+    index, or in a clone of loopguard, where the index form does not work."""
+    clone = f'pip install ".[{extra}]"'
+    return f'pip install "loopguard-engine[{extra}]" (in a clone of loopguard: {clone})'
+
+
 class LoopguardError(Exception):
     """Base class of every error loopguard raises on purpose."""
 

@@ -24,7 +24,7 @@ from loopguard.session.guard import Guard
 pytestmark = pytest.mark.slow
 
 SERVER = Path(__file__).parent / "mcp_fixtures" / "demo_server.py"
-EXTRA_HINT = "pip install 'loopguard-engine[mcp]'"
+EXTRA_HINT = '(in a clone of loopguard: pip install ".[mcp]")'
 
 
 def proxy(log: Path, *options: str) -> list[str]:

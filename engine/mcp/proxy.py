@@ -23,9 +23,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any, cast
 
+from loopguard.errors import install_hint
 from loopguard.mcp.calls import CallGuard
 
-EXTRA_HINT = "pip install 'loopguard-engine[mcp]'"
+EXTRA_HINT = install_hint("mcp")
 CANCELLED = "notifications/cancelled"
 
 

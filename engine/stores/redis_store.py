@@ -1,6 +1,6 @@
 """`RedisStore`: session state in Redis or Valkey, shared by a fleet of workers.
 
-Needs the `redis` client (`pip install "loopguard-engine[redis]"`), which speaks to Redis
+Needs the `redis` client (the `redis` extra), which speaks to Redis
 and Valkey alike. A session is one hash `{prefix}{key}` with fields `v` (version token) and
 `b` (the blob), read by a small script that leaves a blob over MAX_STATE_BYTES on the
 server; every write renews its TTL, so idle sessions expire on the server. The
@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from loopguard.errors import install_hint
 from loopguard.stores.codec import MAX_STATE_BYTES, StateCodecError
 from loopguard.stores.versioned import StoreUnavailable, VersionedStore, check_token
 
@@ -75,6 +76,7 @@ class RedisBackend:
     ) -> None:
         self.client = client
         self.prefix = key_prefix
+        self.ttl_s = ttl_s  # (VersionedStore: a record older than this may have expired)
         self.ttl_ms = 0 if ttl_s is None else max(1, int(ttl_s * 1000))
         self._cas = client.register_script(_CAS)
         self._load = client.register_script(_LOAD)
@@ -152,7 +154,7 @@ class RedisStore(VersionedStore):
             from redis.retry import Retry
         except ImportError:
             raise ImportError(
-                'RedisStore needs the redis client: pip install "loopguard-engine[redis]"'
+                "RedisStore needs the redis client: " + install_hint("redis")
             ) from None
         if password is None and password_env:
             password = os.environ.get(password_env)
