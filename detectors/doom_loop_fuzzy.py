@@ -77,16 +77,19 @@ class FuzzyWindow(TurnWindow):
         super().__init__(turn, size)
         self.sketches: dict[int, Sketch] = {}
 
-    def keep(self, item: Any, sketch: Sketch | None) -> None:
-        """Push an item (with its sketch, if any), forgetting the sketches of dropped items."""
+    def keep(self, item: Any, sketch: Sketch) -> None:
+        """Push an item with its sketch, forgetting the sketches of dropped items."""
         self.push(item)
-        sketches = self.sketches
-        if sketch is not None:
-            sketches[item[_SEQ]] = sketch
-        if len(sketches) > len(self.items):
-            live = {kept[_SEQ] for kept in self.items}
-            for seq in [seq for seq in sketches if seq not in live]:
-                del sketches[seq]
+        self.sketches[item[_SEQ]] = sketch
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop the sketches of items no longer in the window (older than its oldest item:
+        sketches exist only for items, which are kept in call order)."""
+        sketches, items = self.sketches, self.items
+        oldest = items[0][_SEQ] if items else None
+        for seq in [seq for seq in sketches if oldest is None or seq < oldest]:
+            del sketches[seq]
 
 
 class DoomLoopFuzzy(Detector):
@@ -164,16 +167,22 @@ class DoomLoopFuzzy(Detector):
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         if call.tool in cfg["exempt"]:
             return None
-        kept = FuzzyWindow.of(
-            state, self.id, call.turn if cfg["turn_scope"] else 0, cfg["window"] - 1
-        )
-        if not isinstance(kept, FuzzyWindow):  # a window made elsewhere: adopt its items
+        turn = call.turn if cfg["turn_scope"] else 0
+        kept = state.scratch.get(self.id)  # (TurnWindow.of, inlined: this runs on every call)
+        if kept is None or kept.turn != turn:
+            kept = state.scratch[self.id] = FuzzyWindow(turn, max(cfg["window"] - 1, 0))
+        elif type(kept) is not FuzzyWindow:  # a window made elsewhere: adopt its items
             adopted = FuzzyWindow(kept.turn, kept.size)
             adopted.items = kept.items
             kept = state.scratch[self.id] = adopted
         if len(call.canonical) < cfg["min_chars"]:
             # Never checked itself but still compared against: kept as text.
-            kept.keep((call.tool, call.canonical, call.seq, call.round, None), None)
+            items = kept.items
+            items.append((call.tool, call.canonical, call.seq, call.round, None))
+            if len(items) > kept.size:
+                del items[0]
+                if kept.sketches:
+                    kept.forget()
             return None
         mine = Sketch(sample(call.canonical))
         target = target_of(call.args)
