@@ -9,6 +9,7 @@ it. Sessions idle for `ttl_s` (None: never) are treated as absent and purged now
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -21,6 +22,8 @@ from loopguard.stores.versioned import StoreUnavailable, VersionedStore, check_t
 
 _TABLE = "loopguard_sessions"
 _PURGE_EVERY = 1000  # writes between purges of expired sessions
+_CHECK_FILE_S = 0.25  # how often the database file is checked to be the one opened
+log = logging.getLogger("loopguard")
 
 
 def _close(conn: sqlite3.Connection, pid: int) -> None:
@@ -46,9 +49,39 @@ class SqliteBackend:
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
         self._writes = 0
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file opened
+        self._check_at = 0.0
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            found = os.stat(self.path)
+        except (OSError, ValueError):
+            return None
+        return found.st_dev, found.st_ino
+
+    def _replaced(self) -> bool:
+        """True when the file at `path` is no longer the one opened (deleted, or another file
+        put there): writes would go to a file nobody else can open (checked every 0.25 s)."""
+        now = time.monotonic()
+        if self._file is None or now < self._check_at:
+            return False
+        self._check_at = now + _CHECK_FILE_S
+        if self._identity() == self._file:
+            return False
+        log.warning(
+            "loopguard SQLite store %s: the database file was deleted or replaced while in "
+            "use; it is opened again, and each session this process holds is written there "
+            "again from its copy (sessions only other processes held start afresh)",
+            self.path,
+        )
+        return True
 
     def _db(self) -> sqlite3.Connection:
-        """The connection of this process (a forked child opens its own)."""
+        """The connection of this process (a forked child opens its own); opened again when
+        the file was deleted or replaced under it."""
+        if self._conn is not None and self._pid == os.getpid() and self._replaced():
+            self._conn.close()
+            self._conn = None
         if self._conn is None or self._pid != os.getpid():
             conn = sqlite3.connect(
                 self.path,
@@ -67,6 +100,8 @@ class SqliteBackend:
                 conn.close()
                 raise
             self._conn, self._pid = conn, os.getpid()
+            self._file = self._identity()
+            self._check_at = time.monotonic() + _CHECK_FILE_S
             weakref.finalize(self, _close, conn, self._pid)
         return self._conn
 

@@ -36,6 +36,7 @@ from loopguard.stores.codec import StateCodecError, decode, encode
 log = logging.getLogger("loopguard")
 _STRIPES = 64  # local locks: threads of one process take turns per session
 _UNREADABLE_KEPT = 1000  # records known unreadable, remembered so each is decoded once
+_VANISHED_LOGGED = 100  # vanished records a store logs (each is written again all the same)
 
 
 class StoreUnavailable(Exception):
@@ -100,6 +101,8 @@ class VersionedStore:
         self._retry_at = 0.0
         self._damaged: set[str] = set()
         self._unreadable: OrderedDict[str, tuple[int, int, StateCodecError]] = OrderedDict()
+        self._held_at: dict[str, float] = {}  # key -> when this process last read or wrote it
+        self._vanished = 0  # records written again after they vanished (warnings are capped)
 
     # -- the Guard's interface ---------------------------------------------
     def get(self, key: str, factory: Callable[[], SessionState]) -> SessionState:
@@ -192,18 +195,47 @@ class VersionedStore:
         if current is None:
             self.remember(key, token, state)
             self.last_write = (key, expected, token)
+        elif expected and not current[0] and self._held_lately(key):
+            # the record this process read or wrote is gone, not replaced: a deleted or
+            # replaced SQLite file, FLUSHALL, a key deleted by hand. The copy held here is
+            # the best there is: written again (a rival's newer record would win the insert)
+            self._report_vanished(key)
+            return self.commit(key, 0, state)
         return current
 
     def remember(self, key: str, token: int, state: SessionState) -> None:
         with self._cache_lock:
             self._cache[key] = (token, state)
             self._cache.move_to_end(key)
+            self._held_at[key] = time.monotonic()
             while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+                self._held_at.pop(self._cache.popitem(last=False)[0], None)
 
     def forget(self, key: str) -> None:
         with self._cache_lock:
             self._cache.pop(key, None)
+            self._held_at.pop(key, None)
+
+    def _held_lately(self, key: str) -> bool:
+        """This process read or wrote the record within the store's ttl (an older one may
+        simply have expired: it is not brought back)."""
+        with self._cache_lock:
+            held = self._held_at.get(key)
+        ttl = getattr(self.backend, "ttl_s", None)
+        return held is not None and (ttl is None or time.monotonic() - held < ttl)
+
+    def _report_vanished(self, key: str) -> None:
+        self._vanished += 1
+        if self._vanished > _VANISHED_LOGGED:
+            return
+        log.warning(
+            "loopguard %s: the stored state of session %r vanished while this process held "
+            "it (the database file deleted or replaced, FLUSHALL, a key deleted); written "
+            "again from this process's copy%s",
+            self.name,
+            key,
+            " (further ones are not logged)" if self._vanished == _VANISHED_LOGGED else "",
+        )
 
     def report_damaged(self, key: str, error: Exception) -> None:
         """Log an unreadable stored state once per key (it is left as it is, never overwritten)."""
