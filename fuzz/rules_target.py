@@ -15,10 +15,19 @@ and the lint golden cases (`fuzz/seed.py` writes them into the corpus folder).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-import atheris
+try:
+    import atheris
+except ImportError:  # fuzz/mutate.py (the suite's short run) needs no atheris
+    atheris = None
 
-with atheris.instrument_imports(include=["loopguard"]):
+if atheris is not None:
+    with atheris.instrument_imports(include=["loopguard"]):
+        import loopguard
+        from loopguard.config.load import analyze_bytes, load_rules_mapping
+        from loopguard.errors import RulesError
+else:
     import loopguard
     from loopguard.config.load import analyze_bytes, load_rules_mapping
     from loopguard.errors import RulesError
@@ -58,7 +67,35 @@ def target(kind: str, data: bytes) -> None:
         loopguard.Guard(data).session("s").before_call("t", {"a": 1})
 
 
+KINDS = tuple(NAMES)
+
+
+def one(data: bytes) -> None:
+    """`target` for fuzz/mutate.py: the first byte picks the kind, the rest is the file."""
+    if data:
+        target(KINDS[data[0] % len(KINDS)], data[1:])
+
+
+def seeds() -> list[bytes]:
+    """The bundled packs and the lint golden cases (what fuzz/seed.py writes), each kind."""
+    root = Path(__file__).resolve().parent.parent
+    sources = [
+        *sorted(root.glob("rules/*.yaml")),
+        *sorted(root.glob("tests/lint_cases/**/*.yaml")),
+        *sorted(root.glob("tests/lint_cases/**/*.json5")),
+    ]
+    out = []
+    for path in sources:
+        kind = KINDS.index("json5") if path.suffix == ".json5" else KINDS.index("yaml")
+        out.append(bytes([kind]) + path.read_bytes())
+        if path.suffix == ".yaml":
+            out.append(bytes([KINDS.index("mapping")]) + path.read_bytes())
+    return out
+
+
 def main() -> None:
+    if atheris is None:
+        raise SystemExit("pip install atheris first (or run: python fuzz/mutate.py rules)")
     kind = sys.argv.pop(1) if len(sys.argv) > 1 and sys.argv[1] in NAMES else "yaml"
     atheris.Setup(sys.argv, lambda data: target(kind, data))
     atheris.Fuzz()

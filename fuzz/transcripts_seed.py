@@ -22,9 +22,8 @@ from test_hardening_props import VALID  # noqa: E402  (the property tests' small
 from transcripts_target import CHOICES  # noqa: E402
 
 
-def main() -> None:
-    out = Path(sys.argv[1])
-    out.mkdir(parents=True, exist_ok=True)
+def all_seeds() -> list[bytes]:
+    """Every seed input, in a fixed order."""
     seeds: list[bytes] = []
     for path in sorted((ROOT / "tests" / "agent_samples").iterdir()):
         seeds.append(bytes([0]) + path.read_bytes())
@@ -34,6 +33,13 @@ def main() -> None:
         for choice in (0, CHOICES.index(name)):
             seeds += [bytes([choice]) + document, bytes([choice]) + lines]
         seeds.append(bytes([0]) + gzip.compress(lines, mtime=0))
+    return seeds
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = all_seeds()
     for seed in seeds:
         (out / hashlib.sha1(seed).hexdigest()).write_bytes(seed)
     print(f"{len(seeds)} seeds in {out}")

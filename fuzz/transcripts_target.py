@@ -11,30 +11,49 @@ the replay returns 0, 1 or 2 and raises nothing, whatever the bytes.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
+import shutil
 import sys
 import tempfile
 
-import atheris
+try:
+    import atheris
+except ImportError:  # fuzz/mutate.py (the suite's short run) needs no atheris
+    atheris = None
 
-with atheris.instrument_imports(include=["loopguard"]):
+if atheris is not None:
+    with atheris.instrument_imports(include=["loopguard"]):
+        from loopguard.cli import main as cli
+        from loopguard.replay.transcripts.detect import FORMATS
+else:
     from loopguard.cli import main as cli
     from loopguard.replay.transcripts.detect import FORMATS
 
 CHOICES = [None, *FORMATS]
-_DIR = tempfile.mkdtemp(prefix="loopguard-fuzz-")
-_PATH = os.path.join(_DIR, "transcript")
+_PATH = ""
+
+
+def _path() -> str:
+    """The file each input is written to (a temporary folder, removed at exit)."""
+    global _PATH
+    if not _PATH:
+        folder = tempfile.mkdtemp(prefix="loopguard-fuzz-")
+        atexit.register(shutil.rmtree, folder, True)
+        _PATH = os.path.join(folder, "transcript")
+    return _PATH
 
 
 def target(data: bytes) -> None:
     if not data:
         return
     choice = CHOICES[data[0] % len(CHOICES)]
-    with open(_PATH, "wb") as fh:
+    path = _path()
+    with open(path, "wb") as fh:
         fh.write(data[1:])
-    argv = ["replay", "--color", "never", _PATH]
+    argv = ["replay", "--color", "never", path]
     if choice is not None:
         argv[1:1] = ["--input-format", choice]
     out, err = io.StringIO(), io.StringIO()
@@ -44,7 +63,16 @@ def target(data: bytes) -> None:
         raise AssertionError(f"exit {code}: {err.getvalue()[-2000:]}")
 
 
+def seeds() -> list[bytes]:
+    """What fuzz/transcripts_seed.py writes (the agent samples, the property tests' own)."""
+    from transcripts_seed import all_seeds
+
+    return all_seeds()
+
+
 def main() -> None:
+    if atheris is None:
+        raise SystemExit("pip install atheris first (or run: python fuzz/mutate.py transcripts)")
     atheris.Setup(sys.argv, target)
     atheris.Fuzz()
 

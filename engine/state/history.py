@@ -87,7 +87,9 @@ class HistoryEntry:
             else (
                 "veto"
                 if outcome == VETO
-                else outcome.split(b":", 1)[0].decode() + ":" + outcome[-16:].hex()
+                else outcome.split(b":", 1)[0].decode("utf-8", "replace")
+                + ":"
+                + outcome[-16:].hex()
             )
         )
         return {
