@@ -1,10 +1,12 @@
 """What the `otel` plugin costs per guarded call: `python benchmarks/otel_bench.py [--small]`.
 
-Each row drives the same trace through two guards compiled from the same rules, one with a
-registry that has the plugin and one without, interleaved, best of several repeats (the
-ratio is with / without). The `repeat` trace is the plugin's worst case: from the third call
-on every decision is a block, so the decision hook runs on nearly every call; `mixed` is a
-more usual run. Three situations, in this order (OpenTelemetry cannot be un-imported):
+Two guards are compiled from the same rules, one with a registry that has the plugin and one
+without. Per situation: the decision hook's own cost for one non-allow decision (µs, with
+minus without: the robust figure), then the same trace through both guards, interleaved,
+best of several repeats (the ratio is with / without). The `repeat` trace is the plugin's
+worst case: from the third call on every decision is a block, so the decision hook runs on
+nearly every call; `mixed` is a more usual run. Three situations, in this order
+(OpenTelemetry cannot be un-imported):
 
 1. nothing in the process imported OpenTelemetry: the plugin looks in `sys.modules` only;
 2. the API imported (as pydantic-ai and other frameworks do), no provider configured: the
@@ -33,7 +35,11 @@ from loopguard.detection.discovery import BUILTIN_PLUGINS, OWN_DISTRIBUTION, Plu
 from loopguard.detection.registry import build_registry  # noqa: E402
 
 RULES = {"version": 1}
-BUDGET = 1.05  # "costs nothing measurable": within the noise of an interleaved best-of run
+# "Costs nothing measurable": the hook's own cost per non-allow decision (the robust figure),
+# and the whole run within the noise of an interleaved best-of run on a shared machine (the
+# mixed trace, where the plugin almost never runs, measured 0.85 to 1.13 across runs).
+HOOK_BUDGET_US = 5.0
+BUDGET = 1.1
 _BUILTINS = [Plugin(OWN_DISTRIBUTION, name, value, True) for name, value in BUILTIN_PLUGINS]
 _OTEL = Plugin(OWN_DISTRIBUTION, "otel", "loopguard.integrations.otel")
 
@@ -102,8 +108,8 @@ def _rows(situation: str, budget: float | None, scale: float, repeats: int) -> l
         {
             "measure": f"otel plugin — {situation}, per non-allow decision (µs)",
             "ratio": round(with_plugin - without, 2),
-            "budget": None,
-            "ok": None,
+            "budget": HOOK_BUDGET_US if budget is not None else None,
+            "ok": None if budget is None else with_plugin - without <= HOOK_BUDGET_US,
             "note": f"the decision hook: {with_plugin:.2f} µs with, {without:.2f} µs without",
         }
     ]
