@@ -1,7 +1,8 @@
 """Timing helpers: every figure is a ratio to a baseline measured in the same run.
 
 `best_pair()` runs the baseline and the subject alternately, several times, and
-keeps the best time of each, so drift on a shared machine hits both alike. Times are
+keeps the best time of each, so drift on a shared machine hits both alike; `best_by_chunk()`
+does the same chunk by chunk of a trace. Times are
 the process's CPU time unless a caller asks for the wall clock: on a loaded machine the
 wall clock also counts the time the process waited for a processor, which says nothing
 about either side.
@@ -44,6 +45,43 @@ def best_pair(
             else:
                 best_subject = min(best_subject, elapsed)
     return best_base, best_subject
+
+
+def best_by_chunk(
+    trace: list[Any],
+    chunk: int,
+    repeats: int,
+    baseline: Callable[[list[Any]], Any],
+    start: Callable[[], Callable[[list[Any], int], Any]],
+    clock: Callable[[], float] = time.process_time,
+) -> tuple[float, float]:
+    """(baseline, subject) times of a whole trace: the sums over its chunks of each chunk's
+    best time, the baseline and the subject taking turns chunk by chunk, `repeats` times.
+
+    `start()` begins a repeat (a fresh session) and returns the subject, called with each
+    chunk and the index of its first item in order. Keeping the best time per chunk rather
+    than per whole run keeps a busy moment from spoiling a whole repeat.
+    """
+    pieces = [trace[i : i + chunk] for i in range(0, len(trace), chunk)]
+    best_base = [float("inf")] * len(pieces)
+    best_subject = [float("inf")] * len(pieces)
+    for repeat in range(repeats):
+        subject = start()
+        for k, piece in enumerate(pieces):
+            gc.collect()
+            gc.disable()
+            try:
+                for which in (0, 1) if (repeat + k) % 2 == 0 else (1, 0):
+                    begin = clock()
+                    if which == 0:
+                        baseline(piece)
+                        best_base[k] = min(best_base[k], clock() - begin)
+                    else:
+                        subject(piece, k * chunk)
+                        best_subject[k] = min(best_subject[k], clock() - begin)
+            finally:
+                gc.enable()
+    return sum(best_base), sum(best_subject)
 
 
 def floor(trace: list[dict[str, Any]]) -> None:
