@@ -120,9 +120,7 @@ def _decision_counter(metrics: Any) -> Any:
         return counter
     with _lock:
         if _counter is None or _counter_module is not metrics:
-            from loopguard import __version__
-
-            meter = metrics.get_meter(METER, __version__)
+            meter = metrics.get_meter(METER, _distribution_version())
             _counter = meter.create_counter(
                 COUNTER,
                 unit=COUNTER_UNIT,
@@ -130,6 +128,16 @@ def _decision_counter(metrics: Any) -> Any:
             )
             _counter_module = metrics
         return _counter
+
+
+def _distribution_version() -> str | None:
+    """The installed distribution's version, for the meter (None when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("loopguard-engine")
+    except PackageNotFoundError:
+        return None
 
 
 def _label(value: str) -> str:
