@@ -86,6 +86,8 @@ def parse_args(args: Any) -> Any:
     and a `str` or `bytes` subclass is read as its plain text: its own methods never run.
     """
     kind = type(args)
+    if kind is dict or kind is list:  # the usual case first: nothing to test
+        return args
     if kind is str or issubclass(kind, (str, bytes, bytearray)):
         if kind is str:
             text = args
@@ -103,13 +105,12 @@ def parse_args(args: Any) -> Any:
             return text
     if args is None:
         return {}
-    if kind is not dict and kind is not list:
-        try:
-            args.__class__  # noqa: B018 — what `isinstance` reads: detectors use it on args
-        except KeyboardInterrupt:
-            raise
-        except BaseException:  # noqa: BLE001
-            return {"$type": _type_name(args), "$value": "$unprintable"}
+    try:
+        args.__class__  # noqa: B018 — what `isinstance` reads: detectors use it on args
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001
+        return {"$type": _type_name(args), "$value": "$unprintable"}
     return args
 
 
@@ -118,8 +119,8 @@ def canonical_text(value: Any) -> str:
     kind = type(value)
     if kind is str:
         return value
-    if issubclass(kind, str):  # its text, as a plain str (its own methods may raise)
-        return str.__str__(value)
+    if kind is not dict and issubclass(kind, str):  # its text, as a plain str (its own
+        return str.__str__(value)  # methods may raise)
     try:
         return _DUMPS(value)
     except KeyboardInterrupt:
@@ -292,7 +293,8 @@ def result_text(result: Any, drop: frozenset[str], keep: frozenset[str] | None) 
     A string result stays as is unless it is a JSON object or array and fields
     are to be dropped or kept; then it is parsed and treated like the value.
     """
-    if type(result) is not str and issubclass(type(result), str):
+    kind = type(result)
+    if kind is not str and kind is not dict and issubclass(kind, str):
         result = str.__str__(result)  # a str subclass: its text (its own methods may raise)
     value = result
     if type(value) is str and value[:1] in ("{", "[") and (drop or keep):
