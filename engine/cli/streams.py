@@ -94,8 +94,8 @@ def _discard_stdout() -> None:
     """Point the process's stdout at the null device: what is still buffered for it (or the
     final flush) then cannot fail at exit. Only the real stdout: a caller's redirection (a
     test's StringIO) is left alone."""
-    stream = sys.stdout
-    if stream is None or stream is not sys.__stdout__:
+    stream = sys.__stdout__
+    if stream is None or sys.stdout is not stream:
         return
     try:
         fd = stream.fileno()
