@@ -130,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _replay(args: argparse.Namespace, guard: Any, out: TextIO) -> int:
+def _replay(args: argparse.Namespace, guard: Any, out: Any) -> int:
+    """Replay into `out` (a text stream, or a wrapper over one that paints or escapes)."""
     rules = args.rules or "builtin:default"
     if args.format == "text":
         out = painted(out, args.color, paint_report)

@@ -3,10 +3,11 @@
 Each public method runs the ordinary `Session` method on the state this process holds for
 the session, then writes it back with a compare-and-set (see `versioned`); when another
 worker wrote first, the method runs again on the newer state (from the second lost race on,
-after a short random pause, so workers contending for one session take turns). Decisions are handed to
-`loopguard_on_decision` plugins only once the write landed, so a retried method notifies
-once. When the store is unavailable (or the stored state unreadable) nothing is recorded
-and `fail_mode` decides: open allows, closed blocks the call; never an exception.
+after a short random pause, so workers contending for one session take turns). Decisions
+are handed to `loopguard_on_decision` plugins only once the write landed, so a retried
+method notifies once. When the store is unavailable (or the stored state unreadable)
+nothing is recorded and `fail_mode` decides: open allows, closed blocks the call; never an
+exception.
 """
 
 from __future__ import annotations
