@@ -90,6 +90,8 @@ class FuzzyWindow(TurnWindow):
         oldest = items[0][_SEQ] if items else None
         for seq in [seq for seq in sketches if oldest is None or seq < oldest]:
             del sketches[seq]
+        if not sketches:
+            self.sketches = {}  # an emptied dict keeps its grown table: an idle session must not
 
 
 class DoomLoopFuzzy(Detector):
