@@ -18,6 +18,7 @@ Not flagged: `read` of 30 different files; `command_status` (a poll).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
@@ -36,6 +37,8 @@ from loopguard.plugin import (
     short,
     thresholds,
 )
+
+_SEQ = attrgetter("seq")
 
 
 class GenericRepeat(Detector):
@@ -81,7 +84,7 @@ class GenericRepeat(Detector):
                 len(entries),
                 short(call.digest),
                 f"{call.tool} was already called {len(entries)} times with these arguments.",
-                tuple(e.seq for e in entries[-EVIDENCE_MAX:]),
+                tuple(map(_SEQ, entries[-EVIDENCE_MAX:])),  # (map: it runs on every repeat)
             )
         return None
 

@@ -22,6 +22,7 @@ from loopguard.text import messages
 
 _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
 _MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is per run)
+_MAX_RANKS = 256  # (level, detector) sort keys remembered per policy
 decision_log = logging.getLogger("loopguard.decisions")
 _new_decision = tuple.__new__  # Decision(*fields) without the keyword handling or `_make`'s check
 _TEMPLATE_KEYS = {
@@ -79,10 +80,16 @@ class Aggregator:
         self.config = config
         self._templates: dict[tuple[str, str], str] = {}  # (key, language) -> template
         self._language: str | None = None  # for a session with no user text yet (see `_fill`)
+        self._ranks: dict[tuple[str, str], tuple[int, int]] = {}  # (level, detector) -> rank
 
     def rank(self, vote: Vote) -> tuple[int, int]:
         """Sort key: higher level first, then rules order (unknown ids last)."""
-        return (-RANK.get(vote.level, 0), self.order.get(vote.detector, len(self.order)))
+        key = self._ranks.get((vote.level, vote.detector))
+        if key is None:
+            key = (-RANK.get(vote.level, 0), self.order.get(vote.detector, len(self.order)))
+            if len(self._ranks) < _MAX_RANKS:  # (plugins may vote under any id: bounded)
+                self._ranks[(vote.level, vote.detector)] = key
+        return key
 
     def decide(
         self,
