@@ -51,6 +51,14 @@ LAZY = {
         "loopguard.hooks.guardcache",
         "loopguard.lint.linter",
     ): "the lint errors of the hook's rules are found when its cache is stale",
+    (
+        "loopguard.cli",
+        "loopguard.cli.streams",
+    ): "the hook's fast path in main() answers before the CLI's stream handling loads",
+    (
+        "loopguard.cli",
+        "loopguard.text.terminal",
+    ): "the hook's fast path in main() answers before the CLI's output escaping loads",
 }
 
 # Each folder may import from the folders before it. "records" are the root modules every

@@ -157,7 +157,8 @@ def test_dash_reads_standard_input(
     data = (SAMPLES / "codex.jsonl").read_bytes()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     code, out, _ = run(capsys, "replay", "-")
-    assert code == 0 and "session <stdin>" in out and "4 tool calls" in out
+    # the session is named by the id the recording gives, the input by `<stdin>`
+    assert code == 0 and "(<stdin>)" in out and "4 tool calls" in out
 
 
 def test_the_issue_cases_now_read_their_calls(capsys: pytest.CaptureFixture[str]) -> None:

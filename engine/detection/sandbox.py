@@ -34,6 +34,7 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from loopguard.detection.plugincheck import vote_problem
 from loopguard.state.history import Bucket, Call, HistoryEntry, SessionState
 from loopguard.text.jsontext import loads
 
@@ -395,8 +396,6 @@ def wrap(hook: str, method: Callable[..., Any], ident: str, budget: Budget) -> C
     """`method` (a plugin detector's `check`, `after` or `compacted`) behind the views, the vote
     checks and the time budget. What it raises (a fault, a disabled detector) the session
     records as a fault of that detector."""
-    from loopguard.detection.plugincheck import vote_problem
-
     clock = time.perf_counter
     name = f"{ident}.{hook}"
     if hook == "compacted":
