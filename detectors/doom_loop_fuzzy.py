@@ -75,23 +75,29 @@ class FuzzyWindow(TurnWindow):
 
     def __init__(self, turn: int, size: int) -> None:
         super().__init__(turn, size)
-        self.sketches: dict[int, Sketch] = {}
+        self.sketches: dict[int, Sketch] | None = None  # (None while empty: idle sessions)
 
     def keep(self, item: Any, sketch: Sketch) -> None:
         """Push an item with its sketch, forgetting the sketches of dropped items."""
         self.push(item)
-        self.sketches[item[_SEQ]] = sketch
+        self.table()[item[_SEQ]] = sketch
         self.forget()
+
+    def table(self) -> dict[int, Sketch]:
+        """The sketches by seq (made on first use)."""
+        if self.sketches is None:
+            self.sketches = {}
+        return self.sketches
 
     def forget(self) -> None:
         """Drop the sketches of items no longer in the window (older than its oldest item:
         sketches exist only for items, which are kept in call order)."""
-        sketches, items = self.sketches, self.items
+        sketches, items = self.sketches or {}, self.items
         oldest = items[0][_SEQ] if items else None
         for seq in [seq for seq in sketches if oldest is None or seq < oldest]:
             del sketches[seq]
         if not sketches:
-            self.sketches = {}  # an emptied dict keeps its grown table: an idle session must not
+            self.sketches = None  # (an emptied dict keeps its grown table; idle sessions keep none)
 
 
 class DoomLoopFuzzy(Detector):
@@ -233,7 +239,7 @@ class DoomLoopFuzzy(Detector):
                 and not quiet(trail, seq)
             ):
                 continue  # a write that worked, aimed elsewhere: new, however similar
-            if not _similar(mine, seq, item[_GRAMS], kept.sketches, judged, threshold):
+            if not _similar(mine, seq, item[_GRAMS], kept.table(), judged, threshold):
                 continue
             if cfg["same"]:
                 entry = entry_of(state, seq)
