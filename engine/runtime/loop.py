@@ -41,6 +41,7 @@ from loopguard.decision import Decision, Vote
 from loopguard.rules import default
 from loopguard.session import answers
 from loopguard.text.content import content_text, strip_recall
+from loopguard.text.jsontext import check_depth
 from loopguard.text.messages import render
 
 Message = dict[str, Any]
@@ -111,12 +112,12 @@ def _parse_args(raw: Any) -> tuple[Any, str | None]:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
     try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
+        parsed = check_depth(json.loads(raw), len(raw)) if isinstance(raw, str) else raw
     except json.JSONDecodeError as exc:
         return raw, f"invalid JSON arguments: {exc}"
     except ValueError as exc:  # an integer longer than the interpreter converts
         return raw, f"unusable arguments: {exc}"
-    except RecursionError:  # nested deeper than the JSON parser goes
+    except RecursionError:  # nested deeper than `MAX_DEPTH`, or than the JSON parser goes
         return raw, "unusable arguments: nested too deeply"
     if not isinstance(parsed, dict):
         return raw, "tool arguments must be a JSON object"
