@@ -11,6 +11,7 @@ with pydantic-ai's own instrumentation.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
@@ -307,7 +308,8 @@ def test_a_pydantic_ai_run_traced_by_its_own_instrumentation_replays(
     def lookup(key: str) -> str:
         return "no change"
 
-    agent.run_sync("look both up until they change")
+    # `run_sync` would leave pydantic-graph's event loop open for a later test to collect.
+    asyncio.run(agent.run("look both up until they change"))
     provider.shutdown()
     path = tmp_path / "pydantic-ai.jsonl"
     path.write_text(buffer.getvalue(), encoding="utf-8")
@@ -329,7 +331,13 @@ def test_the_observability_walk_through_runs_as_documented(
     doc = (Path(__file__).resolve().parents[1] / "docs" / "observability.md").read_text("utf-8")
     (code,) = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "docs/observability.md", "exec"), {"__name__": "walk_through"})
+    loop = asyncio.new_event_loop()  # the example's `run_sync` runs in it; closed after
+    asyncio.set_event_loop(loop)
+    try:
+        exec(compile(code, "docs/observability.md", "exec"), {"__name__": "walk_through"})
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
     printed = capsys.readouterr().out
     assert printed.startswith("[loopguard] Stopped: search_docs was called 3 times")
     trace_text = (tmp_path / "agent-trace.jsonl").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""JSON nesting is bounded the same way on every Python (3.11 refuses ~1,000 levels, 3.13 far more)."""
+"""JSON nesting is bounded alike on every Python (3.11 stops near 1,000 levels, 3.13 far past)."""
 
 from __future__ import annotations
 
