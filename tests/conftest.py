@@ -16,9 +16,10 @@ from plugin_fakes import site  # noqa: F401 — fake installed plugins, undone a
 from store_servers import redis_url  # noqa: F401 — the session-scoped server fixture
 
 # process_watch fails a test that starts a process without @pytest.mark.slow; slow_modules
-# leaves whole-slow modules unimported under -m "not slow"; pytester runs the small inner
+# leaves whole-slow modules unimported under -m "not slow"; loop_watch fails a test that leaves
+# an event loop open (collected later, it would fail another test); pytester runs the small inner
 # sessions that test both.
-pytest_plugins = ("process_watch", "slow_modules", "pytester")
+pytest_plugins = ("process_watch", "loop_watch", "slow_modules", "pytester")
 
 # Hypothesis profiles, one mechanism for the whole suite: "ci" (the default) is short and
 # fixed-seed, so a run is reproducible; "long" is the documented longer search
