@@ -172,28 +172,77 @@ def window_config(options: Mapping[str, Any]) -> dict[str, Any]:
 
 class Trail:
     """Per session: what each recent call could do (`effects`), and user turns that report
-    a change. Only calls with something to say are kept: a missing call counts as changing."""
+    a change. A call noted with nothing to say, or not noted, counts as changing.
 
-    __slots__ = ("marks", "turn", "told", "remedies", "edits", "unfound", "programs")
+    It is kept in every idle session, so it is small: the flags of the newest
+    `RECENT_MARKS` calls in a ring of bytes (call `seq` at `seq % RECENT_MARKS`), the rare
+    core digests in a dict made when the first one comes, and empty tuples, not lists,
+    for what most sessions never record.
+    """
+
+    __slots__ = (
+        "ring",
+        "newest",
+        "cores",
+        "turn",
+        "told",
+        "remedies",
+        "edits",
+        "unfound",
+        "programs",
+    )
 
     def __init__(self) -> None:
-        self.marks: dict[int, tuple[int, bytes | None]] = {}  # seq -> (flags, core digest)
+        self.ring = bytearray(RECENT_MARKS)  # flags of calls newest - RECENT_MARKS + 1 .. newest
+        self.newest = -1  # the newest call noted
+        self.cores: dict[int, bytes] | None = None  # seq -> core digest (what it is a repeat of)
         self.turn = -1  # the newest turn whose user message was read
-        self.told: list[int] = []  # turns whose user message reports a change
+        self.told: tuple[int, ...] = ()  # turns whose user message reports a change
         self.remedies: frozenset[str] = frozenset()  # look-up verbs the newest failure names
         # Replacing edits still running (seq -> what they look for), and what the newest
         # failed ones looked for and did not find: a new text alone cannot change that.
-        self.edits: dict[int, bytes] = {}
-        self.unfound: list[bytes] = []
-        self.programs: dict[int, str] = {}  # seq -> program of the newest changing shell calls
+        self.edits: dict[int, bytes] | None = None
+        self.unfound: tuple[bytes, ...] = ()
+        self.programs: dict[int, str] | None = None  # seq -> program of newest changing calls
+
+    def flags(self, seq: int) -> int:
+        """The flags noted for call `seq` (0: nothing noted, or too old to be kept)."""
+        if self.newest - RECENT_MARKS < seq <= self.newest:
+            return self.ring[seq % RECENT_MARKS]
+        return 0
+
+    def core(self, seq: int) -> bytes | None:
+        """The core digest noted for call `seq`, if any."""
+        cores = self.cores
+        if cores is None or not self.newest - RECENT_MARKS < seq <= self.newest:
+            return None
+        return cores.get(seq)
 
     def note(self, seq: int, flags: int, core: bytes | None) -> None:
-        """Remember what call `seq` can do (only when it says something), newest 64 kept."""
-        if flags or core is not None:
-            marks = self.marks
-            marks[seq] = (flags, core)
-            if len(marks) > RECENT_MARKS:
-                del marks[next(iter(marks))]
+        """Remember what call `seq` can do; calls skipped since the newest are cleared."""
+        newest = self.newest
+        ring = self.ring
+        if seq > newest:
+            for skipped in range(max(newest + 1, seq - RECENT_MARKS + 1), seq):
+                ring[skipped % RECENT_MARKS] = 0  # an exempt tool, or a call not asked about
+            self.newest = newest = seq
+        elif seq <= newest - RECENT_MARKS:
+            return  # older than anything kept
+        ring[seq % RECENT_MARKS] = flags
+        cores = self.cores
+        if core is not None:
+            if cores is None:
+                cores = self.cores = {}
+            cores[seq] = core
+        elif cores:
+            cores.pop(seq, None)
+        while cores and next(iter(cores)) <= newest - RECENT_MARKS:
+            del cores[next(iter(cores))]  # (seqs come in order: the oldest is first)
+
+    def program(self, seq: int) -> str | None:
+        """The program changing call `seq` ran (shell calls), if noted."""
+        programs = self.programs
+        return None if programs is None else programs.get(seq)
 
 
 RECENT_MARKS = 64  # history.RECENT: a window never reaches further back
@@ -204,8 +253,7 @@ ATTEMPT = 128  # (a mark's flags) a call that could have changed something, and 
 
 def quiet(trail: Trail, seq: int) -> bool:
     """Whether call `seq` changed nothing: a look-up, or a call that failed."""
-    mark = trail.marks.get(seq)
-    return mark is not None and bool(mark[0] & QUIET)
+    return bool(trail.flags(seq) & QUIET)
 
 
 class DoomLoopExact(Detector):
@@ -260,30 +308,36 @@ class DoomLoopExact(Detector):
         }
 
     def encode_scratch(self, value: Any) -> Any:
-        """[turn, told turns, [[seq, flags, core digest hex or null], ...], remedy verbs]."""
+        """[turn, told turns, [[seq, flags, core digest hex or null], ...], remedy verbs,
+        [[seq, edit key hex], ...], [unfound key hex, ...], [[seq, program], ...]]."""
         if not isinstance(value, Trail):
             return None
-        marks = [[s, f, None if c is None else c.hex()] for s, (f, c) in value.marks.items()]
+        marks = []
+        for seq in range(max(0, value.newest - RECENT_MARKS + 1), value.newest + 1):
+            flags, core = value.flags(seq), value.core(seq)
+            if flags or core is not None:
+                marks.append([seq, flags, None if core is None else core.hex()])
         return [
             value.turn,
             list(value.told),
             marks,
             sorted(value.remedies),
-            [[s, k.hex()] for s, k in value.edits.items()],
+            [[s, k.hex()] for s, k in (value.edits or {}).items()],
             [k.hex() for k in value.unfound],
-            [[s, w] for s, w in value.programs.items()],
+            [[s, w] for s, w in (value.programs or {}).items()],
         ]
 
     def decode_scratch(self, data: Any) -> Any:
         trail = Trail()
-        trail.turn, trail.told = int(data[0]), [int(t) for t in data[1]]
+        trail.turn, trail.told = int(data[0]), tuple(int(t) for t in data[1])
         trail.remedies = frozenset(str(v) for v in data[3]) if len(data) > 3 else frozenset()
-        for seq, flags, core in data[2]:
-            trail.marks[int(seq)] = (int(flags), None if core is None else bytes.fromhex(core))
-        if len(data) > 5:  # (stored before replacing edits were followed: none)
+        for seq, flags, core in sorted(data[2], key=lambda mark: int(mark[0])):
+            trail.note(int(seq), int(flags), None if core is None else bytes.fromhex(core))
+        if len(data) > 5 and data[4]:  # (stored before replacing edits were followed: none)
             trail.edits = {int(s): bytes.fromhex(k) for s, k in data[4]}
-            trail.unfound = [bytes.fromhex(k) for k in data[5]]
-        if len(data) > 6:
+        if len(data) > 5:
+            trail.unfound = tuple(bytes.fromhex(k) for k in data[5])
+        if len(data) > 6 and data[6]:
             trail.programs = {int(s): str(w) for s, w in data[6]}
         return trail
 
@@ -302,11 +356,12 @@ class DoomLoopExact(Detector):
             trail.turn = call.turn
             ts = state.turn_state
             if ts is not None and reports_change(ts.user_text):
-                trail.told.append(call.turn)
-                del trail.told[:-16]
+                trail.told = (*trail.told[-15:], call.turn)
         looked_for = replaced_text_key(call.tool, call.args)
         if looked_for is not None:
             edits = trail.edits
+            if edits is None:
+                edits = trail.edits = {}
             edits[call.seq] = looked_for
             if len(edits) > EDITS_KEPT:
                 del edits[next(iter(edits))]
@@ -316,14 +371,16 @@ class DoomLoopExact(Detector):
             program = effects.program(call.tool, call.args)
             if program is not None:
                 programs = trail.programs
+                if programs is None:
+                    programs = trail.programs = {}
                 programs[call.seq] = program
                 if len(programs) > RECENT_MARKS:
                     del programs[next(iter(programs))]
-        if flags or core is not None:  # Trail.note, inlined: it runs for every call
-            marks = trail.marks
-            marks[call.seq] = (flags, core)
-            if len(marks) > RECENT_MARKS:
-                del marks[next(iter(marks))]
+        if call.seq == trail.newest + 1 and core is None and not trail.cores:
+            trail.ring[call.seq % RECENT_MARKS] = flags  # Trail.note, the common case inlined
+            trail.newest = call.seq
+        else:
+            trail.note(call.seq, flags, core)
         if core is None:
             if call.digest not in state.digests:
                 return None  # not seen lately: no repeat (one C-level scan)
@@ -341,7 +398,7 @@ class DoomLoopExact(Detector):
             return None  # a success the engine has read: nothing to learn
         if call.tool in cfg["exempt"] or call.outcome == VETO:
             return None
-        flags, core = trail.marks.get(call.seq, (0, None))
+        flags, core = trail.flags(call.seq), trail.core(call.seq)
         text = call.text or ""
         if call.error is not None or call.flags & FAILED:
             failed = True
@@ -355,10 +412,9 @@ class DoomLoopExact(Detector):
         if looked_for is not None and old_text_missing(text):
             core = looked_for  # what it looked for is not there: its new text does not matter
             if looked_for not in trail.unfound:
-                trail.unfound.append(looked_for)
-                del trail.unfound[:-EDITS_KEPT]
+                trail.unfound = (*trail.unfound[1 - EDITS_KEPT :], looked_for)
         attempt = 0 if flags & QUIET else ATTEMPT
-        trail.marks[call.seq] = (QUIET | attempt | (MISSING if missing_program(text) else 0), core)
+        trail.note(call.seq, QUIET | attempt | (MISSING if missing_program(text) else 0), core)
         return None
 
     def _walk(
@@ -369,7 +425,8 @@ class DoomLoopExact(Detector):
         # occurrence counts only when nothing between it and the newer one could have
         # changed the outcome: only quiet calls (look-ups) ran between, and no user message
         # between reports a change.
-        exempt, marks, told = cfg["exempt"], trail.marks, trail.told
+        exempt, told = cfg["exempt"], trail.told
+        ring, newest, cores = trail.ring, trail.newest, trail.cores
         turn, turn_scope = call.turn, cfg["turn_scope"]
         same = cfg["same"]
         left = cfg["window"] - 1
@@ -398,23 +455,27 @@ class DoomLoopExact(Detector):
             if entry.tool in exempt:
                 continue
             left -= 1
-            mark = marks.get(entry.seq)
-            key = entry.digest if mark is None or mark[1] is None else mark[1]
+            seq = entry.seq
+            if newest - RECENT_MARKS < seq <= newest:  # Trail.flags and Trail.core, inlined
+                mark = ring[seq % RECENT_MARKS]
+                core_of = None if cores is None else cores.get(seq)
+                key = entry.digest if core_of is None else core_of
+            else:
+                mark, key = 0, entry.digest
             if key != core or (same and entry.run_id != call.run_id):
                 between = True
                 rewrite = False
                 if (
                     same
-                    and mark is not None
-                    and mark[0] & ATTEMPT
+                    and mark & ATTEMPT
                     and not flags & QUIET
                     and entry.tool == call.tool
-                    and trail.programs.get(entry.seq) == trail.programs.get(call.seq)
+                    and trail.program(seq) == trail.program(call.seq)
                     and state.digests.count(entry.digest) == 1
                 ):
                     variants.add(entry.outcome)  # a new variant of this attempt failed between
-                if mark is None or not mark[0] & unaffected:
-                    if same and mark is not None and mark[0] & FILE:
+                if not mark & unaffected:
+                    if same and mark & FILE:
                         edited = True  # an edit: it cannot make a missing program appear
                     elif same and failed and not changed:
                         changed = True  # crossed only if the call failed the same way before
@@ -432,7 +493,7 @@ class DoomLoopExact(Detector):
                 continue
             if entry.turn != newer_turn and any(entry.turn < t <= newer_turn for t in told):
                 break  # a user message between reports a change: a re-check
-            if edited and (mark is None or not mark[0] & MISSING):
+            if edited and not mark & MISSING:
                 break  # files changed since, and the outcome could depend on them
             if variants:
                 if any(v != entry.outcome for v in variants):

@@ -478,10 +478,44 @@ def test_the_trail_survives_a_session_store_round_trip() -> None:
     state = guard.store._sessions["s"]
     again = decode(encode(state), 30, False)
     old, new = state.scratch[ID], again.scratch[ID]
-    assert (old.marks, old.told, old.turn, old.remedies) == (
-        new.marks,
+    assert (old.ring, old.newest, old.cores, old.told, old.turn, old.remedies) == (
+        new.ring,
+        new.newest,
+        new.cores,
         new.told,
         new.turn,
         new.remedies,
     )
-    assert new.remedies == frozenset({"read"}) and new.told == [1]
+    assert new.remedies == frozenset({"read"}) and new.told == (1,)
+    assert new.flags(old.newest) == old.flags(old.newest) != 0
+
+
+def test_a_trail_forgets_calls_it_was_not_told_about_and_calls_too_old() -> None:
+    from loopguard.detectors.doom_loop_exact import RECENT_MARKS, Trail
+
+    trail = Trail()
+    trail.note(0, 5, b"core-0")
+    trail.note(1, 3, None)
+    assert (trail.flags(0), trail.core(0), trail.flags(1)) == (5, b"core-0", 3)
+    # seq 2 .. 64 never noted (an exempt tool, say); 65 shares seq 1's slot in the ring
+    trail.note(RECENT_MARKS + 1, 0, None)
+    assert trail.flags(1) == 0 and trail.flags(0) == 0 and trail.core(0) is None
+    assert trail.cores == {}  # the old core digest is dropped, not only hidden
+    for seq in range(RECENT_MARKS + 2, 2 * RECENT_MARKS + 2):
+        trail.note(seq, 1, None)  # every slot of the ring holds something
+    last = 2 * RECENT_MARKS + 1
+    trail.note(last + 6, 2, None)  # five calls skipped: their slots (of older calls) cleared
+    assert [trail.flags(s) for s in range(last + 1, last + 7)] == [0, 0, 0, 0, 0, 2]
+    assert trail.flags(last) == 1
+    trail.note(3, 7, None)  # older than anything kept: ignored
+    assert trail.flags(3) == 0 and trail.flags(last + 6) == 2
+
+
+def test_a_trail_stored_before_the_ring_still_decodes() -> None:
+    from loopguard.detectors.doom_loop_exact import DoomLoopExact
+
+    old_form = [4, [2], [[7, 1, None], [3, 9, "ab"], [9, 128, None]], ["read"]]
+    trail = DoomLoopExact().decode_scratch(old_form)
+    assert [trail.flags(s) for s in (3, 7, 9)] == [9, 1, 128] and trail.core(3) == b"\xab"
+    assert (trail.turn, trail.told, trail.edits, trail.programs) == (4, (2,), None, None)
+    assert DoomLoopExact().encode_scratch(trail)[2] == [[3, 9, "ab"], [7, 1, None], [9, 128, None]]
