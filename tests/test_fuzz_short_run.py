@@ -46,8 +46,10 @@ def test_a_short_fuzz_run_finds_nothing(
 def test_the_inputs_are_the_same_for_one_seed() -> None:
     seeds = [b'{"a": [1, "x", null]}', b"\x01LGS\x01\x00[]"]
     first = list(mutate.inputs(seeds, 200, 7))
+    assert first != list(mutate.inputs(seeds, 2_000, 8))
+    # ...whatever ran before: no input may change what later ones are made of (the shared
+    # odd constants are copied into a document, never mutated where they are kept)
     assert first == list(mutate.inputs(seeds, 200, 7))
-    assert first != list(mutate.inputs(seeds, 200, 8))
     assert len(set(first)) > 150  # they differ from one another
 
 
