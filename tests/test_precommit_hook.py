@@ -1,9 +1,11 @@
-"""The `loopguard-lint` pre-commit hook, run for real through `pre-commit try-repo`.
+"""The `loopguard-lint` pre-commit hook, run for real by pre-commit from a project's config.
 
-try-repo clones the hook repository and pip-installs it into a fresh virtual
-environment (dependencies come from PyPI). The hook repository here is a clone of
-this checkout's HEAD: pre-commit would otherwise fold uncommitted changes of the
-working tree into a shadow commit, so what is tested is exactly what is committed.
+pre-commit clones the hook repository and pip-installs it into a fresh virtual environment
+(dependencies come from PyPI). The hook repository here is a clone of this checkout's HEAD,
+so what is tested is exactly what is committed. The project's `.pre-commit-config.yaml`
+names it at that commit and both runs share one pre-commit cache: the hook's environment is
+built once for the module. (`pre-commit try-repo` would build it again for every run: it
+keeps its store in a temporary directory whatever PRE_COMMIT_HOME says.)
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def test_the_hook_is_declared_with_a_files_pattern() -> None:
 
 
 @pytest.fixture(scope="module")
-def try_repo(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def pre_commit(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("needs git and a git checkout of loopguard")
     base = tmp_path_factory.mktemp("precommit")
@@ -53,8 +55,15 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
         check=True,
         capture_output=True,
     )
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=source, check=True, capture_output=True, text=True
+    ).stdout.strip()
     project.mkdir()
     _git("init", "-q", cwd=project)
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {source.as_uri()}\n  rev: {rev}\n  hooks:\n  - id: loopguard-lint\n",
+        encoding="utf-8",
+    )
     (project / "loopguard.yaml").write_text(
         "version: 1\nloop_detection: {warning_threshold: 5, critical_threshold: 9}\n",
         encoding="utf-8",
@@ -74,8 +83,7 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
                 sys.executable,
                 "-m",
                 "pre_commit",
-                "try-repo",
-                str(source),
+                "run",
                 "loopguard-lint",
                 "--color",
                 "never",
@@ -93,15 +101,15 @@ def try_repo(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
 
 
 @pytest.mark.slow
-def test_try_repo_passes_a_good_rules_file(try_repo) -> None:  # type: ignore[no-untyped-def]
-    done = try_repo("--files", "loopguard.yaml")
+def test_the_hook_passes_a_good_rules_file(pre_commit) -> None:  # type: ignore[no-untyped-def]
+    done = pre_commit("--files", "loopguard.yaml")
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"loopguard lint\.+Passed", done.stdout)
 
 
 @pytest.mark.slow
-def test_try_repo_fails_a_bad_rules_file_and_names_the_finding(try_repo) -> None:  # type: ignore[no-untyped-def]
-    done = try_repo("--all-files")
+def test_the_hook_fails_a_bad_rules_file_and_names_the_finding(pre_commit) -> None:  # type: ignore[no-untyped-def]
+    done = pre_commit("--all-files")
     assert done.returncode == 1, done.stdout + done.stderr
     assert re.search(r"loopguard lint\.+Failed", done.stdout)
     assert (
