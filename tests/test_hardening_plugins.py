@@ -275,6 +275,33 @@ def test_a_slow_schema_pattern_is_bounded(site: FakeSite) -> None:
     assert "in time" in str(info.value) or "does not match" in str(info.value)
 
 
+@pytest.mark.parametrize("check", ["prune", "findings"])
+def test_the_schema_patterns_of_one_document_share_one_time_budget(
+    monkeypatch: pytest.MonkeyPatch, check: str
+) -> None:
+    """Both passes over a document (pruning rejected values, reporting them) bound all of its
+    pattern matches together: a slow pattern costs the budget once, not once per value."""
+    from loopguard.config import prune, validate
+    from loopguard.config.positions import SourceDoc
+
+    seen: list[Any] = []
+    real = validate.matches
+
+    def spy(compiled: Any, text: str, deadline: Any = None) -> bool | None:
+        seen.append(deadline)
+        return real(compiled, text, deadline)
+
+    monkeypatch.setattr(validate, "matches", spy)
+    schema = {"type": "array", "items": {"type": "string", "pattern": "^a+$"}}
+    data = ["a", "b", "aa"]
+    if check == "prune":
+        assert prune._bad_paths(data, schema) == {(1,)}
+    else:
+        doc = SourceDoc("<test>", data)
+        assert len(validate.schema_findings(doc, schema)) == 1
+    assert len(seen) == 3 and seen[0] is not None and all(d is seen[0] for d in seen)
+
+
 # -- LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD -------------------------------------------------
 @pytest.mark.parametrize(
     "value, disabled",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopguard.config.positions import Path, SourceDoc
-from loopguard.config.validate import validator_for
+from loopguard.config.validate import pattern_budget, validator_for
 
 MAX_ROUNDS = 16
 
@@ -37,7 +37,9 @@ def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
     keys are still checked; the checks read objects with `.get`).
     """
     found: set[Path] = set()
-    for err in validator_for(schema).iter_errors(data):
+    with pattern_budget():
+        errors = list(validator_for(schema).iter_errors(data))
+    for err in errors:
         path = tuple(err.absolute_path)
         inst, sub = err.instance, err.schema
         if err.validator == "required":

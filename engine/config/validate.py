@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
@@ -65,6 +67,21 @@ def _python_regex(validator: Any, value: Any, instance: Any, schema: Any) -> Any
 
 _DEADLINE: ContextVar[Deadline | None] = ContextVar("loopguard_schema_deadline", default=None)
 SCHEMA_PATTERN_BUDGET_S = 1.0  # all schema `pattern` matches of one document together
+
+
+@contextmanager
+def pattern_budget() -> Iterator[None]:
+    """Every schema `pattern` match inside shares one `SCHEMA_PATTERN_BUDGET_S`, so a slow
+    pattern costs a document at most that, not its number of values times a match's
+    timeout (a nested use keeps the outer budget)."""
+    if _DEADLINE.get() is not None:
+        yield
+        return
+    token = _DEADLINE.set(Deadline(SCHEMA_PATTERN_BUDGET_S))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
 
 
 @lru_cache(maxsize=256)
@@ -307,11 +324,8 @@ def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
     """Every schema violation of `doc.data`, as findings sorted by position."""
     translator = _Translator(doc)
     found: list[Finding] = []
-    token = _DEADLINE.set(Deadline(SCHEMA_PATTERN_BUDGET_S))
-    try:
+    with pattern_budget():
         return _findings(doc, schema, translator, found)
-    finally:
-        _DEADLINE.reset(token)
 
 
 def _findings(
