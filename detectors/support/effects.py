@@ -255,6 +255,7 @@ _DATES = (
 )
 _CODE = frozenset("{}()[];=<>`|\\")
 _PROSE_WORDS = 6  # a text of this many words or more, without code symbols, is prose
+_LOOSE_CHARS = 2000  # a longer value is never rewritten (a file's content is not a summary)
 _PROSE = "\x00text"
 
 
@@ -262,7 +263,7 @@ def _loose(value: Any, prose: bool) -> Any:
     """`value` written one way (itself when there is nothing to rewrite)."""
     if type(value) is float:
         return int(value) if value.is_integer() else value
-    if type(value) is not str or not value or len(value) > 2000:
+    if type(value) is not str or not value or len(value) > _LOOSE_CHARS:
         return value
     if prose and value.count(" ") >= _PROSE_WORDS - 1 and _CODE.isdisjoint(value):
         return _PROSE
@@ -295,8 +296,8 @@ def _loosens(args: Mapping[str, Any], prose: bool) -> bool:
     for value in args.values():
         kind = type(value)
         if kind is str:
-            if not value:
-                continue
+            if not value or len(value) > _LOOSE_CHARS:
+                continue  # (not rewritten: counting a 10 KB text's spaces would be wasted)
             first = value[0]
             if (
                 first in _LEADS
