@@ -190,6 +190,7 @@ class Trail:
         "edits",
         "unfound",
         "programs",
+        "again",
     )
 
     def __init__(self) -> None:
@@ -204,6 +205,8 @@ class Trail:
         self.edits: dict[int, bytes] | None = None
         self.unfound: tuple[bytes, ...] = ()
         self.programs: dict[int, str] | None = None  # seq -> program of newest changing calls
+        # The newest walks' verdicts by core digest, for a later call to take over (`_again`).
+        self.again: dict[bytes, tuple[Any, ...]] | None = None
 
     def flags(self, seq: int) -> int:
         """The flags noted for call `seq` (0: nothing noted, or too old to be kept)."""
@@ -246,6 +249,42 @@ class Trail:
 
 
 RECENT_MARKS = 64  # history.RECENT: a window never reaches further back
+_WALK = object()  # `_again`: the walk must be taken
+AGAIN_KEPT = 4  # walks remembered for a later call to take over (a ping-pong needs two)
+
+
+def remember(
+    trail: Trail,
+    call: Call,
+    cfg: Any,
+    flags: int,
+    core: bytes,
+    seqs: list[int] | None = None,
+    used: int = 0,
+    what: str = "",
+) -> None:
+    """Keep a walk's verdict for the next occurrence of `core` (see `DoomLoopExact._again`):
+    the occurrences it counted (newest first; None: it found no known outcome), the window
+    it used, and what its message says of them."""
+    again = trail.again
+    if again is None:
+        again = trail.again = {}
+    again[core] = (
+        call.seq,
+        cfg,
+        flags,
+        call.digest,
+        call.run_id,
+        call.turn,
+        trail.told,
+        seqs,
+        used,
+        what,
+    )
+    if len(again) > AGAIN_KEPT:
+        del again[next(iter(again))]
+
+
 EXACT = "doom_loop_exact"
 EDITS_KEPT = 8  # replacing edits in flight, and old texts not found, remembered
 ATTEMPT = 128  # (a mark's flags) a call that could have changed something, and failed
@@ -385,6 +424,12 @@ class DoomLoopExact(Detector):
             if call.digest not in state.digests:
                 return None  # not seen lately: no repeat (one C-level scan)
             core = call.digest
+        if trail.again is not None:
+            again = trail.again.pop(core, None)
+            if again is not None:
+                vote = self._again(call, state, cfg, trail, flags, core, again)
+                if vote is not _WALK:
+                    return vote
         return self._walk(call, state, cfg, trail, flags, core)
 
     def after(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
@@ -393,6 +438,7 @@ class DoomLoopExact(Detector):
         trail = state.scratch.get(self.id)
         if trail is None:
             return None
+        trail.again = None  # a result came in: what the walks read may have changed
         looked_for = trail.edits.pop(call.seq, None) if trail.edits else None
         if call.error is None and not call.flags & (FAILED | UNREAD):
             return None  # a success the engine has read: nothing to learn
@@ -449,6 +495,8 @@ class DoomLoopExact(Detector):
         # back (SWE-agent's `edit 5:9` shows the file it has just grown by the same lines).
         rewrite = same and bool(flags & FILE)
         echoed = False  # a counted rewrite returned another text
+        fragile = False  # whether the next call could not take this walk's verdict over
+        ref_count = -1  # occurrences counted when the first known outcome was
         for entry in reversed(state.history):
             if left <= 0 or (turn_scope and entry.turn != turn):
                 break
@@ -471,9 +519,10 @@ class DoomLoopExact(Detector):
                     and not flags & QUIET
                     and entry.tool == call.tool
                     and trail.program(seq) == trail.program(call.seq)
-                    and state.digests.count(entry.digest) == 1
                 ):
-                    variants.add(entry.outcome)  # a new variant of this attempt failed between
+                    fragile = True  # (the digests counted here change with every new call)
+                    if state.digests.count(entry.digest) == 1:
+                        variants.add(entry.outcome)  # a new variant of this attempt failed between
                 if not mark & unaffected:
                     if same and mark & FILE:
                         edited = True  # an edit: it cannot make a missing program appear
@@ -519,6 +568,7 @@ class DoomLoopExact(Detector):
             if outcome != VETO:  # a blocked call counts as the outcome it blocked
                 if ref is None:
                     ref, failed = outcome, bool(entry.flags & FAILED)
+                    ref_count = len(seqs) + 1
                     poll = False if rewrite else True if entry.flags & STATUS else None
                     if flags & MOVE and not failed:
                         return None  # a relative move (`cd ..`) goes somewhere new each time
@@ -541,7 +591,13 @@ class DoomLoopExact(Detector):
             )
         needed = cfg["poll_threshold"] if poll else cfg["threshold"]
         if count < needed or (same and ref is None):
-            return self._batch_warning(call, batch) if batch else None
+            if batch:
+                return self._batch_warning(call, batch)
+            if same and ref is None and not fragile:
+                # No known outcome in reach: a later occurrence after this one, blocked, and
+                # look-ups finds none either (its walk reaches no further back; `_again`).
+                remember(trail, call, cfg, flags, core)
+            return None
         if not same:
             what = f"in the last {cfg['window']} calls"
         elif echoed:
@@ -558,13 +614,92 @@ class DoomLoopExact(Detector):
                 )
                 + " each time"
             )
+        if count == ref_count and not fragile:
+            # The walk stopped at the first known outcome: a later call, if it is this one
+            # again and this one is blocked, walks to the same place (`_again`).
+            remember(trail, call, cfg, flags, core, seqs, cfg["window"] - 1 - left, what)
+        return self._repeat(call, cfg, seqs, what)
+
+    def _repeat(self, call: Call, cfg: Any, seqs: list[int], what: str) -> Vote:
+        """The vote on a repeat counted at `seqs` (newest first)."""
         return self.vote(
             cfg["level"],
-            count,
+            len(seqs),
             short(call.digest),
-            f"{call.tool} was called {count} times with the same arguments {what}.",
+            f"{call.tool} was called {len(seqs)} times with the same arguments {what}.",
             tuple(reversed(seqs)),
         )
+
+    def _again(
+        self,
+        call: Call,
+        state: SessionState,
+        cfg: Any,
+        trail: Trail,
+        flags: int,
+        core: bytes,
+        again: tuple[Any, ...],
+    ) -> Any:
+        """The vote (or None) `_walk` would give, taken over from an earlier walk of this
+        call; `_WALK` when it cannot be.
+
+        When that call was this very call (same digest, flags, run and turn; another
+        response), was blocked, only look-ups of other calls ran since, and no result has
+        come in since (`after` forgets these verdicts), the walk meets those look-ups, then
+        that call, counts it (a veto counts as the outcome it blocked) and goes exactly the
+        earlier walk's way to the outcome it stopped at: one occurrence more, the same
+        message. An earlier walk that found no known outcome (`seqs` None) finds none again:
+        no vote. A blocked loop then costs a step or two, not the window.
+        """
+        seq, was_cfg, was_flags, digest, run_id, turn, told, seqs, used, what = again
+        history = state.history
+        if not (
+            was_cfg is cfg
+            and was_flags == flags
+            and digest == call.digest
+            and run_id == call.run_id
+            # another turn only when no user message reported a change since (`told` is a new
+            # tuple whenever one does), and the window spans turns
+            and (turn == call.turn or (told is trail.told and not cfg["turn_scope"]))
+            and history
+            and (seqs is None or history[0].seq <= seqs[-1])  # (its outcome still recorded)
+        ):
+            return _WALK
+        exempt, ring, newest, cores = cfg["exempt"], trail.ring, trail.newest, trail.cores
+        unaffected = QUIET if flags & VIEWED else QUIET | NAVIGATE
+        steps = 0  # calls since that one, in the window
+        for entry in reversed(history):  # (the steps `_walk` takes before it, checked alike)
+            if entry.seq <= seq:
+                break
+            if entry.tool in exempt:
+                continue
+            steps += 1
+            mark = ring[entry.seq % RECENT_MARKS] if newest - RECENT_MARKS < entry.seq else 0
+            core_of = None if cores is None else cores.get(entry.seq)
+            if (
+                (core_of or entry.digest) == core and entry.run_id == call.run_id
+            ) or not mark & unaffected:
+                return _WALK  # another occurrence, or a call that may change the outcome
+            if mark & ATTEMPT and not flags & QUIET and entry.tool == call.tool:
+                return _WALK  # perhaps a new variant of this attempt
+        else:
+            return _WALK
+        if (
+            entry.seq != seq
+            or entry.outcome != VETO
+            or entry.flags & STATUS
+            or entry.round == call.round
+            or (steps and flags & FILE)  # (`_walk`'s rewrite case would end otherwise)
+        ):
+            return _WALK
+        if seqs is None:  # no known outcome in reach then, nor now
+            remember(trail, call, cfg, flags, core)
+            return None
+        if steps + 1 + used > cfg["window"] - 1:
+            return _WALK  # the walk would not reach that outcome
+        seqs = [call.seq, *seqs]
+        remember(trail, call, cfg, flags, core, seqs, steps + 1 + used, what)
+        return self._repeat(call, cfg, seqs, what)
 
     def _batch_warning(self, call: Call, batch: list[int]) -> Vote | None:
         """Identical calls inside one response: a warning at most."""
