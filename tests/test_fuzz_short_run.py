@@ -18,6 +18,8 @@ FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
 sys.path.insert(0, str(FUZZ))
 import mutate  # noqa: E402  (fuzz/mutate.py)
 
+pytestmark = pytest.mark.slow  # a fuzz search (~4 s): the whole suite's, not the inner loop's
+
 SEED = 20261202
 # inputs per target beyond its seeds: about 2 s each on a busy 2-core machine
 RUNS = {"state": 2500, "hooks": 4000, "rules": 150, "transcripts": 30}
