@@ -140,6 +140,7 @@ _SEGMENTS = re.compile(r"&&|\|\||[;|\n&]")
 _REDIRECT = re.compile(r"(?<![0-9&<>])>{1,2}(?!&)\s*(?!/dev/null\b)\S|\btee\b|<<")
 _MAX_COMMAND = 4096  # longer command lines are scripts: changing
 _MAX_NAMES = 1024  # tool names whose class is remembered per rules
+_MAX_CALLS = 4096  # calls (by digest) whose class, read from their arguments, is remembered
 
 
 def name_words(tool: str) -> list[str]:
@@ -161,6 +162,7 @@ class Effects:
         self.commentary = tuple(commentary)
         self.commentary_set = frozenset(self.commentary)
         self._names: dict[str, int | None] = {}  # tool -> flags by name, None: look at args
+        self._calls: dict[bytes, tuple[int, bytes | None]] = {}  # digest -> what `classify` said
         # Argument keys that can change a call's class or identity: without any of them
         # (the usual case) the name's verdict is the call's (one set test).
         self._telling = SUBCOMMAND_SET | self.commentary_set
@@ -177,9 +179,18 @@ class Effects:
             and not _loosens(args, not by_name & QUIET)
         ):
             return by_name & ~_DECLARED, None
+        known = self._calls.get(digest)  # (a poll or a retried command comes round again)
+        if known is not None:
+            return known
         flags = self.flags(tool, args)
-        core = self.core_digest(tool, args, digest, prose=by_name is not None and not flags & QUIET)
-        return flags, None if core == digest else core
+        # (the name's verdict as `flags` found it: on a tool's first call it was not known yet)
+        prose = self._names.get(tool) is not None and not flags & QUIET
+        core = self.core_digest(tool, args, digest, prose=prose)
+        known = flags, None if core == digest else core
+        if len(self._calls) >= _MAX_CALLS:
+            self._calls.clear()
+        self._calls[digest] = known
+        return known
 
     def flags(self, tool: str, args: Any) -> int:
         """QUIET, MOVE or 0 (changing) for one call."""
