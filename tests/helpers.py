@@ -7,7 +7,10 @@ being tested). Fixtures and pytest hooks live in conftest.py; importable code li
 
 from __future__ import annotations
 
+import os
+import shutil
 from itertools import count
+from pathlib import Path
 from typing import Any
 
 import loopguard
@@ -113,3 +116,29 @@ class Clock:
     def __call__(self) -> float:
         self.now += 0.001
         return self.now
+
+
+def server_pids(run: Path) -> set[int]:
+    """The hook servers whose socket lives under `run` (read from /proc)."""
+    marker = str(run).encode()
+    found = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            line = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""
+            if marker in line and b"loopguard.hooks.server" in line:
+                found.add(int(proc.name))
+        except OSError:
+            pass
+    return found
+
+
+def stop_servers(run: Path, remove: bool = True) -> None:
+    """End the hook servers a test started under `run` (they would also end by themselves when
+    idle, up to 10 minutes later) and, unless told not to, remove the folder."""
+    for pid in server_pids(run):
+        try:
+            os.kill(pid, 15)
+        except OSError:
+            pass
+    if remove:
+        shutil.rmtree(run, ignore_errors=True)

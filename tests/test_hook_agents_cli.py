@@ -34,6 +34,7 @@ from agent_fakes.agents import (
 )
 from agent_fakes.fake_gemini_api import FakeGeminiApi
 from agent_fakes.fake_responses_api import FakeResponsesApi
+from helpers import stop_servers
 
 pytestmark = pytest.mark.slow  # runs the agents' CLIs, which run loopguard per hook event
 
@@ -166,6 +167,7 @@ def codex_run(
         if setup is not None:
             setup(agent)
         run = agent.run("Fix the build.")
+    stop_servers(agent.state, remove=False)  # (the hook servers its hooks started)
     assert run.returncode == 0, run.stderr[-3000:]
     no_traceback(run)
     return api, agent, run
@@ -250,6 +252,7 @@ def gemini_run(
         if setup is not None:
             setup(agent)
         run = agent.run("Fix the build.")
+    stop_servers(agent.state, remove=False)  # (the hook servers its hooks started)
     assert run.returncode == 0, run.stderr[-3000:]
     no_traceback(run)
     return api, agent, run

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import sqlite3
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import server_pids, stop_servers
 
 pytestmark = pytest.mark.slow  # every test starts hook processes
 
@@ -40,29 +40,6 @@ def env(tmp_path: Path) -> dict[str, str]:
     )
     yield base
     stop_servers(run)
-
-
-def server_pids(run: Path) -> set[int]:
-    """The hook servers whose socket lives under `run` (read from /proc)."""
-    marker = str(run).encode()
-    found = set()
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and marker in (proc / "cmdline").read_bytes():
-                found.add(int(proc.name))
-        except OSError:
-            pass
-    return found
-
-
-def stop_servers(run: Path) -> None:
-    """End the servers a test started (they would also end by themselves when idle)."""
-    for pid in server_pids(run):
-        try:
-            os.kill(pid, 15)
-        except OSError:
-            pass
-    shutil.rmtree(run, ignore_errors=True)
 
 
 def event(name: str, n: int, session: str = "s-proc", **extra: Any) -> bytes:

@@ -80,6 +80,7 @@ def offline_env(home: Path, state: Path, path_first: Sequence[Path] = ()) -> dic
         "XDG_STATE_HOME": str(state),
         "LANG": "C.UTF-8",
         "NO_COLOR": "1",
+        "LOOPGUARD_HOOK_SERVER_IDLE": "2",  # a hook server ends 2 s after its last event
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
     }
