@@ -665,7 +665,7 @@ class DoomLoopExact(Detector):
             and (seqs is None or history[0].seq <= seqs[-1])  # (its outcome still recorded)
         ):
             return _WALK
-        exempt, ring, newest, cores = cfg["exempt"], trail.ring, trail.newest, trail.cores
+        exempt = cfg["exempt"]
         unaffected = QUIET if flags & VIEWED else QUIET | NAVIGATE
         steps = 0  # calls since that one, in the window
         for entry in reversed(history):  # (the steps `_walk` takes before it, checked alike)
@@ -674,10 +674,9 @@ class DoomLoopExact(Detector):
             if entry.tool in exempt:
                 continue
             steps += 1
-            mark = ring[entry.seq % RECENT_MARKS] if newest - RECENT_MARKS < entry.seq else 0
-            core_of = None if cores is None else cores.get(entry.seq)
+            mark = trail.flags(entry.seq)
             if (
-                (core_of or entry.digest) == core and entry.run_id == call.run_id
+                (trail.core(entry.seq) or entry.digest) == core and entry.run_id == call.run_id
             ) or not mark & unaffected:
                 return _WALK  # another occurrence, or a call that may change the outcome
             if mark & ATTEMPT and not flags & QUIET and entry.tool == call.tool:
