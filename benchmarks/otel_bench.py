@@ -31,8 +31,12 @@ from traces import load  # noqa: E402
 
 import loopguard  # noqa: E402
 from loopguard.decision import Decision, Vote  # noqa: E402
-from loopguard.detection.discovery import BUILTIN_PLUGINS, OWN_DISTRIBUTION, Plugin  # noqa: E402
-from loopguard.detection.registry import build_registry  # noqa: E402
+from loopguard.detection.plugins import (  # noqa: E402
+    OWN_DISTRIBUTION,
+    Plugin,
+    build_registry,
+    find_plugins,
+)  # noqa: E402
 
 RULES = {"version": 1}
 # "Costs nothing measurable": the hook's own cost per non-allow decision (the robust figure),
@@ -40,7 +44,7 @@ RULES = {"version": 1}
 # mixed trace, where the plugin almost never runs, measured 0.85 to 1.13 across runs).
 HOOK_BUDGET_US = 5.0
 BUDGET = 1.1
-_BUILTINS = [Plugin(OWN_DISTRIBUTION, name, value, True) for name, value in BUILTIN_PLUGINS]
+_BUILTINS = find_plugins(autoload=False)
 _OTEL = Plugin(OWN_DISTRIBUTION, "otel", "loopguard.integrations.otel")
 
 

@@ -16,27 +16,26 @@ import sys
 import textwrap
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import loopguard.detection.registry as registry_module
-from loopguard.detection.registry import Registry, load_registry
+import loopguard.detection.plugins as registry_module
+from loopguard.detection.plugins import GROUP, OWN_DISTRIBUTION, Registry, load_registry
 
 EXAMPLE_SRC = Path(__file__).resolve().parents[1] / "examples" / "error-cascade-plugin" / "src"
 EXAMPLE_DIST = "loopguard-error-cascade"
 EXAMPLE_SOURCE = "loopguard-error-cascade[error_cascade]"
-BUILTINS = (
-    "generic_repeat",
-    "known_poll_no_progress",
-    "ping_pong",
-    "unknown_tool_repeat",
-    "global_circuit_breaker",
-    "doom_loop_exact",
-    "doom_loop_fuzzy",
-    "post_compaction_guard",
-    "cycle",
+# The built-in detectors as registered: this distribution's entry points into
+# `loopguard.detectors` (the only list of them), in entry-name order.
+BUILTINS = tuple(
+    sorted(
+        entry.name
+        for entry in metadata.distribution(OWN_DISTRIBUTION).entry_points
+        if entry.group == GROUP and entry.value.startswith("loopguard.detectors.")
+    )
 )
 _OUR_MODULES = ("loopguard_error_cascade", "lgfake_")
 

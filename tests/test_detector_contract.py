@@ -24,9 +24,8 @@ import loopguard
 import loopguard.detectors
 import loopguard.plugin
 import loopguard.rules
-from loopguard.detection import contract
-from loopguard.detection.plugincheck import detector_problem
-from loopguard.detection.registry import load_registry
+from loopguard.detection.detector import Detector
+from loopguard.detection.plugins import detector_problem, load_registry
 from loopguard.stores.codec import decode, encode
 
 # Paths of the package as imported: `engine/` and `detectors/` in an editable install, both
@@ -186,21 +185,21 @@ def test_plugin_module_exports_what_it_lists() -> None:
 def test_explain_paths_come_from_the_declarations() -> None:
     by_id = {d.id: d for d in builtins()}
     assert (
-        contract.explain_paths(by_id["known_poll_no_progress"])[-1]
+        by_id["known_poll_no_progress"].explain_paths()[-1]
         == "detectors.known_poll_no_progress.poll_tools"
     )
-    assert contract.explain_paths(by_id["doom_loop_exact"])[-1] == "outcomes.near_similarity"
-    assert contract.explain_paths(by_id["post_compaction_guard"]) == (
+    assert by_id["doom_loop_exact"].explain_paths()[-1] == "outcomes.near_similarity"
+    assert by_id["post_compaction_guard"].explain_paths() == (
         "loop_detection.post_compaction_guard.window_size",
     )
 
 
-class _Plain:
-    """A detector that does not subclass Detector: the contract's answers are the defaults."""
+class _Duck:
+    """Has a detector's attributes and methods but does not subclass Detector."""
 
-    id = "plain"
+    id = "duck"
     levels = ("warn",)
-    options_schema = {"type": "object", "properties": {"n": {"type": "integer", "default": 2}}}
+    options_schema = {"type": "object", "properties": {}}
 
     def configure(self, options: Any, config: Any) -> Any:
         return None
@@ -209,15 +208,24 @@ class _Plain:
         return None
 
 
-def test_a_detector_without_the_base_class_gets_the_default_answers() -> None:
+class _Plain(Detector):
+    """A detector that declares only what it must: the base class answers the rest."""
+
+    id = "plain"
+    levels = ("warn",)
+    options_schema = {"type": "object", "properties": {"n": {"type": "integer", "default": 2}}}
+
+
+def test_a_detector_must_subclass_the_base_class() -> None:
+    problem = detector_problem(_Duck(), set())
+    assert problem is not None and "subclass loopguard.plugin.Detector" in problem
+
+
+def test_a_detector_that_declares_little_gets_the_base_classs_answers() -> None:
     plain = _Plain()
     assert detector_problem(plain, set()) is None
-    assert (contract.settings(plain), contract.scratch_codec(plain), contract.defaults(plain)) == (
-        (),
-        "json",
-        {"n": 2},
-    )
-    assert contract.explain_paths(plain) == ("detectors.plain.n",)
+    assert (plain.settings, plain.scratch_codec, plain.option_defaults()) == ((), "json", {"n": 2})
+    assert plain.explain_paths() == ("detectors.plain.n",)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import pytest
 from helpers import actions, call, guard_from, repeat, rolling_guard, vote_of
 
 import loopguard
-from loopguard.detection.registry import Registered, Registry, load_registry
+from loopguard.detection.plugins import Registered, Registry, load_registry
 
 
 class Fixed(loopguard.Detector):

@@ -140,10 +140,16 @@ def test_sys_exit_in_an_on_decision_listener_is_contained(site: FakeSite) -> Non
 
 # -- the contract at registration ------------------------------------------------------
 DUCKS = {
-    "no-configure": (
+    "not-a-subclass": (
         "class Duck:\n    id = 'duck'\n    levels = ('warn',)\n    options_schema = {}\n"
+        "    def configure(self, options, config):\n        return None\n"
         "    def check(self, call, state, cfg):\n        return None\n",
-        "no `configure`",
+        "is not a detector: subclass loopguard.plugin.Detector",
+    ),
+    "configure-not-callable": (
+        "class Duck(loopguard.Detector):\n    id = 'duck'\n    levels = ('warn',)\n"
+        "    configure = None\n",
+        "`configure` is not callable",
     ),
     "levels-int": (
         "class Duck(loopguard.Detector):\n    id = 'duck'\n    levels = 5\n",
@@ -154,7 +160,8 @@ DUCKS = {
         "`levels`",
     ),
     "repr-raises": (
-        "class Duck:\n    id = 3\n    def __repr__(self):\n        raise RuntimeError('repr')\n",
+        "class Duck(loopguard.Detector):\n    id = 3\n    def __repr__(self):\n"
+        "        raise RuntimeError('repr')\n",
         "<Duck object> has no valid `id`",
     ),
     "id-property-raises": (
@@ -322,7 +329,7 @@ def test_the_schema_patterns_of_one_document_share_one_time_budget(
     ],
 )
 def test_autoload_switch_is_parsed(value: str | None, disabled: bool) -> None:
-    from loopguard.detection.plugincheck import autoload_disabled
+    from loopguard.detection.plugins import autoload_disabled
 
     assert autoload_disabled(value) is disabled
 
@@ -330,7 +337,7 @@ def test_autoload_switch_is_parsed(value: str | None, disabled: bool) -> None:
 def test_an_unknown_autoload_value_disables_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from loopguard.detection.plugincheck import autoload_disabled
+    from loopguard.detection.plugins import autoload_disabled
 
     with caplog.at_level(logging.WARNING, "loopguard"):
         assert autoload_disabled("maybe") is True

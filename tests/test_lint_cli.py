@@ -207,7 +207,7 @@ def test_skipped_detectors_are_named_on_stderr(
     import loopguard.cli.lint_cmd as lint_cmd
     import loopguard.cli.schema_cmd as schema_cmd
     from loopguard.config.schema import assemble
-    from loopguard.detection.registry import load_registry
+    from loopguard.detection.plugins import load_registry
 
     class Broken:
         id = "broken"

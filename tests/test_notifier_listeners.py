@@ -11,7 +11,7 @@ import pytest
 
 from loopguard.decision import Decision
 from loopguard.detection.hookspecs import hookimpl
-from loopguard.detection.loading import new_plugin_manager
+from loopguard.detection.plugins import new_plugin_manager
 from loopguard.session.notifier import PluginNotifier
 
 BLOCKED = Decision("critical", (), "blocked", "read")

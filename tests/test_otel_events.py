@@ -28,8 +28,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.util._once import Once
 
 import loopguard
-from loopguard.detection.discovery import OWN_DISTRIBUTION, find_plugins
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import OWN_DISTRIBUTION, find_plugins, load_registry
 from loopguard.integrations import otel
 
 SECRET = "/home/someone/secret-plan.txt"  # in the tool's arguments: must never reach the trace
@@ -99,7 +98,7 @@ def test_the_plugin_is_found_through_its_entry_point_with_the_extra_installed() 
 
 
 def test_without_the_extra_the_plugin_is_not_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    import loopguard.detection.discovery as discovery
+    import loopguard.detection.plugins as discovery
 
     monkeypatch.setitem(discovery.OPTIONAL_PLUGINS, "otel", "lgfake-not-installed")
     assert "otel" not in [p.name for p in find_plugins()]
@@ -236,7 +235,7 @@ def test_import_loopguard_and_guarding_do_not_import_opentelemetry() -> None:
         "    session.before_call('read', {'p': 1}, call_id=str(i))\n"
         "    session.after_call('read', {'p': 1}, result='same', call_id=str(i))\n"
         "assert session.tools_closed\n"
-        "from loopguard.detection.registry import load_registry\n"
+        "from loopguard.detection.plugins import load_registry\n"
         "assert 'loopguard-engine[otel]' in {p.plugin.source for p in load_registry().plugins}\n"
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
     )

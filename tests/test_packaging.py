@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import subprocess
 import sys
 import zipfile
@@ -13,6 +15,8 @@ import pytest
 import yaml
 
 import loopguard
+import loopguard.detectors
+from loopguard.detection.plugins import GROUP
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,21 +38,18 @@ def test_console_script_and_entry_points_are_declared() -> None:
     dist = metadata.distribution("loopguard-engine")
     scripts = {ep.name: ep.value for ep in dist.entry_points if ep.group == "console_scripts"}
     assert scripts == {"loopguard": "loopguard.cli:main"}
-    detectors = sorted(ep.name for ep in dist.entry_points if ep.group == "loopguard.detectors")
-    assert detectors == sorted(
-        [
-            "generic_repeat",
-            "known_poll_no_progress",
-            "ping_pong",
-            "unknown_tool_repeat",
-            "global_circuit_breaker",
-            "doom_loop_exact",
-            "doom_loop_fuzzy",
-            "post_compaction_guard",
-            "cycle",
-            "otel",  # not a detector: the OpenTelemetry plugin (the otel extra)
-        ]
+    plugins = {ep.name: ep.value for ep in dist.entry_points if ep.group == GROUP}
+    assert plugins.pop("otel") == "loopguard.integrations.otel"  # the OpenTelemetry extra
+    assert plugins.pop("lint_checks") == "loopguard.lint.checks.builtin"
+    # The rest are the detectors: each module of loopguard.detectors has its entry point,
+    # named after the module, and the module registers the detector of that id.
+    modules = sorted(
+        info.name for info in pkgutil.iter_modules(loopguard.detectors.__path__) if not info.ispkg
     )
+    assert plugins == {name: f"loopguard.detectors.{name}" for name in modules}
+    for name in modules:
+        module = importlib.import_module(f"loopguard.detectors.{name}")
+        assert [d.id for d in module.loopguard_register_detectors()] == [name]
 
 
 @pytest.mark.slow

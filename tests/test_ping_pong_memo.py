@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugin_fakes import BUILTINS
 
 import loopguard
 
@@ -62,19 +63,7 @@ def test_memo_matches_a_fresh_walk(
     steps: list[tuple[str, str, str | None]], history_size: int
 ) -> None:
     warning, critical = 3, 6
-    off = {
-        name: {"enabled": False}
-        for name in (
-            "generic_repeat",
-            "known_poll_no_progress",
-            "unknown_tool_repeat",
-            "global_circuit_breaker",
-            "doom_loop_exact",
-            "doom_loop_fuzzy",
-            "post_compaction_guard",
-            "cycle",
-        )
-    }
+    off = {name: {"enabled": False} for name in BUILTINS if name != "ping_pong"}
     guard = loopguard.Guard.from_dict(
         {
             "version": 1,

@@ -17,14 +17,14 @@ from plugin_fakes import BUILTINS, FakeSite, detector_module, ids
 
 import loopguard
 from loopguard.cli import main
-from loopguard.detection.discovery import (
-    BUILTIN_PLUGINS,
+from loopguard.detection.plugins import (
     OPTIONAL_PLUGINS,
     OWN_DISTRIBUTION,
     Plugin,
     find_plugins,
+    load_plugins,
+    new_plugin_manager,
 )
-from loopguard.detection.loading import load_plugins, new_plugin_manager
 from loopguard.lint.checks import checks
 
 
@@ -81,7 +81,7 @@ def test_discovery_is_sorted_by_distribution_then_entry_after_the_builtins(site:
     site.add_dist("lgfake-mid", {"m": "lgfake_mid"})
     found = find_plugins()
     assert [(p.package, p.name) for p in found if p.builtin] == [
-        (OWN_DISTRIBUTION, name) for name, _ in BUILTIN_PLUGINS
+        (OWN_DISTRIBUTION, name) for name in sorted((*BUILTINS, "lint_checks"))
     ]
     assert [p.source for p in third_party(found)] == [
         "lgfake-alpha[only]",
@@ -107,15 +107,16 @@ def test_a_distribution_found_twice_is_discovered_once(
     assert [p.source for p in third_party(find_plugins())] == ["lgfake-twice[t]"]
 
 
-def test_builtin_plugins_match_the_declared_entry_points() -> None:
+def test_the_builtins_are_this_distributions_entry_points_found_like_any_plugins() -> None:
     declared = {
         ep.name: ep.value
         for ep in metadata.distribution(OWN_DISTRIBUTION).entry_points
         if ep.group == "loopguard.detectors" and ep.name not in OPTIONAL_PLUGINS
     }
-    detectors = {name: value for name, value in BUILTIN_PLUGINS if name != "lint_checks"}
-    assert declared == detectors
-    assert tuple(detectors) == BUILTINS
+    for autoload in (True, False):  # LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD keeps the built-ins
+        found = {p.name: p.value for p in find_plugins(autoload=autoload) if p.builtin}
+        assert found == declared
+        assert list(found) == sorted(declared)
 
 
 # -- loading: pluggy's validation ----------------------------------------------------------
@@ -311,7 +312,7 @@ def test_lint_checks_of_plugins_come_in_load_order(site: FakeSite) -> None:
 
 
 def test_the_builtin_lint_checks_are_a_registered_plugin() -> None:
-    from loopguard.detection.registry import load_registry
+    from loopguard.detection.plugins import load_registry
 
     registry = load_registry()
     impls = registry.implementations("loopguard_register_lint_checks")

@@ -15,7 +15,7 @@ import pytest
 from helpers import NO_DOOM, SMALL
 
 import loopguard
-from loopguard.detection.registry import Registered, Registry, load_registry
+from loopguard.detection.plugins import Registered, Registry, load_registry
 from loopguard.plugin import (
     TurnWindow,
     entry_of,

@@ -16,8 +16,13 @@ import pytest
 
 import loopguard
 from loopguard.detection import sandbox
-from loopguard.detection.plugincheck import MAX_SCHEMA_VALUES, detector_problem
-from loopguard.detection.registry import Registered, Registry, load_registry
+from loopguard.detection.plugins import (
+    MAX_SCHEMA_VALUES,
+    Registered,
+    Registry,
+    detector_problem,
+    load_registry,
+)
 
 SLOW, STOP = 0.02, 0.15
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.detection.registry import Registered, Registry, load_registry
+from loopguard.detection.plugins import Registered, Registry, load_registry
 
 
 def guard_with(*detectors: loopguard.Detector, **blocks: Any) -> loopguard.Guard:

@@ -332,7 +332,7 @@ class _BrokenDist:
 
 
 def test_a_missing_name_is_read_without_indexing_the_metadata() -> None:
-    from loopguard.detection.discovery import distribution_name
+    from loopguard.detection.plugins import distribution_name
 
     assert distribution_name(_NamelessDist()) == "unknown"
     assert distribution_name(_BrokenDist()) == "unknown"

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugin_fakes import BUILTINS
 
 import loopguard
 from loopguard.state.history import VETO, Bucket, HistoryEntry
@@ -58,19 +59,7 @@ def test_bucket_streak_matches_the_walk(actions: list[tuple[str, bytes | None]])
 
 
 # -- a streak whose oldest vetoes left the history (the shared-store test's flake) ---------
-ONLY_GENERIC = {
-    name: {"enabled": False}
-    for name in (
-        "known_poll_no_progress",
-        "ping_pong",
-        "global_circuit_breaker",
-        "unknown_tool_repeat",
-        "doom_loop_exact",
-        "doom_loop_fuzzy",
-        "post_compaction_guard",
-        "cycle",
-    )
-}
+ONLY_GENERIC = {name: {"enabled": False} for name in BUILTINS if name != "generic_repeat"}
 
 
 def test_bucket_keeps_the_vetoes_still_held_when_progress_follows() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugin_fakes import BUILTINS
 
 import loopguard
 
@@ -49,18 +50,7 @@ def test_memo_matches_a_fresh_walk(
     steps: list[tuple[str, str, str | None]], history_size: int, escalate: int
 ) -> None:
     threshold = 3
-    off = {
-        name: {"enabled": False}
-        for name in (
-            "generic_repeat",
-            "known_poll_no_progress",
-            "ping_pong",
-            "global_circuit_breaker",
-            "doom_loop_exact",
-            "doom_loop_fuzzy",
-            "post_compaction_guard",
-        )
-    }
+    off = {name: {"enabled": False} for name in BUILTINS if name != "unknown_tool_repeat"}
     guard = loopguard.Guard.from_dict(
         {
             "version": 1,

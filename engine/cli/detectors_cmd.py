@@ -21,8 +21,7 @@ from typing import Any
 from loopguard.cli.colour import add_color_option, paint_detectors, painted
 from loopguard.cli.config_cmd import add_rules_arguments
 from loopguard.cli.detectors_status import run_status
-from loopguard.detection import contract
-from loopguard.detection.registry import PluginFault, Registered, load_registry
+from loopguard.detection.plugins import PluginFault, Registered, load_registry
 from loopguard.text.terminal import output
 
 
@@ -61,7 +60,7 @@ def describe(entry: Registered) -> dict[str, Any]:
     detector = entry.detector
     distribution, _, name = entry.source.partition("[")
     properties = (entry.options_schema or {}).get("properties") or {}
-    defaults = contract.defaults(detector)
+    defaults = detector.option_defaults()
     options: dict[str, Any] = {}
     for option, schema in properties.items():
         described: dict[str, Any] = {"schema": schema}
@@ -75,9 +74,9 @@ def describe(entry: Registered) -> dict[str, Any]:
         "entry": name.rstrip("]"),
         "builtin": entry.builtin,
         "levels": list(entry.levels),
-        "gating": getattr(detector, "gating", "always"),
-        "settings": list(contract.settings(detector)),
-        "lint_checks": [getattr(c, "code", "?") for c in contract.lint_checks(detector)],
+        "gating": detector.gating,
+        "settings": list(detector.settings),
+        "lint_checks": [getattr(c, "code", "?") for c in detector.lint_checks],
         "options": options,
     }
 

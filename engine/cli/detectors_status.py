@@ -18,9 +18,8 @@ from loopguard.cli.colour import paint_detectors, painted
 from loopguard.cli.config_cmd import load_effective
 from loopguard.config.layers import BASE
 from loopguard.config.provenance import REPAIRED, Effective, dotted, explain_active
-from loopguard.detection import contract
-from loopguard.detection.detector import ALWAYS, setting
-from loopguard.detection.registry import Registry
+from loopguard.detection.detector import setting
+from loopguard.detection.plugins import Registry
 from loopguard.text.terminal import output
 
 
@@ -31,7 +30,7 @@ def statuses(effective: Effective, registry: Registry) -> list[dict[str, Any]]:
     options_by_id = config.get("detectors") or {}
     listed = []
     for entry in registry.entries:
-        gating = getattr(entry.detector, "gating", ALWAYS)
+        gating = entry.detector.gating
         options = options_by_id.get(entry.id) or {}
         active, why = explain_active(gating, options, enabled)
         listed.append(
@@ -43,9 +42,7 @@ def statuses(effective: Effective, registry: Registry) -> list[dict[str, Any]]:
                 "status": f"{'on' if active else 'off'} ({why}; {gating})",
                 "switch": options.get("enabled"),
                 "switch_from": _source(effective, ("detectors", entry.id, "enabled")),
-                "settings": {
-                    path: setting(config, path) for path in contract.settings(entry.detector)
-                },
+                "settings": {path: setting(config, path) for path in entry.detector.settings},
             }
         )
     return listed

@@ -23,8 +23,7 @@ from loopguard.cli.replay_files import once_each
 from loopguard.cli.replay_inputs import add_common, load_guard
 from loopguard.cli.replay_output import short, where
 from loopguard.cli.rules_errors import report_rules_errors
-from loopguard.detection import contract
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding
 from loopguard.replay.intents import intent_rule
 from loopguard.replay.replayer import DecisionRecord, Replayer, SkippedTool
@@ -37,7 +36,7 @@ _UNSET_NOTE = "  (unset: a rolling detector runs only when its own enabled is tr
 def _declared(detector_id: str) -> list[str] | None:
     """The rules values a registered detector declares for `explain` (None: not registered)."""
     entry = load_registry().get(detector_id)
-    return None if entry is None else list(contract.explain_paths(entry.detector))
+    return None if entry is None else list(entry.detector.explain_paths())
 
 
 def add_parser(subparsers: Any) -> None:
@@ -145,7 +144,7 @@ def value(config: Any, dotted: str) -> Any:
     parts = dotted.split(".")
     if found is None and len(parts) == 3 and parts[0] == "detectors":
         entry = load_registry().get(parts[1])
-        found = None if entry is None else contract.defaults(entry.detector).get(parts[2])
+        found = None if entry is None else entry.detector.option_defaults().get(parts[2])
     return found
 
 

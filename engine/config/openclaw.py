@@ -33,8 +33,7 @@ from typing import Any
 
 from loopguard.config.effective import deep_merge
 from loopguard.config.positions import Path, Pos, SourceDoc
-from loopguard.detection import contract
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding
 from loopguard.text.hints import did_you_mean
 
@@ -62,7 +61,7 @@ def openclaw_ids() -> dict[str, str]:
         entries = load_registry().entries
     except Exception:  # noqa: BLE001 - a broken plugin setup leaves the snake_case rule
         return {}
-    return {name: entry.id for entry in entries if (name := contract.openclaw_name(entry.detector))}
+    return {name: entry.id for entry in entries if (name := entry.detector.openclaw_name)}
 
 
 # Top-level keys only a native rules file has (OpenClaw's own config shares `messages`).

@@ -25,8 +25,8 @@ from importlib import resources
 from typing import Any
 
 from loopguard.config.schemadefaults import add_defaults
-from loopguard.detection.plugincheck import safe_repr, schema_problem
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import load_registry, schema_problem
+from loopguard.detection.sandbox import safe_repr
 
 CORE_SCHEMA = "rules.schema.json"
 

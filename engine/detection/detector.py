@@ -1,7 +1,6 @@
 """What a detector is: an id, default levels, an options schema and pure checks.
 
-Built-in and third-party detectors subclass `Detector` (or provide the same
-attributes) and hand instances to loopguard through the
+Built-in and third-party detectors subclass `Detector` and hand instances to loopguard through the
 `loopguard_register_detectors` hook. The engine then calls them directly on
 every tool call; per-session state a detector needs lives in
 `SessionState.scratch[detector.id]`, never in the detector object, which is
@@ -22,6 +21,8 @@ from loopguard.state.history import Call, SessionState
 ROLLING = "rolling"  # when enabled is true, or unset and its own switch is true
 UNLESS_DISABLED = "unless_disabled"  # unless enabled is explicitly false
 ALWAYS = "always"  # its own `enabled` switch alone decides
+GATINGS = (ROLLING, UNLESS_DISABLED, ALWAYS)
+SCRATCH_CODECS = ("json", "derived", "custom")
 
 # Shared settings for `Detector.settings`: a rolling detector's gate and the history it
 # walks, and the warn/critical tiers most of them share.
@@ -70,6 +71,16 @@ class Detector:
     def option_defaults(cls) -> dict[str, Any]:
         """Each option's `default` from `options_schema` (the one place defaults live)."""
         return option_defaults(cls.options_schema)
+
+    def explain_paths(self) -> tuple[str, ...]:
+        """The rules values `explain` shows for its votes: its `loop_detection` settings, its
+        own options (`explain_options`, else every option in schema order), its other settings."""
+        loop = tuple(s for s in self.settings if s.startswith("loop_detection."))
+        names = self.explain_options
+        if names is None:
+            names = tuple(k for k in self.options_schema.get("properties") or {} if k != "enabled")
+        rest = tuple(s for s in self.settings if s not in loop)
+        return loop + tuple(f"detectors.{self.id}.{k}" for k in names) + rest
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         """Compile options once per policy; the result is passed to every check.

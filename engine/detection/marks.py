@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import load_registry
 
 POLL_TOOLS = "x-loopguard-poll-tools"  # a list of {tool, when_args} poll declarations
 UNKNOWN_TOOL_PATTERNS = "x-loopguard-unknown-tool-patterns"  # regexes finding an unknown tool

@@ -34,9 +34,59 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from loopguard.detection.plugincheck import vote_problem
-from loopguard.state.history import Bucket, Call, HistoryEntry, SessionState
+from loopguard.decision import LEVELS, Vote
+from loopguard.state.history import EVIDENCE_MAX, Bucket, Call, HistoryEntry, SessionState
 from loopguard.text.jsontext import loads
+
+MAX_COUNT = 2**63 - 1  # a vote's count and evidence seqs (a session's call numbers fit)
+
+
+def safe_repr(value: Any) -> str:
+    """`repr(value)`, or `<ClassName object>` when its `__repr__` raises; at most 120 characters."""
+    try:
+        text = repr(value)
+    except BaseException as exc:  # noqa: BLE001 - a plugin's repr may do anything
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def vote_problem(vote: Any) -> str | None:
+    """Why a value a detector returned is not a usable `Vote`, or None (checked on every vote).
+
+    A vote is read by the aggregator, logged, hashed (`key`) and serialised, so every
+    field must have its declared type: a plugin's `Vote(..., count="3")` would crash there.
+    Types are tested with `type()` before any comparison: a `str` subclass whose `__eq__`
+    raises, or an object whose `__class__` raises, must be a fault, not an exception out of
+    the host's call. Counts and evidence seqs are bounded (0..2**63-1, at most
+    `EVIDENCE_MAX` evidence entries): `10**10000` broke the decision log line.
+    """
+    if type(vote) is not Vote:
+        return f"returned {_short(vote)}, not a Vote"
+    detector, level, count, key, message, evidence, code = vote
+    if type(level) is not str or level not in LEVELS:
+        return f"returned a Vote with level {_short(level)} (warn, critical or breaker)"
+    if type(count) is not int:
+        return f"returned a Vote whose count is {_short(count)}, not an integer"
+    if not 0 <= count <= MAX_COUNT:
+        return "returned a Vote whose count is not between 0 and 2**63-1"
+    for name, value in (("detector", detector), ("key", key), ("message", message), ("code", code)):
+        if type(value) is not str:
+            return f"returned a Vote whose {name} is {_short(value)}, not a string"
+    if type(evidence) is not tuple or any(type(e) is not int for e in evidence):
+        return "returned a Vote whose evidence is not a tuple of integers"
+    if len(evidence) > EVIDENCE_MAX or any(not 0 <= e <= MAX_COUNT for e in evidence):
+        return (
+            f"returned a Vote whose evidence has more than {EVIDENCE_MAX} entries or a seq "
+            "outside 0..2**63-1"
+        )
+    return None
+
+
+def _short(value: Any) -> str:
+    return safe_repr(value)[:80]
+
 
 log = logging.getLogger("loopguard")
 

@@ -33,10 +33,11 @@ from typing import Any
 import loopguard.config
 import loopguard.rules
 import loopguard.schemas
-from loopguard.detection.discovery import LINT_CHECKS, Plugin
-from loopguard.detection.registry import (
+from loopguard.detection.plugins import (
     AUTOLOAD_ENV,
     BLOCK_ENV,
+    LINT_CHECKS,
+    Plugin,
     Registry,
     load_registry,
 )

@@ -17,7 +17,7 @@ from typing import Any
 
 from loopguard.config.loadchecks import scopes
 from loopguard.config.positions import PositionIndex
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding
 
 _GATED = ("rolling", "unless_disabled")  # detector.ROLLING, detector.UNLESS_DISABLED
@@ -26,7 +26,7 @@ _GATED = ("rolling", "unless_disabled")  # detector.ROLLING, detector.UNLESS_DIS
 def _gating() -> dict[str, str]:
     """Detector id -> gating, from the registry (empty when it cannot load)."""
     try:
-        return {e.id: str(getattr(e.detector, "gating", "always")) for e in load_registry().entries}
+        return {e.id: e.detector.gating for e in load_registry().entries}
     except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
         return {}
 

@@ -23,8 +23,7 @@ from typing import Any, TypeGuard
 from loopguard.config.effective import BREAKER, CRITICAL, WARNING, Repair, effective_config
 from loopguard.config.loadchecks import scopes
 from loopguard.config.positions import Path, PositionIndex
-from loopguard.detection import contract
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding
 from loopguard.lint.optionscopes import checked_scopes, place
 
@@ -47,7 +46,7 @@ def bounded_options() -> list[tuple[str, str, str]]:
     return [
         (entry.id, high, low)
         for entry in registry.entries
-        for high, low in contract.bounded_by(entry.detector)
+        for high, low in entry.detector.bounded_by
     ]
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from loopguard.detection import sandbox
 from loopguard.detection.aggregator import Aggregator
-from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED, Detector
-from loopguard.detection.registry import Registry
+from loopguard.detection.detector import ROLLING, UNLESS_DISABLED, Detector
+from loopguard.detection.plugins import Registry
 from loopguard.detection.sandbox import Budget
 from loopguard.detection.unknowntools import UnknownTools
 from loopguard.policy.outcomes import OutcomeReader
@@ -43,8 +43,8 @@ def _hooks(stages: list[Stage], name: str) -> tuple[Hook, ...]:
     """Bound `name` methods of the stages that implement it (base no-ops are skipped)."""
     found = []
     for stage in stages:
-        method = getattr(stage.detector, name, None)
-        if method is None or getattr(type(stage.detector), name, None) is getattr(Detector, name):
+        method = getattr(stage.detector, name)
+        if getattr(type(stage.detector), name, None) is getattr(Detector, name):
             continue
         if not stage.trusted:  # plugin code: read-only views, vote checks, a time budget
             method = sandbox.wrap(name, method, stage.detector.id, stage.budget or Budget())
@@ -112,13 +112,13 @@ class _Copies:
 
 
 def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
-    """SPEC §3 gating: the master switch first, then the detector's own switch.
+    """Gating: the master switch first, then the detector's own switch.
 
     A rolling detector runs when the master is true (unless its own switch is false) or,
-    with the master unset, only when its own switch is explicitly true (issue 9): so
+    with the master unset, only when its own switch is explicitly true: so
     `generic_repeat: {enabled: true}` alone turns it on. A false master stops them all.
     """
-    gating = getattr(detector, "gating", ALWAYS)
+    gating = detector.gating
     own = options.get("enabled")
     if gating == ROLLING and enabled is not True:
         return enabled is not False and own is True
@@ -165,10 +165,8 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
             drop | frozenset(rule.get("drop") or ()),
             frozenset(keep) if keep is not None else None,
         )
-    checks = _hooks([s for s in stages if not getattr(s.detector, "repeats_only", False)], "check")
-    repeat_checks = _hooks(
-        [s for s in stages if getattr(s.detector, "repeats_only", False)], "check"
-    )
+    checks = _hooks([s for s in stages if not s.detector.repeats_only], "check")
+    repeat_checks = _hooks([s for s in stages if s.detector.repeats_only], "check")
     return CompiledPolicy(
         config=config,
         stages=tuple(stages),
@@ -178,19 +176,17 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         afters=_hooks(stages, "after"),
         compaction_hooks=_hooks(stages, "compacted"),
         history_size=max(1, int(loop.get("history_size", default("loop_detection.history_size")))),
-        indexed=any(getattr(s.detector, "gating", ALWAYS) == ROLLING for s in stages),
+        indexed=any(s.detector.gating == ROLLING for s in stages),
         aggregator=Aggregator(config),
         turn_policy=TurnPolicy.from_config(config),
         drop_fields=drop,
         per_tool=per_tool,
         outcome_reader=(
-            OutcomeReader(config)
-            if any(getattr(s.detector, "reads_outcomes", False) for s in stages)
-            else None
+            OutcomeReader(config) if any(s.detector.reads_outcomes for s in stages) else None
         ),
         unknown_tools=(
             UnknownTools.from_config(config)
-            if any(getattr(s.detector, "reads_unknown_tools", False) for s in stages)
+            if any(s.detector.reads_unknown_tools for s in stages)
             else None
         ),
     )

@@ -19,7 +19,7 @@ from typing import Any
 
 from loopguard.config.document import RulesDocument
 from loopguard.config.effective import effective_config
-from loopguard.detection.registry import Registry, load_registry
+from loopguard.detection.plugins import Registry, load_registry
 from loopguard.policy.compile import CompiledPolicy, compile_policy
 from loopguard.session.notifier import PluginNotifier
 from loopguard.session.session import Session

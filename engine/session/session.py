@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from loopguard.decision import Decision, Vote
 from loopguard.detection.aggregator import log_decision
-from loopguard.detection.plugincheck import vote_problem
+from loopguard.detection.sandbox import vote_problem
 from loopguard.session import answers
 from loopguard.state.fingerprint import (
     args_digest,

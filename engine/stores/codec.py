@@ -29,8 +29,7 @@ import zlib
 from functools import lru_cache
 from typing import Any
 
-from loopguard.detection import contract
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import load_registry
 from loopguard.errors import LoopguardError
 from loopguard.state.history import HistoryEntry, SessionState, append
 from loopguard.state.turn import TurnExpectation, TurnState
@@ -143,7 +142,7 @@ def _scratch(state: SessionState, by_id: dict[int, int]) -> dict[str, Any]:
             out[key] = _open_calls(value, by_id)
             continue
         detector = codecs.get(key)
-        how = contract.scratch_codec(detector) if detector is not None else "json"
+        how = detector.scratch_codec if detector is not None else "json"
         if how == "derived":
             continue
         if detector is not None and how == "custom":
@@ -309,7 +308,7 @@ def _build(doc: list[Any], history_size: int, indexed: bool) -> SessionState:
             state.scratch[key] = {k: v for k, v in opened.items() if v}
         elif key.startswith("x:"):
             state.scratch[key[2:]] = value
-        elif contract.scratch_codec(detectors.get(key)) == "custom":
+        elif key in detectors and detectors[key].scratch_codec == "custom":
             state.scratch[key] = detectors[key].decode_scratch(value)
         else:
             raise ValueError(f"unknown scratch key {key!r}")

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any
 
-from loopguard.detection import contract
-from loopguard.detection.registry import load_registry
+from loopguard.detection.plugins import load_registry
 from loopguard.findings import LEVELS
 from loopguard.lint.checks import builtin
 from loopguard.lint.checks.builtin import BUILTIN_CHECKS
@@ -90,10 +89,10 @@ def _detector_checks(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
     return [
         (
             "loopguard" if entry.builtin else entry.source,
-            partial(contract.lint_checks, entry.detector),
+            partial(tuple, entry.detector.lint_checks),
         )
         for entry in plugins.entries
-        if getattr(entry.detector, "lint_checks", ())
+        if entry.detector.lint_checks
     ]
 
 

@@ -1,0 +1,609 @@
+"""Plugins: find them (metadata only), load them (import, pluggy, contract check), keep them.
+
+One path for every plugin, built-in or not: an entry point of the group
+`loopguard.detectors` names a module (or `module:attribute`) that implements the
+hooks of `hookspecs` with `@loopguard.hookimpl`. This distribution's own entry
+points (pyproject.toml) are the built-in detectors and lint checks, and the only
+list of them.
+
+- `find_plugins` reads metadata only, so a plugin broken (or hostile) at import
+  cannot change what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` (built-ins
+  only) and `LOOPGUARD_BLOCK_PLUGINS=a,b` (entry name, `distribution[entry]` or
+  detector id) apply before any third-party code runs. Order: the built-ins, then
+  other distributions' plugins sorted by (distribution, entry name), the first
+  found on `sys.path` winning, as for imports. An optional plugin of this
+  distribution (`OPTIONAL_PLUGINS`) is found only when its extra is installed.
+- `load_plugins` imports, registers and checks one plugin at a time: what fails is
+  a `PluginFault` naming `distribution[entry]` and its stage (`import`,
+  `register`, `schema`) and the plugin is left out; the rest still work. Only
+  `KeyboardInterrupt` passes: `SystemExit` from plugin code must not end the host.
+- A detector must subclass `Detector` and declare usable values
+  (`detector_problem`), checked once here so the engine can trust them after.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import pluggy
+
+from loopguard.decision import LEVELS
+from loopguard.detection import hookspecs
+from loopguard.detection.detector import GATINGS, SCRATCH_CODECS, Detector
+from loopguard.detection.sandbox import Budget, safe_repr
+from loopguard.text.hints import error_text
+from loopguard.text.regexcheck import complexity_problem, redos_problem
+
+log = logging.getLogger("loopguard")
+GROUP = "loopguard.detectors"
+OWN_DISTRIBUTION = "loopguard-engine"
+LINT_CHECKS = "lint_checks"  # the built-in lint checks' plugin (not needed to guard calls)
+OPTIONAL_PLUGINS = {"otel": "opentelemetry-api"}  # entry -> the distribution its extra installs
+AUTOLOAD_ENV = "LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD"
+BLOCK_ENV = "LOOPGUARD_BLOCK_PLUGINS"
+HOOK_NAMES = tuple(name for name in vars(hookspecs) if name.startswith(f"{hookspecs.PROJECT}_"))
+# An options schema's size: jsonschema checks a schema at ~0.6 ms a value (100,000
+# properties hung registration); the largest built-in schema has 59 values.
+MAX_SCHEMA_VALUES = 1_000
+MAX_SCHEMA_DEPTH = 32
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_OPENCLAW = re.compile(r"^[a-z][A-Za-z0-9]*$")
+
+
+# --- finding -------------------------------------------------------------------------------
+
+
+class Plugin(NamedTuple):
+    """A plugin found but not yet imported: where it comes from and what to import."""
+
+    package: str  # the distribution's name ("unknown" when its metadata has none)
+    name: str  # the entry point's name
+    value: str  # the entry point's target: "module" or "module:attribute"
+    builtin: bool = False
+
+    @property
+    def source(self) -> str:
+        """`package[entry]`: how faults, listings and decisions name this plugin."""
+        return f"{self.package}[{self.name}]"
+
+
+def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[Plugin]:
+    """Built-ins first, then third-party plugins sorted (none when `autoload` is false).
+
+    A plugin whose entry name or `package[entry]` is in `blocked` is left out.
+    """
+    from importlib import metadata  # ~40 ms to import: only when plugins are looked for
+
+    skip = set(blocked)
+    unique: dict[tuple[str, str], Plugin] = {}
+    entries = metadata.entry_points(group=GROUP) if autoload else _own_entries(metadata)
+    for entry in entries:
+        package = distribution_name(entry.dist)
+        own = package == OWN_DISTRIBUTION
+        if (package, entry.name) in unique or (own and not _installed(entry.name, metadata)):
+            continue
+        builtin = own and entry.name not in OPTIONAL_PLUGINS
+        unique[(package, entry.name)] = Plugin(package, entry.name, entry.value, builtin)
+    if not any(plugin.package == OWN_DISTRIBUTION for plugin in unique.values()):
+        log.warning("loopguard: %s is not installed: no built-in detectors", OWN_DISTRIBUTION)
+    found = sorted(unique.values(), key=lambda p: (not p.builtin, p.package, p.name))
+    return [plugin for plugin in found if plugin.name not in skip and plugin.source not in skip]
+
+
+def _own_entries(metadata: Any) -> list[Any]:
+    """This distribution's entry points (autoload off: the built-ins only)."""
+    try:
+        found = metadata.distribution(OWN_DISTRIBUTION).entry_points
+    except metadata.PackageNotFoundError:
+        return []
+    return [entry for entry in found if entry.group == GROUP]
+
+
+def _installed(name: str, metadata: Any) -> bool:
+    """False for an optional plugin of this distribution whose extra is not installed."""
+    needs = OPTIONAL_PLUGINS.get(name)
+    if needs is None:
+        return True
+    try:
+        metadata.distribution(needs)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def distribution_name(dist: Any) -> str:
+    """The distribution's `Name`, or "unknown" when its metadata has none or is unreadable.
+
+    `Distribution.name` indexes the metadata, which is deprecated for a missing key on
+    Python 3.12+ (a KeyError later); `.get` asks without warning on every version.
+    """
+    try:
+        name = dist.metadata.get("Name") if dist is not None else None
+    except Exception:  # unreadable metadata is no reason to skip every plugin
+        name = None
+    return name if isinstance(name, str) and name else "unknown"
+
+
+def autoload_disabled(value: str | None) -> bool:
+    """Whether the env value disables third-party plugins (an unknown value does, and warns)."""
+    text = (value or "").strip().lower()
+    if text in _FALSE:
+        return False
+    if text not in _TRUE:
+        log.warning(
+            "loopguard: LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD=%r is not one of 1/true/yes/on "
+            "or 0/false/no/off; third-party plugins stay disabled",
+            value,
+        )
+    return True
+
+
+def _blocked() -> set[str]:
+    return {name.strip() for name in os.environ.get(BLOCK_ENV, "").split(",") if name.strip()}
+
+
+def discover() -> list[Plugin]:
+    """The plugins to load, as the environment says (autoload, blocked names)."""
+    autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
+    return find_plugins(autoload=autoload, blocked=_blocked())
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PluginFault:
+    """A plugin that could not be used, and why."""
+
+    source: str  # distribution[entry]
+    stage: str  # "import", "register", "schema"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.stage} failed: {self.message}"
+
+
+class _Refused(Exception):
+    """One plugin is left out; `stage` and the message say why."""
+
+    def __init__(self, stage: str, message: str) -> None:
+        super().__init__("; ".join(line.strip() for line in message.splitlines() if line.strip()))
+        self.stage = stage  # pluggy's messages span lines; a fault is listed on one
+
+
+@dataclass(frozen=True)
+class LoadedPlugin:
+    """A plugin registered with the plugin manager, and the detectors it handed over."""
+
+    plugin: Plugin
+    obj: Any  # the module or object pluggy registered
+    detectors: tuple[Detector, ...] = ()
+
+
+@dataclass
+class Loaded:
+    """What `load_plugins` produced: usable plugins (in order) and every fault."""
+
+    plugins: list[LoadedPlugin] = field(default_factory=list)
+    faults: list[PluginFault] = field(default_factory=list)
+
+    def detectors(self) -> Iterator[tuple[Plugin, Detector]]:
+        for loaded in self.plugins:
+            for detector in loaded.detectors:
+                yield loaded.plugin, detector
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    """A plugin manager that knows loopguard's hookspecs."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def load_plugins(
+    plugins: Iterable[Plugin],
+    pm: pluggy.PluginManager,
+    blocked_ids: Iterable[str] = (),
+    checked: Callable[[Plugin, Any], bool] | None = None,
+) -> Loaded:
+    """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`.
+
+    `checked(plugin, module)` true: its detectors passed the contract checks before (the
+    hook's cache knows), so only the duplicate-id check runs again.
+    """
+    skip = set(blocked_ids)
+    loaded = Loaded()
+    seen: set[str] = set()
+    for plugin in plugins:
+        try:
+            obj = _import(plugin)
+            known_good = checked is not None and checked(plugin, obj)
+            _register(pm, plugin, obj, known_good)
+            offered = _offered_detectors(pm, plugin, obj)
+        except _Refused as exc:
+            loaded.faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
+            continue
+        kept: list[Detector] = []
+        for detector in offered:
+            if known_good:
+                ident = detector.id
+                problem = f"detector id {ident!r} is already registered" if ident in seen else None
+            else:
+                problem = detector_problem(detector, seen)
+            if problem:
+                stage = "schema" if "schema" in problem else "register"
+                loaded.faults.append(PluginFault(plugin.source, stage, problem))
+            elif detector.id not in skip:
+                seen.add(detector.id)
+                kept.append(detector)
+        loaded.plugins.append(LoadedPlugin(plugin, obj, tuple(kept)))
+    return loaded
+
+
+def _import(plugin: Plugin) -> Any:
+    """An entry point's `module` or `module:attr.path` (extras in [] ignored), as
+    importlib.metadata's `EntryPoint.load` does."""
+    module_name, _, attrs = plugin.value.split("[", 1)[0].partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name.strip())
+        for name in filter(None, attrs.strip().split(".")):
+            obj = getattr(obj, name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a broken plugin (even sys.exit) never takes the host down
+        raise _Refused("import", error_text(exc)) from None
+    return obj
+
+
+def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any, known_good: bool) -> None:
+    """pluggy's own validation, one plugin at a time, so a fault is this plugin's (our
+    extra checks of its hook functions skipped when it passed them before)."""
+    try:
+        pm.register(obj, name=plugin.source)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - pluggy's refusal, a hostile `dir()`, ...
+        if pm.get_plugin(plugin.source) is not None:  # pluggy < 1.6 registers part of it first
+            pm.unregister(name=plugin.source)
+        text = str(exc) if isinstance(exc, pluggy.PluginValidationError) else error_text(exc)
+        raise _Refused("register", text) from None
+    if known_good:
+        return
+    try:
+        pm.check_pending()
+        _check_impls(pm, obj)
+    except pluggy.PluginValidationError as exc:
+        pm.unregister(obj, name=plugin.source)
+        raise _Refused("register", str(exc)) from None
+
+
+def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
+    """What pluggy accepts silently but never works: no marker, or a defaulted parameter."""
+    impls = [
+        impl
+        for caller in pm.get_hookcallers(obj) or ()
+        for impl in caller.get_hookimpls()
+        if impl.plugin is obj
+    ]
+    unmarked = [
+        name
+        for name in HOOK_NAMES
+        if callable(inspect.getattr_static(obj, name, None))
+        and pm.parse_hookimpl_opts(obj, name) is None
+    ]
+    if unmarked:
+        raise pluggy.PluginValidationError(
+            obj, f"{', '.join(unmarked)} is not marked with @loopguard.hookimpl (pluggy ignores it)"
+        )
+    if not impls:
+        raise pluggy.PluginValidationError(
+            obj, f"no @loopguard.hookimpl found (implement one of {', '.join(HOOK_NAMES)})"
+        )
+    for impl in impls:
+        if impl.kwargnames:
+            raise pluggy.PluginValidationError(
+                obj,
+                f"{impl.function.__name__}: parameter(s) {', '.join(impl.kwargnames)} have "
+                "a default, which pluggy never fills in (drop the default)",
+            )
+
+
+def _offered_detectors(pm: pluggy.PluginManager, plugin: Plugin, obj: Any) -> list[Any]:
+    """What this plugin's `loopguard_register_detectors` returns (called on it alone)."""
+    for function in hook_functions(pm, "loopguard_register_detectors", obj):
+        try:
+            return list(function() or [])
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            pm.unregister(obj, name=plugin.source)
+            raise _Refused("register", error_text(exc)) from None
+    return []
+
+
+def hook_functions(pm: pluggy.PluginManager, hook: str, obj: Any) -> list[Callable[..., Any]]:
+    """The implementation(s) of `hook` that the registered plugin `obj` provides."""
+    caller = getattr(pm.hook, hook, None)
+    if caller is None:
+        return []
+    return [impl.function for impl in caller.get_hookimpls() if impl.plugin is obj]
+
+
+# --- the contract ----------------------------------------------------------------------------
+
+
+def detector_problem(detector: Any, seen: set[str]) -> str | None:
+    """Why a registered object cannot be used as a detector, or None.
+
+    Attribute access, `repr` and the checks themselves may raise anything but
+    `KeyboardInterrupt`: that makes the detector unusable, not the registry.
+    """
+    try:
+        return _problem(detector, seen)
+    except BaseException as exc:  # noqa: BLE001 - a hostile attribute or property
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return f"detector {safe_repr(detector)} cannot be inspected: {type(exc).__name__}: {exc}"
+
+
+def _problem(detector: Any, seen: set[str]) -> str | None:
+    if not isinstance(detector, Detector):
+        return f"{safe_repr(detector)} is not a detector: subclass loopguard.plugin.Detector"
+    ident = detector.id
+    if not isinstance(ident, str) or not ident.isidentifier():
+        return f"detector {safe_repr(detector)} has no valid `id` (a Python identifier)"
+    if ident in seen:
+        return f"detector id {ident!r} is already registered"
+    for name in ("check", "configure", "after", "compacted"):
+        if not callable(getattr(detector, name)):
+            return f"detector {ident!r}: `{name}` is not callable"
+    levels = detector.levels
+    if not isinstance(levels, (tuple, list)) or not all(
+        isinstance(v, str) and v in LEVELS for v in levels
+    ):
+        return (
+            f"detector {ident!r}: `levels` must be a tuple of {', '.join(LEVELS)}, "
+            f"not {safe_repr(levels)}"
+        )
+    if detector.gating not in GATINGS:
+        return f"detector {ident!r}: `gating` must be one of {', '.join(GATINGS)}"
+    return _declarations_problem(ident, detector) or schema_problem(ident, detector.options_schema)
+
+
+def _declarations_problem(ident: str, detector: Detector) -> str | None:
+    """Why the detector's other declarations cannot be used, or None."""
+    found = detector.settings
+    if not isinstance(found, (tuple, list)) or not all(
+        isinstance(s, str) and _DOTTED.match(s) and not s.startswith("detectors.") for s in found
+    ):
+        return (
+            f"detector {ident!r}: `settings` must be a tuple of dotted paths outside "
+            f"`detectors.` (e.g. 'loop_detection.warning_threshold')"
+        )
+    pairs = detector.bounded_by
+    if not isinstance(pairs, (tuple, list)) or not all(
+        isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, str) for x in p)
+        for p in pairs
+    ):
+        return f"detector {ident!r}: `bounded_by` must be (threshold, window) option-name pairs"
+    name = detector.openclaw_name
+    if name and not (isinstance(name, str) and _OPENCLAW.match(name)):
+        return f"detector {ident!r}: `openclaw_name` must be a camelCase name"
+    if detector.scratch_codec not in SCRATCH_CODECS:
+        return f"detector {ident!r}: `scratch_codec` must be one of {', '.join(SCRATCH_CODECS)}"
+    if getattr(detector, "defaults", None):
+        return (
+            f"detector {ident!r}: `defaults` is not read; put each option's default "
+            'in its options_schema property (`"default": ...`)'
+        )
+    if not isinstance(detector.lint_checks, (tuple, list)):
+        return f"detector {ident!r}: `lint_checks` must be a tuple of LintCheck records"
+    explain = detector.explain_options
+    if explain is not None and not (
+        isinstance(explain, (tuple, list)) and all(isinstance(k, str) for k in explain)
+    ):
+        return f"detector {ident!r}: `explain_options` must be a tuple of option names or None"
+    return None
+
+
+def schema_problem(ident: str, schema: Any) -> str | None:
+    """Why a detector's options schema cannot be used, or None: a valid Draft 2020-12 schema,
+    bounded in size, whose `$ref`s are local and resolve and whose `pattern`s and
+    `patternProperties` keys pass the regular-expression limits (keys also free of ReDoS,
+    as jsonschema matches them with `re`, without a timeout)."""
+    if not isinstance(schema, dict):
+        return f"detector {ident!r}: options schema must be a mapping"
+    too_big = _size_problem(schema)
+    if too_big:
+        return f"detector {ident!r}: options schema {too_big}"
+    # jsonschema (~0.1 s to import) loads with the first schema checked, not with the registry:
+    # a hook process whose plugins were checked before never needs it (loopguard.hooks)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return f"detector {ident!r}: invalid options schema: {exc.message}"
+    for where, value in _walk(schema):
+        if where in ("$ref", "$dynamicRef") and isinstance(value, str):
+            if not value.startswith("#"):
+                return (
+                    f"detector {ident!r}: options schema $ref {value!r} is not local "
+                    "(only #... references are supported)"
+                )
+            if not _resolves(schema, value):
+                return f"detector {ident!r}: options schema $ref {value!r} does not resolve"
+        elif where == "pattern" and isinstance(value, str):
+            problem = complexity_problem(value)
+            if problem:
+                return f"detector {ident!r}: options schema pattern refused: {problem}"
+        elif where == "patternProperties" and isinstance(value, Mapping):
+            for key in value:
+                problem = complexity_problem(key) or redos_problem(key)
+                if problem:
+                    return (
+                        f"detector {ident!r}: options schema patternProperties key "
+                        f"refused: {problem}"
+                    )
+    return None
+
+
+def _size_problem(schema: dict[str, Any]) -> str | None:
+    """Why a schema is too large or deep to check (counted before jsonschema sees it)."""
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    values = 0
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            return f"is nested deeper than {MAX_SCHEMA_DEPTH} levels"
+        children = item.values() if isinstance(item, Mapping) else item
+        for value in children:
+            values += 1
+            if values > MAX_SCHEMA_VALUES:
+                return f"has more than {MAX_SCHEMA_VALUES:,} values (keywords and items)"
+            if isinstance(value, (Mapping, list)):
+                stack.append((value, depth + 1))
+    return None
+
+
+def _walk(node: Any) -> Iterator[tuple[str, Any]]:
+    """(key, value) of every mapping entry in a schema, iteratively."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            for key, value in item.items():
+                yield str(key), value
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _resolves(schema: dict[str, Any], ref: str) -> bool:
+    """Does a local JSON pointer (`#`, `#/$defs/x`) name a value of the schema?"""
+    pointer = ref[1:]
+    if not pointer:
+        return True
+    if not pointer.startswith("/"):
+        return any(k == "$anchor" and v == pointer for k, v in _walk(schema))
+    node: Any = schema
+    for part in pointer[1:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True
+
+
+# --- the registry ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A detector and where it came from."""
+
+    detector: Detector
+    source: str
+    builtin: bool
+    # A plugin's time record (loopguard.detection.sandbox): one per registered detector, so
+    # one that overran is disabled for the process, in every compiled policy.
+    budget: Budget = field(default_factory=Budget, compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.detector.id
+
+    @property
+    def options_schema(self) -> dict[str, Any]:
+        return self.detector.options_schema
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        return self.detector.levels
+
+
+@dataclass(frozen=True, eq=False)
+class Registry:
+    """Every usable detector (in discovery order) and every fault met on the way.
+
+    Compared and hashed by identity: caches are keyed by the registry they were built
+    from, and a plugin's objects need not be hashable.
+    """
+
+    entries: tuple[Registered, ...]
+    faults: tuple[PluginFault, ...]
+    plugin_manager: pluggy.PluginManager
+    plugins: tuple[LoadedPlugin, ...] = ()  # every plugin registered, built-ins first
+
+    @property
+    def detectors(self) -> tuple[Registered, ...]:
+        return self.entries
+
+    def get(self, detector_id: str) -> Registered | None:
+        for entry in self.entries:
+            if entry.id == detector_id:
+                return entry
+        return None
+
+    def implementations(self, hook: str) -> list[tuple[Plugin, Callable[..., Any]]]:
+        """(plugin, function) of every registered implementation of `hook`, in plugin order.
+
+        For hooks the host calls one plugin at a time, so a plugin that raises is
+        named and the others still answer (pluggy's own call stops at the first).
+        """
+        return [
+            (loaded.plugin, function)
+            for loaded in self.plugins
+            for function in hook_functions(self.plugin_manager, hook, loaded.obj)
+        ]
+
+
+def build_registry(
+    plugins: list[Plugin] | None = None, checked: Callable[[Plugin, Any], bool] | None = None
+) -> Registry:
+    """Find the plugins (or take `plugins`, what `discover()` found earlier), then load them:
+    import, pluggy validation, and the contract checks unless `checked` says they passed."""
+    pm = new_plugin_manager()
+    found = discover() if plugins is None else plugins
+    loaded = load_plugins(found, pm, _blocked(), checked)
+    entries = tuple(
+        Registered(detector, plugin.source, plugin.builtin)
+        for plugin, detector in loaded.detectors()
+    )
+    return Registry(entries, tuple(loaded.faults), pm, tuple(loaded.plugins))
+
+
+_lock = threading.Lock()
+_cached: Registry | None = None
+
+
+def load_registry(
+    reload: bool = False,
+    *,
+    plugins: list[Plugin] | None = None,
+    checked: Callable[[Plugin, Any], bool] | None = None,
+) -> Registry:
+    """The process-wide registry, built once (pass `reload=True` after installing plugins).
+
+    `plugins` and `checked` (see `build_registry`) apply when it is built by this call: the
+    hook process builds it from its cache of what discovery found.
+    """
+    global _cached
+    with _lock:
+        if _cached is None or reload:
+            _cached = build_registry(plugins, checked)
+        return _cached
