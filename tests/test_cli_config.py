@@ -83,11 +83,16 @@ def test_default_text_reads_back_as_the_effective_rules(capsys: pytest.CaptureFi
     default = (Path(__file__).parents[1] / "rules" / "default.yaml").read_text("utf-8").splitlines()
     leaves = [line for line in out.splitlines() if "# from " in line]
     assert len(leaves) > 50
-    for line in leaves:  # every leaf points at the line of builtin:default that wrote it
-        source = line.rsplit("# from ", 1)[1]
+    schema_defaults = 0
+    for line in leaves:  # each leaf points at the line of builtin:default that wrote it, or
+        source = line.rsplit("# from ", 1)[1]  # at the options schemas (detector options)
+        if source == "options schema":
+            schema_defaults += 1
+            continue
         name, _, number = source.rpartition(":")
         key = line.strip().lstrip("- ").split(":", 1)[0].strip('"')
         assert name == "builtin:default" and key in default[int(number) - 1], line
+    assert schema_defaults > 20
 
 
 def test_layers_agent_and_repair_are_credited_in_text(
@@ -97,7 +102,9 @@ def test_layers_agent_and_repair_are_credited_in_text(
     assert code == 0
     assert out.splitlines()[0] == "# effective rules of rules.yaml for agent careful"
     shown = comments(out)
-    assert shown["  history_size: 30"] == "builtin:default:15"
+    default = (Path(__file__).parents[1] / "rules" / "default.yaml").read_text("utf-8").splitlines()
+    written = 1 + next(i for i, line in enumerate(default) if line.startswith("  history_size:"))
+    assert shown["  history_size: 30"] == f"builtin:default:{written}"
     assert shown["  warning_threshold: 25"] == "rules.yaml:10"  # the agent's block
     assert shown["  critical_threshold: 26"] == "repaired (was 22 from rules.yaml:5)"
     assert shown["  enabled: true"] == "rules.yaml:4"
@@ -151,7 +158,7 @@ def test_json_has_the_config_and_a_parallel_sources_map(
     assert sources["loop_detection.warning_threshold"] == "rules.yaml:10"
     assert sources["detectors.generic_repeat.enabled"] == "rules.yaml:12"
     assert sources["detectors.ping_pong.enabled"] == "rules.yaml:7"
-    assert sources["detectors.doom_loop_exact.exempt"].startswith("builtin:default:")
+    assert sources["detectors.doom_loop_exact.exempt"] == "options schema"
     assert sources["intents[0].id"].startswith("builtin:portfolio:")
     assert result["repairs"] == [
         {"path": "loop_detection.critical_threshold", "old": 22, "new": 26, "from": "rules.yaml:5"}
@@ -163,7 +170,7 @@ def test_json_sources_name_exactly_the_leaves(capsys: pytest.CaptureFixture[str]
     assert code == 0
     result = json.loads(out)
     assert all(
-        re.fullmatch(r"builtin:portfolio(-en)?:\d+|builtin:default:\d+", s)
+        re.fullmatch(r"builtin:portfolio(-en)?:\d+|builtin:default:\d+|options schema", s)
         for s in result["sources"].values()
     )
 

@@ -21,6 +21,7 @@ from helpers import (
 
 import loopguard
 import loopguard.rules
+from loopguard.detectors.doom_loop_exact import DoomLoopExact
 
 READ = {"path": "a"}
 
@@ -72,7 +73,7 @@ def test_nested_agent_blocks_merge_key_by_key() -> None:
     # the override is merged into the defaults key by key: the other options keep theirs
     assert (exact["threshold"], exact["window"], exact["exempt"]) == (
         5,
-        loopguard.rules.default("detectors.doom_loop_exact.window"),
+        DoomLoopExact.option_defaults()["window"],
         ["check_background_tasks"],
     )
     session.begin_turn([])

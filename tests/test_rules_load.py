@@ -87,7 +87,11 @@ def test_bundled_packs_are_listed_and_load() -> None:
 
 def test_the_portfolio_pack_extends_the_default_and_portfolio_en_extends_it() -> None:
     portfolio = load_rules_path("builtin:portfolio")
-    assert [layer.name for layer in portfolio.layers] == ["builtin:default", "builtin:portfolio"]
+    assert [layer.name for layer in portfolio.layers] == [
+        "options schema",  # the detectors' option defaults
+        "builtin:default",
+        "builtin:portfolio",
+    ]
     assert [i["id"] for i in portfolio.data["intents"]] == [
         "portfolio_view",
         "portfolio_diagnose",
@@ -96,6 +100,7 @@ def test_the_portfolio_pack_extends_the_default_and_portfolio_en_extends_it() ->
     ]
     english = load_rules_path("builtin:portfolio-en")
     assert [layer.name for layer in english.layers] == [
+        "options schema",
         "builtin:default",
         "builtin:portfolio",
         "builtin:portfolio-en",

@@ -4,8 +4,7 @@ Detectors are listed in discovery order (built-ins first, then third-party
 plugins sorted by distribution and entry name) with their source
 `distribution[entry]`, default level(s), gating, the shared settings it reads,
 its own lint checks and its options. An option's default is the `default` of
-its options schema, the one place detectors declare defaults (the bundled
-`rules/default.yaml` states the same values; a test keeps the two equal).
+its options schema, the one place detectors declare defaults.
 
 Exit codes: 0 (plugin faults are reported, not fatal); 1 with `--strict`
 when there is at least one fault.

@@ -1,4 +1,5 @@
-"""The layers of a rules source: `builtin:default`, then `extends:` entries, then the file.
+"""The layers of a rules source: the detectors' option defaults (`DEFAULTS`, read from their
+options schemas), `builtin:default`, then `extends:` entries, then the file.
 
 Each `extends:` entry is `builtin:NAME` (`rules/NAME.yaml` of the installed
 package) or a path relative to the including file, and is expanded the same
@@ -26,11 +27,13 @@ from loopguard.config.read import decode, parse_text, read_path
 from loopguard.config.schema import Assembly, default_assembly
 from loopguard.config.templatechecks import template_findings
 from loopguard.config.validate import kind_of, schema_findings
+from loopguard.detection.detector import option_defaults
 from loopguard.findings import Finding
 from loopguard.text.hints import is_int
 
 BUILTIN = "builtin:"
 BASE = "builtin:default"
+DEFAULTS = "options schema"  # the layer of every detector's option defaults, below BASE
 SUPPORTED_VERSION = 1
 MAX_EXTENDS_DEPTH = 32
 _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -355,6 +358,7 @@ class LayerLoader:
         self.result.source = top.name
         self.root = os.path.realpath(base_dir)
         base = builtin_source(BASE[len(BUILTIN) :])
+        self.result.layers.append(_defaults_layer(self.assembly))
         if base is not None and base[0] != ident:
             self.add(parse_text(base[1], BASE), base[0], base_dir)
         checked = self.add(top, ident, base_dir)
@@ -364,13 +368,36 @@ class LayerLoader:
             return self.result  # a missing layer: later checks would judge an incomplete merge
         if checked is None or not self.result.layers or self.result.layers[-1] is not checked:
             return self.result
+        defaults, *written = self.result.layers
         data: dict[str, Any] = {}
-        for layer in self.result.layers:
+        for layer in written:
             data = deep_merge(data, {k: v for k, v in layer.data.items() if k != "extends"})
+        _fill_in(data, defaults.data)
         self.result.data = data
         self.result.findings.extend(load_checks(data, self.result.index, self.assembly))
         self.result.findings.extend(template_findings(data, self.result.index))
         return self.result
+
+
+def _defaults_layer(assembly: Assembly) -> SourceDoc:
+    """The option defaults of every detector the schema knows, as a layer of their own: a
+    detector's options schema is the one place they are written (not `builtin:default`)."""
+    block = assembly.schema["properties"]["detectors"]["properties"]
+    data = {ident: option_defaults(block[ident]) for ident in assembly.detector_ids}
+    return SourceDoc(DEFAULTS, {"detectors": data})
+
+
+def _fill_in(data: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """Merge the defaults layer under `data`, keeping the order the files wrote their keys in
+    (a detector's written options first, then the defaults it did not write)."""
+    detectors = data.setdefault("detectors", {})
+    if not isinstance(detectors, dict):
+        return
+    for ident, options in defaults["detectors"].items():
+        block = detectors.setdefault(ident, {})
+        if isinstance(block, dict):
+            for key, value in options.items():
+                block.setdefault(key, value)
 
 
 def analyze_doc(

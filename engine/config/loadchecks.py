@@ -24,6 +24,7 @@ import regex
 from loopguard.config.positions import Path, PositionIndex
 from loopguard.config.schema import Assembly, regex_options
 from loopguard.findings import Finding
+from loopguard.rules import default
 from loopguard.text.hints import did_you_mean
 from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS
@@ -91,7 +92,9 @@ def _sets_of(data: dict[str, Any], block: dict[str, Any]) -> set[str]:
 def load_checks(data: dict[str, Any], index: PositionIndex, assembly: Assembly) -> list[Finding]:
     """Errors that make the merged rules unusable (see the module docstring)."""
     found: list[Finding] = []
-    known = set(assembly.detector_ids) if assembly.closed else set(data.get("detectors") or {})
+    # without a registry, the ids known are those the rules name (bundled ones included)
+    named = {*(data.get("detectors") or {}), *(default("aggregator.order") or ())}
+    known = set(assembly.detector_ids) if assembly.closed else named
     for prefix, block in scopes(data):
         defined = _sets_of(data, block)
         for path, tree in conditions(block, prefix):

@@ -55,6 +55,8 @@ def _holds(data: Any, path: Path) -> bool:
 def _origin(layer: SourceDoc, path: Path) -> str:
     """`name:line` of `path`'s key in a layer (a block list starts a line below it), else
     of the value, else of its nearest positioned ancestor (aliases, `<<` merges)."""
+    if not layer.positions:  # a layer no file wrote (the options schemas' defaults)
+        return layer.name
     if path in layer.key_positions:
         return f"{layer.name}:{layer.key_positions[path][0]}"
     for cut in range(len(path), -1, -1):
