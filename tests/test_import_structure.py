@@ -73,6 +73,8 @@ ORDER = (
     "detectors.support",
     "detection",
     "config",
+    "lint.checks",  # the checks judge merged rules; the loader runs those that block loading
+    "config.load",  # the front door of loading: layers, then the blocking checks
     "lint",
     "plugin",
     "policy",
@@ -178,6 +180,8 @@ def folder(module: str) -> str:
         return "records"
     if parts[1] in ("rules", "schemas"):
         return "data"
+    if parts[1:3] in (["lint", "checks"], ["config", "load"]):
+        return ".".join(parts[1:3])
     return parts[1]
 
 

@@ -31,7 +31,7 @@ OWN_DISTRIBUTION = "loopguard-engine"
 LINT_CHECKS = "lint_checks"  # the built-in lint checks' plugin (not needed to guard calls)
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     *((name, f"loopguard.detectors.{name}") for name in BUILTINS),
-    (LINT_CHECKS, "loopguard.lint.checks.builtin"),
+    (LINT_CHECKS, "loopguard.lint.checks"),
 )
 
 
