@@ -32,10 +32,6 @@ LAZY = {
         "loopguard.config.load",
     ): "the rules loader (YAML, JSON Schema, layers) loads with the first rules: ~40 ms",
     (
-        "loopguard.session.guard",
-        "loopguard.lint.linter",
-    ): "Guard.from_file logs lint errors of a file that loads: the linter loads with it",
-    (
         "loopguard.hooks.client",
         "loopguard.hooks.runner",
     ): "a hook process imports the engine only when no hook server answers its event",
