@@ -65,17 +65,21 @@ from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile,
 
 if TYPE_CHECKING:  # loaded on first use (see __getattr__)
     from loopguard.lint.checks import LintCheck
-    from loopguard.lint.checks.context import LintContext
-    from loopguard.lint.optionscopes import OptionScope, option_finding, option_scopes
+    from loopguard.lint.checks.context import (
+        LintContext,
+        OptionScope,
+        option_finding,
+        option_scopes,
+    )
 
 # The lint names load on first use: the linter is not needed to guard calls, and a hook
 # process (one per tool call) imports every detector, hence this module.
 _LINT_HOMES = {
     "LintCheck": "loopguard.lint.checks",
     "LintContext": "loopguard.lint.checks.context",
-    "OptionScope": "loopguard.lint.optionscopes",
-    "option_finding": "loopguard.lint.optionscopes",
-    "option_scopes": "loopguard.lint.optionscopes",
+    "OptionScope": "loopguard.lint.checks.context",
+    "option_finding": "loopguard.lint.checks.context",
+    "option_scopes": "loopguard.lint.checks.context",
 }
 
 

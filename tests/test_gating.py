@@ -60,9 +60,7 @@ def test_a_true_master_runs_every_rolling_detector_unless_its_own_switch_is_off(
 
 def test_every_rolling_detector_is_listed_here() -> None:
     rolling = {
-        e.id
-        for e in loopguard.Guard.default().registry.entries
-        if getattr(e.detector, "gating", None) == ROLLING
+        e.id for e in loopguard.Guard.default().registry.entries if e.detector.gating == ROLLING
     }
     assert rolling == set(ROLLING_IDS)
 
@@ -71,7 +69,7 @@ def test_an_explicitly_enabled_generic_repeat_warns_with_the_master_unset() -> N
     others = {
         e.id: {"enabled": False}
         for e in loopguard.Guard.default().registry.entries
-        if getattr(e.detector, "gating", None) != ROLLING
+        if e.detector.gating != ROLLING
     }
     g = loopguard.Guard.from_dict(
         {

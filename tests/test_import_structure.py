@@ -32,10 +32,6 @@ LAZY = {
         "loopguard.config.load",
     ): "the rules loader (YAML, JSON Schema, layers) loads with the first rules: ~40 ms",
     (
-        "loopguard.session.guard",
-        "loopguard.lint.linter",
-    ): "Guard.from_file logs lint errors of a file that loads: the linter loads with it",
-    (
         "loopguard.hooks.client",
         "loopguard.hooks.runner",
     ): "a hook process imports the engine only when no hook server answers its event",
@@ -73,6 +69,8 @@ ORDER = (
     "detectors.support",
     "detection",
     "config",
+    "lint.checks",  # the checks judge merged rules; the loader runs those that block loading
+    "config.load",  # the front door of loading: layers, then the blocking checks
     "lint",
     "plugin",
     "policy",
@@ -178,6 +176,8 @@ def folder(module: str) -> str:
         return "records"
     if parts[1] in ("rules", "schemas"):
         return "data"
+    if parts[1:3] in (["lint", "checks"], ["config", "load"]):
+        return ".".join(parts[1:3])
     return parts[1]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.lint.checks import checks
+from loopguard.lint.linter import checks
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "lint_checks_doc.py"

@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 from plugin_fakes import fake_site
 
+import loopguard.lint.checks
 from loopguard.cli import main
-from loopguard.lint.checks import BUILTIN_CHECKS, LintCheck, SelectionError, checks, select
-from loopguard.lint.linter import lint_bytes
+from loopguard.config.load import BLOCKING, load_rules_mapping
+from loopguard.errors import RulesError
+from loopguard.lint.checks import BUILTIN_CHECKS, LintCheck
+from loopguard.lint.linter import SelectionError, checks, lint_bytes, select
 
 CASES = Path(__file__).parent / "lint_cases"
 
@@ -28,6 +31,44 @@ def test_every_builtin_check_module_declares_code_level_and_examples() -> None:
         assert module.LEVEL in ("error", "warning")
         assert "Fails:" in (module.__doc__ or "") and "Passes:" in (module.__doc__ or "")
         assert checks()[module.CODE].check is module.check
+
+
+def test_every_check_module_is_listed_and_those_that_block_loading_are_loading_codes() -> None:
+    folder = Path(loopguard.lint.checks.__file__).parent
+    names = {p.stem for p in folder.glob("*.py")} - {"__init__", "context"}
+    blocking = {m.__name__.rsplit(".", 1)[1] for m in BLOCKING}
+    assert names == set(BUILTIN_CHECKS) | blocking and not blocking & set(BUILTIN_CHECKS)
+    for module in BLOCKING:
+        entry = checks()[module.CODE]
+        assert module.BLOCKS_LOAD is True and module.CODE == module.__name__.rsplit(".")[
+            -1
+        ].replace("_", "-")
+        assert entry.check is None and not entry.can_disable and entry.stage == module.STAGE
+        assert entry.doc == module.__doc__ and "Fails:" in entry.doc
+
+
+def test_loading_lists_a_scopes_errors_together_and_the_templates_last() -> None:
+    rules = {
+        "version": 1,
+        "messages": {"en": {"blocked": "{nope}"}},
+        "aggregator": {"order": ["nope"]},
+        "intents": [{"id": "g", "when": {"text_contains": "gone"}, "require": {"tool": "t"}}],
+        "agents": {
+            "a": {
+                "intents": [{"id": "i", "when": {"text_contains": "x"}, "require": {"tool": "t"}}],
+                "aggregator": {"order": ["nix"]},
+            }
+        },
+    }
+    with pytest.raises(RulesError) as caught:
+        load_rules_mapping(rules)
+    assert [(f.code, f.path) for f in caught.value.findings] == [
+        ("undefined-set", "intents.g.when.text_contains"),
+        ("unknown-detector", "aggregator.order[0]"),
+        ("undefined-set", "agents.a.intents.i.when.text_contains"),
+        ("unknown-detector", "agents.a.aggregator.order[0]"),
+        ("template", "messages.en.blocked"),
+    ]
 
 
 def test_every_code_lint_reports_on_the_cases_is_registered(

@@ -1,5 +1,6 @@
 """Silent no-ops are reported: gated-off detectors (lint), unknown agent names
-(replay CLI, `guard.session`), lint errors of a file `Guard.from_file` still loads."""
+(replay CLI, `guard.session`); lint errors of a file that loads are lint's to report
+(`Guard.from_file` loads it without running the lint-only checks)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 from loopguard import Guard
 from loopguard.cli import main
-from loopguard.lint.linter import lint_bytes
+from loopguard.lint import linter
+from loopguard.lint.linter import lint_bytes, lint_path
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "transcripts"
 POLL = str(EXAMPLES / "stuck-poll.anthropic.json")
@@ -103,8 +105,8 @@ def test_unknown_agent_names_remembered_are_bounded(caplog: pytest.LogCaptureFix
     assert len(guard._reported_agents) == guard_module.MAX_REPORTED_AGENTS
 
 
-def test_from_file_logs_each_lint_error_of_a_file_it_loads(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_from_file_loads_a_file_with_lint_errors_without_running_lint(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text(
@@ -116,12 +118,21 @@ def test_from_file_logs_each_lint_error_of_a_file_it_loads(
     )
     with caplog.at_level(logging.WARNING, logger="loopguard"):
         Guard.from_file(rules)
-    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(messages) == 2
-    assert messages[0].startswith(
-        f"{rules}:4:23: lint error: critical_threshold (15) must be greater"
+    assert caplog.records == []
+    errors = [f for f in lint_path(str(rules)).findings if f.level == "error"]
+    assert len(errors) == 2
+    assert (
+        errors[0]
+        .format_text()
+        .startswith(f"{rules}:4:23: error: critical_threshold (15) must be greater")
     )
-    assert "intent id 'a' is used twice" in messages[1] and "(hint: " in messages[1]
+    assert "intent id 'a' is used twice" in errors[1].message and errors[1].hint
+
+    def no_lint() -> None:
+        raise AssertionError("Guard.from_file ran the lint checks")
+
+    monkeypatch.setattr(linter, "registry", no_lint)
+    Guard.from_file(rules)
 
 
 def test_from_file_of_a_clean_file_logs_nothing(caplog: pytest.LogCaptureFixture) -> None:

@@ -40,7 +40,7 @@ def test_console_script_and_entry_points_are_declared() -> None:
     assert scripts == {"loopguard": "loopguard.cli:main"}
     plugins = {ep.name: ep.value for ep in dist.entry_points if ep.group == GROUP}
     assert plugins.pop("otel") == "loopguard.integrations.otel"  # the OpenTelemetry extra
-    assert plugins.pop("lint_checks") == "loopguard.lint.checks.builtin"
+    assert plugins.pop("lint_checks") == "loopguard.lint.checks"
     # The rest are the detectors: each module of loopguard.detectors has its entry point,
     # named after the module, and the module registers the detector of that id.
     modules = sorted(

@@ -25,7 +25,7 @@ from loopguard.detection.plugins import (
     load_plugins,
     new_plugin_manager,
 )
-from loopguard.lint.checks import checks
+from loopguard.lint.linter import checks
 
 
 def faults(registry: Any) -> list[tuple[str, str]]:
@@ -302,7 +302,7 @@ def test_lint_checks_of_plugins_come_in_load_order(site: FakeSite) -> None:
             },
         )
     site.registry()
-    from loopguard.lint.checks import registry as lint_registry
+    from loopguard.lint.linter import registry as lint_registry
 
     assert checks()["a-check"].origin == "lgfake-aa[lint]"  # sorted first, so it keeps the code
     assert lint_registry().problems == (

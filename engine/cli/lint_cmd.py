@@ -30,8 +30,17 @@ from loopguard.cli.helptext import ParagraphFormatter
 from loopguard.cli.lintlist import list_json, list_text
 from loopguard.config.read import MAX_BYTES
 from loopguard.config.schema import default_assembly
-from loopguard.lint.checks import SelectionError, registry, select
-from loopguard.lint.linter import FORMATS, FileReport, exit_code, lint_bytes, lint_path, render
+from loopguard.lint.linter import (
+    FORMATS,
+    FileReport,
+    SelectionError,
+    exit_code,
+    lint_bytes,
+    lint_path,
+    registry,
+    render,
+    select,
+)
 from loopguard.text.terminal import output
 
 SUFFIXES = (".yaml", ".yml", ".json5")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from loopguard.lint.checks import LintCheck, checks
+from loopguard.lint.checks import LintCheck
+from loopguard.lint.linter import checks
 
 
 def _state(check: LintCheck) -> str:

@@ -28,6 +28,19 @@ _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "0
 _NEWLINES = "\n\r\u2028\u2029"
 
 
+# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = (
+    (
+        "json5-syntax",
+        "error",
+        "syntax",
+        "The JSON5 (OpenClaw) file does not parse.\n\n"
+        "Fails: `{tools: {loopDetection: {enabled: true,}`.",
+    ),
+)
+
+
 class _Fail(Exception):
     def __init__(self, index: int, message: str, hint: str = "") -> None:
         super().__init__(message)

@@ -6,8 +6,8 @@ package) or a path relative to the including file, and is expanded the same
 way (its own `extends:` first). A layer met twice is applied once; a cycle is
 an error naming the chain. Every layer is checked on its own (`version`
 first, then the schema), so findings point into the file that wrote them;
-then the layers merge (mappings key by key, lists and scalars replace) and
-the merged document gets the reference checks of `lintchecks.load_checks`.
+then the layers merge (mappings key by key, lists and scalars replace). The
+checks that judge the merged document are run by `config.load`.
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ from importlib import resources
 from typing import Any
 
 from loopguard.config.effective import deep_merge
-from loopguard.config.loadchecks import load_checks
 from loopguard.config.positions import PositionIndex, SourceDoc
 from loopguard.config.prune import prune_invalid
 from loopguard.config.read import decode, parse_text, read_path
 from loopguard.config.schema import Assembly, default_assembly
-from loopguard.config.templatechecks import template_findings
 from loopguard.config.validate import kind_of, schema_findings
 from loopguard.detection.detector import option_defaults
 from loopguard.findings import Finding
@@ -37,6 +35,53 @@ DEFAULTS = "options schema"  # the layer of every detector's option defaults, be
 SUPPORTED_VERSION = 1
 MAX_EXTENDS_DEPTH = 32
 _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = (
+    (
+        "empty",
+        "error",
+        "root",
+        "An empty file, list or string where something is needed.\n\n"
+        "Fails: a file with only comments; `exempt: []` where a list must not be empty.",
+    ),
+    (
+        "not-a-mapping",
+        "error",
+        "root",
+        "The document is not a mapping of keys to values.\n\nFails: `- version: 1`.",
+    ),
+    (
+        "version",
+        "error",
+        "root",
+        "`version` is missing, not 1, or newer than this loopguard.\n\nFails: `version: 2`.",
+    ),
+    (
+        "extends",
+        "error",
+        "extends",
+        "An `extends:` entry that cannot be loaded (unknown "
+        "pack, missing file, too deep).\n\nFails: `extends: [builtin:nope]`.",
+    ),
+    (
+        "extends-cycle",
+        "error",
+        "extends",
+        "`extends:` entries that include each other.\n\n"
+        "Fails: a.yaml extends b.yaml, which extends a.yaml.",
+    ),
+    (
+        "store-path",
+        "error",
+        "extends",
+        "`store.path` outside the rules file's folder tree (absolute, `~`, `../`, or a "
+        "symbolic link out), confined like `extends:` (`--allow-extends-outside` allows both)."
+        "\n\nFails: `store: {path: ../../elsewhere/state.db}`.",
+    ),
+)
 
 
 @dataclass
@@ -374,8 +419,6 @@ class LayerLoader:
             data = deep_merge(data, {k: v for k, v in layer.data.items() if k != "extends"})
         _fill_in(data, defaults.data)
         self.result.data = data
-        self.result.findings.extend(load_checks(data, self.result.index, self.assembly))
-        self.result.findings.extend(template_findings(data, self.result.index))
         return self.result
 
 

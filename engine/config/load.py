@@ -5,7 +5,8 @@ Layers, first to last: `builtin:default` (always the base), then each
 installed package; anything else is a path relative to the including file),
 each expanded the same way, then the file itself. A layer met twice is
 applied once; a cycle is an error. Mappings merge key by key, lists and
-scalars replace; `agents` is kept as written (see `normalize`).
+scalars replace; `agents` is kept as written (see `effective`). The merged
+document then gets the checks that block loading (`BLOCKING`, modules of `lint.checks`).
 
 The layering itself lives in `layers`. `load_rules_*` raise `RulesError` with every error found;
 warnings are kept in `RulesDocument.findings`. `analyze_*` never raise: lint uses them to show
@@ -15,7 +16,8 @@ everything, and to tell an unreadable file (exit 2) from an invalid one.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from loopguard.config.document import RulesDocument
@@ -29,10 +31,12 @@ from loopguard.config.layers import (
 )
 from loopguard.config.positions import Path, SourceDoc
 from loopguard.config.read import decode, parse_text, read_path
-from loopguard.config.schema import Assembly
+from loopguard.config.schema import Assembly, default_assembly
 from loopguard.config.values import check_values, plain_copy
 from loopguard.errors import RulesError
 from loopguard.findings import Finding
+from loopguard.lint.checks import bad_regex, template, undefined_set, unknown_detector
+from loopguard.lint.checks.context import LintContext, scopes
 from loopguard.text.hints import is_int
 
 
@@ -81,6 +85,40 @@ def _safe_repr(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+BY_SCOPE = (undefined_set, unknown_detector, bad_regex)  # a scope's errors are listed together
+BLOCKING = (*BY_SCOPE, template)
+
+
+def blocking_findings(
+    data: dict[str, Any], layers: Sequence[SourceDoc], assembly: Assembly
+) -> list[Finding]:
+    """The errors of the `BLOCKING` checks over merged rules: those of `BY_SCOPE` scope by
+    scope (global, then each agent's block), then the templates'."""
+    ctx = LintContext(data, tuple(layers), assembly=assembly)
+    found = [
+        finding
+        for prefix, _ in scopes(data)
+        for module in BY_SCOPE
+        for finding in module.check(replace(ctx, scope=prefix))
+    ]
+    return found + template.check(ctx)
+
+
+def _analyze(
+    doc: SourceDoc,
+    ident: str,
+    base_dir: str,
+    assembly: Assembly | None,
+    allow_extends_outside: bool = False,
+) -> Analysis:
+    """`layers.analyze_doc`, then the checks that block loading over the merged document."""
+    assembly = assembly or default_assembly()
+    result = analyze_doc(doc, ident, base_dir, assembly, allow_extends_outside)
+    if result.data is not None:
+        result.findings.extend(blocking_findings(result.data, result.layers, assembly))
+    return result
+
+
 def analyze_bytes(
     raw: bytes,
     name: str,
@@ -102,9 +140,7 @@ def analyze_text(
     allow_extends_outside: bool = False,
 ) -> Analysis:
     base = base_dir if base_dir is not None else os.getcwd()
-    return analyze_doc(
-        parse_text(text, name), f"text:{name}", base, assembly, allow_extends_outside
-    )
+    return _analyze(parse_text(text, name), f"text:{name}", base, assembly, allow_extends_outside)
 
 
 def analyze_path(
@@ -120,7 +156,7 @@ def analyze_path(
     if text is None:
         return Analysis(name, findings=list(doc.findings))
     real = os.path.realpath(name)
-    return analyze_doc(
+    return _analyze(
         parse_text(text, name), real, os.path.dirname(real), assembly, allow_extends_outside
     )
 
@@ -140,7 +176,7 @@ def analyze_builtin(name: str, assembly: Assembly | None = None) -> Analysis:
             "unreadable",
         )
         return Analysis(name, findings=[finding], unreadable=True)
-    return analyze_doc(parse_text(found[1], name), found[0], os.path.dirname(found[0]), assembly)
+    return _analyze(parse_text(found[1], name), found[0], os.path.dirname(found[0]), assembly)
 
 
 def analyze_mapping(
@@ -153,7 +189,7 @@ def analyze_mapping(
         doc = SourceDoc(name, mapping, positions={(): (0, 0)})
         check_root(doc)
         return Analysis(name, findings=list(doc.findings))
-    return analyze_doc(
+    return _analyze(
         _mapping_doc(mapping, name), f"mapping:{name}", os.getcwd(), assembly, allow_extends_outside
     )
 

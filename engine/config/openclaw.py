@@ -49,6 +49,40 @@ NESTED_KEYS = ("detectors", "postCompactionGuard")
 GUARD_KEYS = {"windowSize": "window_size"}
 
 
+# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = (
+    (
+        "openclaw-agent",
+        "error",
+        "schema",
+        "An OpenClaw `agents.list` entry without an `id`."
+        "\n\nFails: `agents: {list: [{tools: {}}]}`.",
+    ),
+    (
+        "duplicate-agent",
+        "error",
+        "schema",
+        "An OpenClaw agent listed twice.\n\nFails: two entries with `id: ops`.",
+    ),
+    (
+        "openclaw-ignored",
+        "warning",
+        "schema",
+        "An OpenClaw key loopguard does not read "
+        "(only loop-detection settings are).\n\nWarns: `tools: {exec: {...}}`.",
+    ),
+    (
+        "openclaw-conflict",
+        "warning",
+        "schema",
+        "An OpenClaw block inside a native rules file sets a value its native keys "
+        "set differently; the native key wins.\n\nWarns: `loop_detection: "
+        "{warning_threshold: 8}` and `tools: {loopDetection: {warningThreshold: 10}}`.",
+    ),
+)
+
+
 def snake_case(name: str) -> str:
     """`knownPollNoProgress` -> `known_poll_no_progress`."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()

@@ -25,6 +25,40 @@ from loopguard.config.yamlsource import load_yaml
 MAX_BYTES = 1024 * 1024
 
 
+# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = (
+    (
+        "unreadable",
+        "error",
+        "read",
+        "The file cannot be read (missing, a directory, no "
+        "permission) or `builtin:NAME` names no bundled pack.\n\nFails: "
+        "`loopguard lint missing.yaml`.",
+    ),
+    (
+        "too-large",
+        "error",
+        "read",
+        "The file is larger than a rules file can be (1 MiB).\n\n"
+        "Fails: a 5 MiB log passed by mistake.",
+    ),
+    (
+        "encoding",
+        "error",
+        "read",
+        "The file is not UTF-8 (UTF-16, or invalid bytes).\n\n"
+        "Fails: a file saved as UTF-16 by an editor.",
+    ),
+    (
+        "binary",
+        "error",
+        "read",
+        "The file holds a NUL byte: binary data, not text.\n\nFails: a gzipped file.",
+    ),
+)
+
+
 def _byte_pos(raw: bytes, index: int) -> tuple[int, int]:
     line_start = raw.rfind(b"\n", 0, index) + 1
     col = len(raw[line_start:index].decode("utf-8", errors="replace")) + 1

@@ -31,6 +31,25 @@ MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = (
+    (
+        "too-deep",
+        "error",
+        "syntax",
+        "Nesting deeper than a rules file ever needs.\n\nFails: `[[[[[[...]]]]]]` 200 levels deep.",
+    ),
+    (
+        "cycle",
+        "error",
+        "syntax",
+        "A mapping given to `Guard.from_dict` that contains "
+        "itself.\n\nFails: `d = {'version': 1}; d['x'] = d`.",
+    ),
+)
+
+
 def surrogate_at(text: str) -> int | None:
     """Index of the first lone surrogate in `text`, or None."""
     found = _SURROGATE.search(text)

@@ -157,7 +157,7 @@ def _guard(entry: dict[str, Any], store: SessionStore | None) -> Guard:
     if isinstance(entry.get("bundled"), dict):
         loopguard.rules.preload(entry["bundled"])
     checked = entry.get("checked") or {}
-    # the built-in lint checks import the linter (JSON Schema, YAML): a hook only guards calls
+    # the built-in lint checks' plugin: a hook only guards calls
     plugins = [
         plugin
         for plugin in (Plugin(*row) for row in entry.get("plugins") or ())

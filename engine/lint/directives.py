@@ -37,6 +37,23 @@ FORMS = (
 )
 
 
+# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = (
+    (
+        "bad-directive",
+        "warning",
+        "directives",
+        "An ignore comment "
+        "(`# loopguard: disable=...`) "
+        "naming an unknown code, a load error, or nothing, a file-wide `disable=` after "
+        "content, or a `# loopguard:` comment that is not understood (`disable-next-line=`, "
+        "`disabel=`, no `=`).\n\nWarns: `# loopguard: disable=unused-sets` (did you mean "
+        "unused-set?), `# loopguard: disable-line CODE` (it silences nothing).",
+    ),
+)
+
+
 @dataclass
 class Directives:
     """What one file's comments silence: codes for the whole file and per line."""

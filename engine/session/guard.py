@@ -86,27 +86,12 @@ class Guard:
         """Rules from a YAML (or OpenClaw JSON5) file.
 
         `extends:` paths must stay inside the file's folder tree unless
-        `allow_extends_outside=True` (see docs/limits.md).
-
-        Lint errors of a file that still loads (e.g. thresholds in the wrong order,
-        which are repaired) are logged at WARNING, so a rejected file is never silent.
+        `allow_extends_outside=True` (see docs/limits.md). Lint-only checks do not run
+        here (`loopguard lint` runs them).
         """
-        from loopguard.config.load import load_path_analysis
-        from loopguard.lint.linter import meaning_findings
+        from loopguard.config.load import load_rules_path
 
-        document, analysis = load_path_analysis(path, allow_extends_outside)
-        for finding in meaning_findings(analysis):
-            if finding.level == "error":
-                log.warning(
-                    "%s:%d:%d: lint error: %s%s%s",
-                    finding.file,
-                    finding.line,
-                    finding.col,
-                    finding.message,
-                    f" [{finding.path}]" if finding.path else "",
-                    f" (hint: {finding.hint})" if finding.hint else "",
-                )
-        return cls(document, source=os.fspath(path), **kwargs)
+        return cls(load_rules_path(path, allow_extends_outside), source=os.fspath(path), **kwargs)
 
     @classmethod
     def from_yaml(

@@ -1,31 +1,43 @@
-"""What a lint check is given: the merged rules, the linted file's own part, positions.
+"""What a check is given (`LintContext`) and the walks over rules that several checks share.
 
 A check is a pure function of a `LintContext`; everything it needs is here,
 nothing is kept between runs. `data` is the merged document (every layer,
 `builtin:default` first), `top` is what the linted file itself wrote, `index`
 places a path of `data` where it was written.
+
+The walks: `scopes` (the global blocks and each agent's), `conditions` and
+`set_references` (condition trees and the keyword sets they name),
+`user_patterns` (detector options holding a user regex), `normaliser` and
+`repeats` (items written twice), and a detector's effective options in each
+judged scope (`option_scopes`, `option_finding`: part of the plugin API).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from loopguard.config.effective import deep_merge
+from loopguard.config.effective import Repair, deep_merge, effective_config
 from loopguard.config.positions import Path, PositionIndex, SourceDoc
+from loopguard.config.schema import Assembly, regex_options
 from loopguard.findings import Finding
+from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
+
+LEAVES = ("text_contains", "text_equals", "context_contains")
 
 
 @dataclass(frozen=True)
 class LintContext:
-    """The inputs of every lint check for one linted file."""
+    """The inputs of every check for one rules file."""
 
     data: dict[str, Any]
     layers: Sequence[SourceDoc]
     agents: tuple[str, ...] | None = None  # the agent names given on the command line
     gating: Mapping[str, str] | None = None  # detector id -> gating (None: from the registry)
+    assembly: Assembly | None = None  # the schema loading used (given by the loader)
+    scope: Path | None = None  # the loader judges one scope at a time (None: all)
 
     @property
     def top(self) -> dict[str, Any]:
@@ -70,8 +82,166 @@ class LintContext:
                 merged = deep_merge(merged, {k: v for k, v in layer.data.items() if k != "extends"})
         return merged
 
+    def merged_scopes(self) -> Iterator[tuple[Path, dict[str, Any]]]:
+        """The scopes of the merged document, or only `scope` when one is set."""
+        return ((p, b) for p, b in scopes(self.data) if self.scope in (None, p))
+
     def finding(
         self, path: Path, level: str, message: str, hint: str, code: str, at_key: bool = False
     ) -> Finding:
         """A finding about `path` of the merged document, placed where it was written."""
         return self.index.finding(self.data, path, level, message, hint, code, at_key)
+
+
+def scopes(data: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The global blocks (prefix `()`) and each agent's block (prefix `agents.A`)."""
+    yield (), data
+    agents = data.get("agents")
+    if isinstance(agents, dict):
+        for name, block in agents.items():
+            if isinstance(block, dict):
+                yield ("agents", name), block
+
+
+def conditions(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, Any]]:
+    """Every condition tree of one scope: `turn.plan_condition` and each intent's `when`."""
+    turn = block.get("turn")
+    if isinstance(turn, dict) and "plan_condition" in turn:
+        yield prefix + ("turn", "plan_condition"), turn["plan_condition"]
+    intents = block.get("intents")
+    if isinstance(intents, list):
+        for i, intent in enumerate(intents):
+            if isinstance(intent, dict) and "when" in intent:
+                yield prefix + ("intents", i, "when"), intent["when"]
+
+
+def set_references(path: Path, tree: Any) -> Iterator[tuple[Path, str]]:
+    """Every keyword-set name a condition tree uses, with its path (iterative walk)."""
+    stack = [(path, tree)]
+    while stack:
+        here, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        for op, arg in node.items():
+            if op in ("all", "any") and isinstance(arg, list):
+                stack.extend((here + (op, i), part) for i, part in enumerate(arg))
+            elif op == "not":
+                stack.append((here + (op,), arg))
+            elif op in LEAVES and isinstance(arg, str):
+                yield here + (op,), arg
+            elif op in LEAVES and isinstance(arg, list):
+                yield from ((here + (op, i), n) for i, n in enumerate(arg) if isinstance(n, str))
+
+
+def user_patterns(
+    block: dict[str, Any], prefix: Path, assembly: Assembly
+) -> Iterator[tuple[Path, str]]:
+    """(path, pattern) of every detector option in one scope that holds a user regex
+    (`schema.regex_options`: what each detector marks in its options schema)."""
+    detectors = block.get("detectors")
+    for ident, option, many in regex_options(assembly):
+        options = detectors.get(ident) if isinstance(detectors, dict) else None
+        value = options.get(option) if isinstance(options, dict) else None
+        path = prefix + ("detectors", ident, option)
+        if many and isinstance(value, list):
+            yield from ((path + (i,), p) for i, p in enumerate(value) if isinstance(p, str))
+        elif not many and isinstance(value, str):
+            yield path, value
+
+
+def normaliser(data: dict[str, Any]) -> Any:
+    """The keyword normalisation the rules configure: the runtime's own `Normalizer`, so two
+    keywords lint calls the same are the ones the matcher cannot tell apart (`plan` and
+    `ＰＬＡＮ` under `nfkc` + `lower`). Unknown steps are left to the schema check."""
+    steps = (data.get("turn") or {}).get("normalize")
+    if not isinstance(steps, list):
+        steps = []
+    return Normalizer([s for s in steps if s in NORMALIZE_STEPS])
+
+
+def repeats(items: Any, norm: Any) -> Iterator[tuple[int, Any, int]]:
+    """(index, item, index of its first occurrence) of each string item seen before."""
+    first: dict[str, int] = {}
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, str):
+            continue
+        key = norm(item)
+        if not key.strip():
+            continue
+        if key in first:
+            yield i, item, first[key]
+        else:
+            first[key] = i
+
+
+def checked_scopes(data: dict[str, Any], agents: tuple[str, ...] | None) -> list[Path]:
+    """The scopes whose effective settings lint judges: all, or the global one and `agents`'."""
+    every = [p for p, _ in scopes(data)]
+    if agents is None:
+        return every
+    return [()] + [("agents", a) for a in agents if ("agents", a) in every]
+
+
+def effective_scopes(ctx: LintContext) -> Iterator[tuple[Path, Any, dict[str, Any], list[Repair]]]:
+    """(prefix, agent name or None, effective rules, repairs) of each judged scope."""
+    for prefix in checked_scopes(ctx.data, ctx.agents):
+        name = prefix[1] if prefix else None
+        config, repairs = effective_config(ctx.data, str(name) if name is not None else None)
+        yield prefix, name, config, repairs
+
+
+@dataclass(frozen=True)
+class OptionScope:
+    """One scope's effective options of one detector."""
+
+    prefix: Path  # () for the global scope, ("agents", NAME) for an agent's
+    detector: str
+    options: dict[str, Any]
+    config: dict[str, Any]  # the scope's whole effective rules (for shared settings)
+    who: str  # "" or " for agent 'NAME'", for messages
+
+    def path(self, *keys: str | int) -> Path:
+        """The path of an option of this detector inside this scope."""
+        return self.prefix + ("detectors", self.detector, *keys)
+
+
+def option_scopes(ctx: LintContext, detector: str) -> Iterator[OptionScope]:
+    """The detector's effective options in each judged scope (the merged document's)."""
+    for prefix, name, config, _ in effective_scopes(ctx):
+        options = (config.get("detectors") or {}).get(detector)
+        yield OptionScope(
+            prefix,
+            detector,
+            options if isinstance(options, dict) else {},
+            config,
+            f" for agent {name!r}" if name is not None else "",
+        )
+
+
+def place(ctx: LintContext, candidates: Sequence[Path]) -> Path:
+    """The first candidate the linted file wrote, else the first any layer wrote, else the
+    first."""
+    for path in candidates:
+        layer = ctx.index.owner(path)
+        if layer is not None and layer.name == ctx.top_name:
+            return path
+    for path in candidates:
+        if ctx.index.owner(path) is not None:
+            return path
+    return candidates[0]
+
+
+def option_finding(
+    ctx: LintContext,
+    scope: OptionScope,
+    options: Sequence[str],
+    level: str,
+    message: str,
+    hint: str,
+    code: str,
+) -> Finding:
+    """A finding about `options` of a scope, placed at the first of them that was written."""
+    candidates = [scope.path(o) for o in options] + [
+        ("detectors", scope.detector, o) for o in options
+    ]
+    return ctx.finding(place(ctx, candidates), level, message, hint, code)

@@ -6,9 +6,8 @@ Fails: `aggregator: {order: [ping_pong, cycle, ping_pong]}`.
 
 from __future__ import annotations
 
-from loopguard.config.loadchecks import repeats, scopes
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import LintContext, repeats, scopes
 
 CODE = "duplicate-detector"
 LEVEL = "warning"

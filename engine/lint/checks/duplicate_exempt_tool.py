@@ -6,9 +6,8 @@ Fails: `detectors: {generic_repeat: {exempt: [read, read]}}`.
 
 from __future__ import annotations
 
-from loopguard.config.loadchecks import repeats, scopes
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import LintContext, repeats, scopes
 
 CODE = "duplicate-exempt-tool"
 LEVEL = "warning"

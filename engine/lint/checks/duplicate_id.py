@@ -6,9 +6,8 @@ Fails: `intents: [{id: buy, ...}, {id: buy, ...}]`.
 
 from __future__ import annotations
 
-from loopguard.config.loadchecks import scopes
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import LintContext, scopes
 
 CODE = "duplicate-id"
 LEVEL = "error"

@@ -6,9 +6,8 @@ Fails: `keyword_sets: {buy: [buy, Buy]}` with `turn: {normalize: [strip, lower]}
 
 from __future__ import annotations
 
-from loopguard.config.loadchecks import normaliser, repeats, scopes
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import LintContext, normaliser, repeats, scopes
 
 CODE = "duplicate-keyword"
 LEVEL = "warning"

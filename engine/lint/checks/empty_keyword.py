@@ -8,9 +8,8 @@ Fails: `keyword_sets: {buy: [buy, "  "]}`.
 
 from __future__ import annotations
 
-from loopguard.config.loadchecks import normaliser, scopes
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import LintContext, normaliser, scopes
 
 CODE = "empty-keyword"
 LEVEL = "warning"

@@ -6,9 +6,8 @@ Fails: `keyword_sets: {buy: []}`.
 
 from __future__ import annotations
 
-from loopguard.config.loadchecks import scopes
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import LintContext, scopes
 
 CODE = "empty-set"
 LEVEL = "warning"

@@ -18,12 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from loopguard.config.loadchecks import scopes
-from loopguard.config.loadchecks import user_patterns as detector_patterns
 from loopguard.config.positions import Path
 from loopguard.config.schema import default_assembly
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import LintContext, scopes
+from loopguard.lint.checks.context import user_patterns as detector_patterns
 from loopguard.text.regexcheck import redos_problem
 
 CODE = "redos"

@@ -9,13 +9,41 @@ Fails: `loop_detection: {warning_threshold: 20, critical_threshold: 20}`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
+from loopguard.config.effective import BREAKER, CRITICAL, WARNING
+from loopguard.config.positions import Path
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
-from loopguard.lint.thresholds import order_errors
+from loopguard.lint.checks.context import LintContext, scopes
+from loopguard.text.hints import is_int
 
 CODE = "threshold-order"
 LEVEL = "error"
+PAIRS = ((WARNING, CRITICAL), (CRITICAL, BREAKER))
+
+
+def misordered(top: dict[str, Any]) -> Iterator[tuple[Path, str, int, str, int]]:
+    """(scope, lower field, its value, higher field, its value) of each pair a block breaks."""
+    for prefix, block in scopes(top):
+        loop = block.get("loop_detection")
+        if not isinstance(loop, dict):
+            continue
+        pairs = list(PAIRS) if CRITICAL in loop else [(WARNING, BREAKER)]
+        for low, high in pairs:
+            a, b = loop.get(low), loop.get(high)
+            if is_int(a) and is_int(b) and b <= a:
+                yield prefix, low, a, high, b
 
 
 def check(ctx: LintContext) -> list[Finding]:
-    return order_errors(ctx.data, ctx.top, ctx.index)[0]
+    return [
+        ctx.finding(
+            prefix + ("loop_detection", high),
+            LEVEL,
+            f"{high} ({b}) must be greater than {low} ({a})",
+            f"raise {high} above {a} or lower {low}",
+            CODE,
+        )
+        for prefix, low, a, high, b in misordered(ctx.top)
+    ]

@@ -10,14 +10,46 @@ Fails: `extends: [strict.yaml]` (critical 12) and `loop_detection: {warning_thre
 
 from __future__ import annotations
 
+from typing import Any
+
+from loopguard.config.effective import CRITICAL, WARNING
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
-from loopguard.lint.thresholds import order_errors, repaired_checks
+from loopguard.lint.checks.context import LintContext, effective_scopes, place
+from loopguard.lint.checks.threshold_order import misordered
 
 CODE = "threshold-repaired"
 LEVEL = "warning"
+EFFECTIVE = True  # judges merged values: nothing to say where the schema rejected one
 
 
 def check(ctx: LintContext) -> list[Finding]:
-    erred = order_errors(ctx.data, ctx.top, ctx.index)[1]
-    return repaired_checks(ctx.data, ctx.top_name, ctx.index, erred, ctx.agents)
+    erred = {prefix for prefix, *_ in misordered(ctx.top)}
+    found: list[Finding] = []
+    seen: set[tuple[Any, ...]] = set()
+    for prefix, name, config, repairs in effective_scopes(ctx):
+        who = f" for agent {name!r}" if name else ""
+        for repair in repairs:
+            high = repair.field.rsplit(".", 1)[1]
+            low = WARNING if high == CRITICAL else CRITICAL
+            key = (high, repair.old, repair.new)
+            if key in seen:
+                continue  # an agent inheriting the global repair: reported once
+            seen.add(key)
+            if prefix in erred:
+                continue  # that very block already has an ordering error
+            base = prefix + ("loop_detection",)
+            fields = (high, low, WARNING)  # the repaired value, then what pushed it up
+            path = place(
+                ctx, [base + (f,) for f in fields] + [("loop_detection", f) for f in fields]
+            )
+            found.append(
+                ctx.finding(
+                    path,
+                    LEVEL,
+                    f"after merging{who}, {high} {repair.old} is not above "
+                    f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",
+                    f"set {high} explicitly above {low}",
+                    CODE,
+                )
+            )
+    return found

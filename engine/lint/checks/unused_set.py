@@ -9,12 +9,23 @@ Fails: `keyword_sets: {buy: [buy], sell: [sell]}` where nothing uses `sell`.
 
 from __future__ import annotations
 
-from loopguard.config.loadchecks import scopes, used_sets
+from typing import Any
+
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import LintContext, conditions, scopes, set_references
 
 CODE = "unused-set"
 LEVEL = "warning"
+
+
+def used_sets(data: dict[str, Any]) -> set[str]:
+    """Names of every keyword set any condition of any scope refers to."""
+    return {
+        name
+        for prefix, block in scopes(data)
+        for path, tree in conditions(block, prefix)
+        for _, name in set_references(path, tree)
+    }
 
 
 def check(ctx: LintContext) -> list[Finding]:

@@ -1,0 +1,50 @@
+"""A regular expression that does not compile with the `regex` package, or is longer than 500 characters.
+
+Fails: `unknown_tool_repeat: {patterns: ['(unclosed']}`.
+"""  # noqa: E501 - the first line is the summary `lint --list-checks` shows
+
+from __future__ import annotations
+
+import regex
+
+from loopguard.config.schema import default_assembly
+from loopguard.findings import Finding
+from loopguard.lint.checks.context import LintContext, user_patterns
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS
+
+CODE = "bad-regex"
+LEVEL = "error"
+STAGE = "references"
+BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
+
+
+def check(ctx: LintContext) -> list[Finding]:
+    """Detector options marked as a user regex (the unknown-tool patterns) that do not
+    compile, or are longer than `MAX_PATTERN_CHARS`."""
+    found: list[Finding] = []
+    for prefix, block in ctx.merged_scopes():
+        for path, pattern in user_patterns(block, prefix, ctx.assembly or default_assembly()):
+            if len(pattern) > MAX_PATTERN_CHARS:
+                found.append(
+                    ctx.finding(
+                        path,
+                        LEVEL,
+                        f"pattern is {len(pattern)} characters long (at most {MAX_PATTERN_CHARS})",
+                        "shorten the pattern; long patterns can be slow to match",
+                        CODE,
+                    )
+                )
+                continue
+            try:
+                regex.compile(pattern, regex.IGNORECASE)
+            except (regex.error, ValueError, OverflowError) as exc:
+                found.append(
+                    ctx.finding(
+                        path,
+                        LEVEL,
+                        f"pattern does not compile: {exc}",
+                        "fix the regular expression (regex syntax)",
+                        CODE,
+                    )
+                )
+    return found

@@ -1,0 +1,37 @@
+"""A message template with an unknown field, a format spec, a conversion, attribute access or a lone brace (templates are plain `{name}` substitution).
+
+Fails: `blocked: '{message:>2000000000}'`.
+"""  # noqa: E501 - the first line is the summary `lint --list-checks` shows
+
+from __future__ import annotations
+
+from loopguard.findings import Finding
+from loopguard.lint.checks.context import LintContext
+from loopguard.text.templates import problems
+
+CODE = "template"
+LEVEL = "error"
+STAGE = "references"
+BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
+
+
+def check(ctx: LintContext) -> list[Finding]:
+    """Every bad template of the merged rules (global and per-agent `messages`); the template
+    language itself lives in `loopguard.text.templates`, which the runtime fills."""
+    found: list[Finding] = []
+    for prefix, block in ctx.merged_scopes():
+        messages = block.get("messages")
+        for lang, texts in messages.items() if isinstance(messages, dict) else ():
+            for key, text in texts.items() if isinstance(texts, dict) else ():
+                if isinstance(text, str):
+                    found.extend(
+                        ctx.finding(
+                            prefix + ("messages", lang, key),
+                            LEVEL,
+                            problem,
+                            "write fields as {message}; double a literal brace: {{ or }}",
+                            CODE,
+                        )
+                        for problem in problems(key, text)
+                    )
+    return found

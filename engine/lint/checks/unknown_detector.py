@@ -1,0 +1,39 @@
+"""A detector id no installed plugin provides, under `detectors:` or in `aggregator.order`.
+
+Fails: `detectors: {ping_pang: {}}`.
+"""
+
+from __future__ import annotations
+
+from loopguard.config.schema import default_assembly
+from loopguard.findings import Finding
+from loopguard.lint.checks.context import LintContext
+from loopguard.rules import default
+from loopguard.text.hints import did_you_mean
+
+CODE = "unknown-detector"
+LEVEL = "error"
+STAGE = "schema"  # the schema refuses an unknown id under `detectors:`; this, one in the order
+BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
+
+
+def check(ctx: LintContext) -> list[Finding]:
+    assembly = ctx.assembly or default_assembly()
+    # without a registry, the ids known are those the rules name (bundled ones included)
+    named = {*(ctx.data.get("detectors") or {}), *(default("aggregator.order") or ())}
+    known = set(assembly.detector_ids) if assembly.closed else named
+    found: list[Finding] = []
+    for prefix, block in ctx.merged_scopes():
+        order = (block.get("aggregator") or {}).get("order") or []
+        for i, ident in enumerate(order):
+            if isinstance(ident, str) and ident not in known:
+                found.append(
+                    ctx.finding(
+                        prefix + ("aggregator", "order", i),
+                        LEVEL,
+                        f"unknown detector {ident!r}{did_you_mean(ident, known)}",
+                        f"detectors: {', '.join(sorted(known))}",
+                        CODE,
+                    )
+                )
+    return found
