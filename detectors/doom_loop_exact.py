@@ -66,11 +66,10 @@ from loopguard.detectors.support.effects import (
     reports_change,
 )
 from loopguard.plugin import (
-    FAILED,
-    STATUS,
     VETO,
     Call,
     Detector,
+    HistoryEntry,
     PollMatcher,
     SessionState,
     Vote,
@@ -80,6 +79,8 @@ from loopguard.plugin import (
 )
 
 WINDOW = 30  # calls looked at by default (the current one included): repeats spread wide
+
+FAILED, STATUS = HistoryEntry.FAILED, HistoryEntry.STATUS  # bits of HistoryEntry.flags
 
 
 def effect_options() -> dict[str, Any]:

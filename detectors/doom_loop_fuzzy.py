@@ -35,12 +35,12 @@ from typing import Any, ClassVar
 
 from loopguard.detectors.doom_loop_exact import EXACT, quiet, window_config, window_options
 from loopguard.detectors.support.grams import EPS, Sketch, judge, pack, sample, triangle, unpack
+from loopguard.detectors.support.window import TurnWindow
 from loopguard.plugin import (
     VETO,
     Call,
     Detector,
     SessionState,
-    TurnWindow,
     Vote,
     entry_of,
     hookimpl,

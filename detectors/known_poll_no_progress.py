@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from loopguard.plugin import (
-    POLL_TOOLS,
     ROLLING,
     ROLLING_SETTINGS,
     TIER_SETTINGS,
@@ -55,7 +54,7 @@ class KnownPollNoProgress(Detector):
                 "description": "Tools (optionally only with these argument values) whose calls "
                 "are polls: repeated, they wait for a change instead of looping.",
                 "type": "array",
-                POLL_TOOLS: True,
+                "x-loopguard-poll-tools": True,
                 "default": [
                     {"tool": "command_status"},
                     {"tool": "process", "when_args": {"action": ["poll", "log"]}},

@@ -29,11 +29,9 @@ from typing import Any, ClassVar
 
 from loopguard.plugin import (
     EVIDENCE_MAX,
-    KNOWN_TOOLS,
     MAX_PATTERN_CHARS,
     ROLLING,
     ROLLING_SETTINGS,
-    UNKNOWN_TOOL_PATTERNS,
     VETO,
     Call,
     Detector,
@@ -62,7 +60,7 @@ class UnknownToolRepeat(Detector):
                 "case-insensitive) that find an unknown-tool error in a "
                 "result; the group `name` captures the tool.",
                 "type": "array",
-                UNKNOWN_TOOL_PATTERNS: True,
+                "x-loopguard-unknown-tool-patterns": True,
                 "items": {
                     "type": "string",
                     "x-loopguard-regex": True,
@@ -78,7 +76,7 @@ class UnknownToolRepeat(Detector):
             "known_tools": {
                 "description": "Tools that exist even when a result says otherwise.",
                 "type": "array",
-                KNOWN_TOOLS: True,
+                "x-loopguard-known-tools": True,
                 "items": {"type": "string", "minLength": 1},
                 "default": [],
             },

@@ -16,8 +16,8 @@ from helpers import NO_DOOM, SMALL
 
 import loopguard
 from loopguard.detection.plugins import Registered, Registry, load_registry
+from loopguard.detectors.support.window import TurnWindow
 from loopguard.plugin import (
-    TurnWindow,
     entry_of,
     no_progress_streak,
     same_signature,

@@ -27,6 +27,9 @@ UNREAD = 4  # HistoryEntry.flags: a first occurrence, its result read only if it
 class HistoryEntry:
     """One recorded call. `outcome` is None while the call is pending."""
 
+    FAILED = FAILED  # a bit of `flags`, for plugins (loopguard.plugin exports the class)
+    STATUS = STATUS
+
     __slots__ = (
         "seq",
         "tool",

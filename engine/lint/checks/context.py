@@ -64,6 +64,34 @@ class LintContext:
                 found.append(data)
         return found
 
+    def option_scopes(self, detector: str) -> Iterator[OptionScope]:
+        """A detector's effective options in each judged scope (the merged document's): the
+        global one and each agent's, for a detector's own lint checks."""
+        for prefix, name, config, _ in effective_scopes(self):
+            options = (config.get("detectors") or {}).get(detector)
+            yield OptionScope(
+                prefix,
+                detector,
+                options if isinstance(options, dict) else {},
+                config,
+                f" for agent {name!r}" if name is not None else "",
+            )
+
+    def option_finding(
+        self,
+        scope: OptionScope,
+        options: Sequence[str],
+        level: str,
+        message: str,
+        hint: str,
+        code: str,
+    ) -> Finding:
+        """A finding about `options` of a scope, placed at the first of them that was written."""
+        candidates = [scope.path(o) for o in options] + [
+            ("detectors", scope.detector, o) for o in options
+        ]
+        return self.finding(place(self, candidates), level, message, hint, code)
+
     @cached_property
     def removed(self) -> set[str]:
         """Dotted paths (`loop_detection.history_size`) of values the schema rejected."""
@@ -205,19 +233,6 @@ class OptionScope:
         return self.prefix + ("detectors", self.detector, *keys)
 
 
-def option_scopes(ctx: LintContext, detector: str) -> Iterator[OptionScope]:
-    """The detector's effective options in each judged scope (the merged document's)."""
-    for prefix, name, config, _ in effective_scopes(ctx):
-        options = (config.get("detectors") or {}).get(detector)
-        yield OptionScope(
-            prefix,
-            detector,
-            options if isinstance(options, dict) else {},
-            config,
-            f" for agent {name!r}" if name is not None else "",
-        )
-
-
 def place(ctx: LintContext, candidates: Sequence[Path]) -> Path:
     """The first candidate the linted file wrote, else the first any layer wrote, else the
     first."""
@@ -229,19 +244,3 @@ def place(ctx: LintContext, candidates: Sequence[Path]) -> Path:
         if ctx.index.owner(path) is not None:
             return path
     return candidates[0]
-
-
-def option_finding(
-    ctx: LintContext,
-    scope: OptionScope,
-    options: Sequence[str],
-    level: str,
-    message: str,
-    hint: str,
-    code: str,
-) -> Finding:
-    """A finding about `options` of a scope, placed at the first of them that was written."""
-    candidates = [scope.path(o) for o in options] + [
-        ("detectors", scope.detector, o) for o in options
-    ]
-    return ctx.finding(place(ctx, candidates), level, message, hint, code)

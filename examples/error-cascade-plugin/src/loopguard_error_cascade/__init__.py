@@ -41,8 +41,6 @@ from loopguard.plugin import (
     SessionState,
     Vote,
     hookimpl,
-    option_finding,
-    option_scopes,
     scoped_newest_first,
     setting,
 )
@@ -62,13 +60,12 @@ def unreachable(ctx: LintContext) -> list[Finding]:
     Fails: `detectors: {error_cascade: {threshold: 40}}` (history_size 30).
     """
     found = []
-    for scope in option_scopes(ctx, ID):
+    for scope in ctx.option_scopes(ID):
         threshold = {**ErrorCascade.option_defaults(), **scope.options}.get("threshold")
         size = setting(scope.config, HISTORY)
         if isinstance(threshold, int) and isinstance(size, int) and threshold > size:
             found.append(
-                option_finding(
-                    ctx,
+                ctx.option_finding(
                     scope,
                     ["threshold"],
                     "warning",
