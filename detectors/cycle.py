@@ -11,8 +11,8 @@ different calls (one call repeated is `doom_loop_exact`'s). A call is never
 compared with a call of the same model response (round). Calls of `exempt`
 tools are neither checked nor recorded.
 
-Options: `min_length` (2), `max_length` (10), `level` (`critical`),
-`exempt` (`[check_background_tasks]`).
+Options (their defaults are in the options schema): `min_length`, `max_length`, `level`,
+`exempt`.
 
 Flagged: `open(a)` -> A, `search(x)` -> S, `goto(5)` -> G, `open(a)` -> A,
 `search(x)` -> S, `goto(5)` -> G, then `open(a)` -> critical. Not flagged: the

@@ -28,13 +28,13 @@ same tool and arguments:
   `poll_threshold` unchanged results instead of `threshold`.
 
 The call that would make `threshold` (3) such occurrences gets a `level`
-(critical) vote. With `outcome: any` (SPEC §3.6 as written, used by
+(critical) vote. With `outcome: any` (the literal rule, used by
 `builtin:portfolio`) outcomes are ignored: `threshold` occurrences of the same
 call among the last `window` calls vote.
 
-Options: `window` (8), `threshold` (3), `poll_threshold` (6), `outcome`
-(`same` | `any`), `scope` (`session` | `turn`), `level` (`critical` |
-`breaker`), `exempt` (`[check_background_tasks]`).
+Options (their defaults are in the options schema): `window`, `threshold`,
+`poll_threshold`, `outcome` (`same` | `any`), `scope` (`session` | `turn`), `level`
+(`critical` | `breaker`), `exempt`, `read_only_tools`, `changing_tools`, `commentary_fields`.
 
 Flagged: `book(x)` failing with `Error: payment does not add up`, `think(...)`,
 `book(x)` with the same error, a user message, `book(x)` -> critical on the
@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from loopguard.detectors.support.doom import window_config, window_options
 from loopguard.detectors.support.effects import (
     COMMENTARY,
     FILE,
@@ -114,61 +115,6 @@ def effects_of(options: Mapping[str, Any]) -> Effects:
         options["changing_tools"] or (),
         options["commentary_fields"] or (),
     )
-
-
-def window_options(window: int) -> dict[str, Any]:
-    """The options shared by the doom-loop detectors, with their defaults (`window` differs)."""
-    return {
-        "window": {
-            "description": "How many recent calls are looked at (the current one included).",
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 64,  # history.RECENT: "seen lately"
-            "default": window,
-        },
-        "threshold": {
-            "description": "Occurrences in the window (the current call included) that "
-            "make a doom loop.",
-            "type": "integer",
-            "minimum": 1,
-            "default": 3,
-        },
-        "exempt": {
-            "description": "Tools this detector never judges (and skips in its window).",
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "default": ["check_background_tasks"],
-        },
-        "outcome": {
-            "description": "same: repeats count only with the same outcome; any: the same "
-            "arguments are enough.",
-            "enum": ["same", "any"],
-            "default": "same",
-        },
-        "scope": {
-            "description": "session: the window spans user turns; turn: it restarts each turn.",
-            "enum": ["session", "turn"],
-            "default": "session",
-        },
-        "level": {
-            "description": "The vote when it trips: critical blocks the call with a message "
-            "(repeated criticals escalate); breaker ends the run.",
-            "enum": ["critical", "breaker"],
-            "default": "critical",
-        },
-    }
-
-
-def window_config(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The compiled `window_options` (`options` already holds every default)."""
-    return {
-        "window": int(options["window"]),
-        "threshold": int(options["threshold"]),
-        "same": options["outcome"] == "same",
-        "turn_scope": options["scope"] == "turn",
-        "level": options["level"],
-        "exempt": frozenset(options["exempt"] or ()),
-    }
 
 
 class Trail:
@@ -537,7 +483,7 @@ class DoomLoopExact(Detector):
                 continue
             if entry.round == counted_round:
                 continue  # one response asking twice is one occurrence
-            if not same:  # SPEC §3.6: every occurrence in the window counts
+            if not same:  # `outcome: any`: every occurrence in the window counts
                 seqs.append(entry.seq)
                 counted_round = entry.round
                 continue

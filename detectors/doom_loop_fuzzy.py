@@ -1,4 +1,4 @@
-"""doom_loop_fuzzy — nearly the same long call over and over (SPEC §3.7).
+"""doom_loop_fuzzy — nearly the same long call over and over.
 
 Independent of `loop_detection.enabled`; off in `builtin:default` (on real
 traffic, reads of neighbouring files, pages of one file and searches for
@@ -15,11 +15,11 @@ never compared with it.
   current one included, reach similarity `similarity` (0.8) — with
   `outcome: same` (the default) only when the earlier similar calls all had
   the same outcome (failures compared digit-blind), with `outcome: any`
-  (SPEC §3.7) whatever their outcomes.
+  whatever their outcomes.
 
-Options: `window` (6), `threshold` (3), `min_chars` (50), `similarity` (0.8),
-`outcome` (`same` | `any`), `scope` (`session` | `turn`), `level`
-(`critical` | `breaker`), `exempt` (`[check_background_tasks]`).
+Options (their defaults are in the options schema): `window`, `threshold`, `min_chars`,
+`similarity`, `outcome` (`same` | `any`), `scope` (`session` | `turn`), `level`
+(`critical` | `breaker`), `exempt`.
 
 Flagged: three `write_file` calls whose 2 KB contents differ by one line,
 the first two rejected with the same error -> a vote on the third. Not
@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.detectors.doom_loop_exact import EXACT, quiet, window_config, window_options
+from loopguard.detectors.doom_loop_exact import EXACT, quiet
+from loopguard.detectors.support.doom import window_config, window_options
 from loopguard.detectors.support.grams import EPS, Sketch, judge, pack, sample, triangle, unpack
 from loopguard.detectors.support.window import TurnWindow
 from loopguard.plugin import (

@@ -1,4 +1,4 @@
-"""generic_repeat — the same call made again and again (SPEC §3.1).
+"""generic_repeat — the same call made again and again.
 
 A rolling detector: runs only when `loop_detection.enabled` is true. It leaves
 declared poll calls to `known_poll_no_progress`.

@@ -1,4 +1,4 @@
-"""global_circuit_breaker — the last resort for a pattern that never progresses (SPEC §3.5).
+"""global_circuit_breaker — the last resort for a pattern that never progresses.
 
 A rolling detector: runs only when `loop_detection.enabled` is true. It
 applies to every call, polls included.

@@ -1,4 +1,4 @@
-"""known_poll_no_progress — polling something that never changes (SPEC §3.2).
+"""known_poll_no_progress — polling something that never changes.
 
 A rolling detector: runs only when `loop_detection.enabled` is true, and only
 on poll calls declared in its options. It counts the no-progress streak: the

@@ -1,4 +1,4 @@
-"""ping_pong — bouncing between two calls (SPEC §3.3).
+"""ping_pong — bouncing between two calls.
 
 A rolling detector: runs only when `loop_detection.enabled` is true.
 
@@ -199,7 +199,7 @@ class PingPong(Detector):
         return memo if memo.exact else self._rebuild(state, run_id)
 
     def _rebuild(self, state: SessionState, run_id: str | None) -> TailMemo | None:
-        """Walk the tail from the newest entry (SPEC §3.3) and remember it."""
+        """Walk the tail from the newest entry and remember it."""
         entries = scoped_newest_first(state, run_id)
         newest = next(entries, None)
         other = next(entries, None)

@@ -1,4 +1,4 @@
-"""post_compaction_guard — redoing the same thing right after a context compaction (SPEC §3.8).
+"""post_compaction_guard — redoing the same thing right after a context compaction.
 
 Runs unless `loop_detection.enabled` is explicitly false (also when the
 rolling detectors are off). `session.compacted()` arms it and clears its

@@ -1,4 +1,4 @@
-"""unknown_tool_repeat — calling a tool that does not exist, again and again (SPEC §3.4).
+"""unknown_tool_repeat — calling a tool that does not exist, again and again.
 
 A rolling detector: runs only when `loop_detection.enabled` is true.
 
@@ -9,13 +9,13 @@ so before the detectors see it (`loopguard.detection.unknowntools`, from these t
 the schema marks); this detector reads `HistoryEntry.unknown`. Walking back from the newest call of
 the run, it counts consecutive unknown-tool failures of the current call's tool naming the same
 unknown tool (the arguments may differ), and stops at anything else. A call of that tool the guard
-blocked continues the streak (SPEC §1: blocking never resets escalation), so a blocked retry stays
+blocked continues the streak (blocking never resets escalation), so a blocked retry stays
 blocked.
 
 - critical when that streak reaches `unknown_tool_threshold` (10). No warn tier.
 
-Options: `patterns` (default: `unknown tool: NAME`, `tool NAME not found`,
-`tool NAME is not available`), `known_tools` (default: empty = not used).
+Options (their defaults are in the options schema): `patterns` (error texts naming the
+missing tool), `known_tools` (empty: not used).
 
 Flagged: `serach` failing with "Unknown tool: serach" 10 times in a row, the
 11th call -> critical. Not flagged: 10 failures broken by one success.
@@ -152,7 +152,7 @@ class UnknownToolRepeat(Detector):
 class Streak:
     """Consecutive unknown-tool failures (and blocked retries) of one tool, oldest first.
 
-    Folding entries oldest-first gives what SPEC §3.4's newest-first walk
+    Folding entries oldest-first gives what the newest-first walk
     gives: the newest named failure sets the name, vetoes count, anything
     else ends the streak. Entries that fall out of the history stop counting.
     """

@@ -249,7 +249,7 @@ class Effects:
         return digest if kept is args else args_digest(tool, canonical_text(kept))
 
 
-# Values written another way (issue 21, pattern 5): an amount with a currency sign,
+# Values written another way: an amount with a currency sign,
 # thousands separators or trailing zeros; a date with a month name or in y/m/d order;
 # for calls that act (not look-ups, not shell lines), free text (a summary reworded).
 _AMOUNT = re.compile(

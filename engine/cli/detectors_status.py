@@ -1,6 +1,6 @@
 """`loopguard detectors --rules R [--agent A]`: which detectors that file turns on, and why.
 
-For each registered detector: on or off, and the reason `policy.is_active`
+For each registered detector: on or off, and the reason `policy.compile.is_active`
 has — its own `detectors.<id>.enabled`, the master switch
 `loop_detection.enabled` (unset, true or false), and its gating (rolling,
 unless_disabled, always); in JSON also the effective value of every shared

@@ -1,4 +1,4 @@
-"""The CLI's standard streams when they are closed or cannot be written (issue 22, item 15).
+"""The CLI's standard streams when they are closed or cannot be written.
 
 `loopguard replay t.json >&-` found `sys.stdout` None (an `AttributeError` traceback), and
 `> /dev/full` or `-o /dev/full` failed on the first write or at exit (`OSError: [Errno 28]`, or

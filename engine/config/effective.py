@@ -1,4 +1,4 @@
-"""Per-agent merging and threshold repair (SPEC §3), on plain rules dicts.
+"""Per-agent merging and threshold repair, on plain rules dicts.
 
 `deep_merge` is the one merge rule of rules files: mappings merge key by key,
 lists and scalars replace. It serves both `extends:` layering and per-agent

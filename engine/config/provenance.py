@@ -2,14 +2,14 @@
 
 The effective rules of one agent are the layers merged (mappings key by key,
 lists and scalars replace), the agent's block merged over the global blocks,
-then the thresholds repaired (`normalize.effective_config`). Under those
+then the thresholds repaired (`effective.effective_config`). Under those
 rules the value of a leaf is the one written by the last layer whose data
 holds that path (an ancestor replaced later would have removed it), so no
 merge needs replaying: `trace` credits each leaf of the effective dict to
 `file:line` of that layer (`builtin:NAME:line` for a bundled pack), the
 agent's block first, and marks the values the repair changed `repaired`.
 
-`explain_active` says in words what `policy.is_active` decides, for
+`explain_active` says in words what `policy.compile.is_active` decides, for
 `loopguard detectors --rules`.
 """
 
@@ -200,7 +200,7 @@ def _state(enabled: Any) -> str:
 
 
 def explain_active(gating: str, options: Mapping[str, Any], enabled: Any) -> tuple[bool, str]:
-    """(on?, why) as `policy.is_active` decides it: own switch, master switch, gating."""
+    """(on?, why) as `policy.compile.is_active` decides it: own switch, master switch, gating."""
     own = options.get("enabled")
     master = f"loop_detection.enabled is {_state(enabled)}"
     if gating in (ROLLING, UNLESS_DISABLED) and enabled is False:

@@ -1,4 +1,4 @@
-"""Turns the votes on one call into one decision (SPEC §1).
+"""Turns the votes on one call into one decision.
 
 Highest level wins; ties go to the detector listed first in
 `aggregator.order`. Escalation: the Nth critical decision in one run of a

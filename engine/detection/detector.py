@@ -17,7 +17,7 @@ from loopguard.decision import Vote
 from loopguard.rules import default
 from loopguard.state.history import Call, SessionState
 
-# When a detector runs, relative to `loop_detection.enabled` (SPEC §3):
+# When a detector runs, relative to `loop_detection.enabled`:
 ROLLING = "rolling"  # when enabled is true, or unset and its own switch is true
 UNLESS_DISABLED = "unless_disabled"  # unless enabled is explicitly false
 ALWAYS = "always"  # its own `enabled` switch alone decides

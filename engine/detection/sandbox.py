@@ -2,7 +2,7 @@
 
 Built-in detectors are the engine's own code: they get the live `Call` and `SessionState`.
 A plugin's hooks are wrapped once per compiled policy (`wrap`), so nothing it does can blind
-the other detectors or make the host's call raise (issue 22, items 12, 13 and 17):
+the other detectors or make the host's call raise:
 
 - It sees a copy of the call (`CallView`, its `args` copied from the canonical text when
   first read) and a read-only view of the session (`StateView`): history entries are

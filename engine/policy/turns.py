@@ -1,4 +1,4 @@
-"""Required tools per turn (SPEC §4): which tool the model must call, and the retries.
+"""Required tools per turn: which tool the model must call, and the retries.
 
 `TurnPolicy` is compiled once from a rules dict and is immutable (safe to share between
 threads); the mutable part of a turn lives in a `TurnState` owned by one session.

@@ -15,7 +15,7 @@ config).
   tool: the model gets an error result.
 - A breaker answers every call of its round, closes the tools and ends the turn with the
   model's text so far (or, when it wrote none, the breaker's message), unless a required-tool
-  retry applies: that asks for one more round, with tools offered (SPEC §1, §4). So the model
+  retry applies: that asks for one more round, with tools offered. So the model
   is always called with `tools_enabled=True`; the parameter is part of the contract for hosts
   that build their own loop on the Session API.
 - A turn a breaker ended reports `stopped=True` and finishes with detail "breaker" (the
@@ -217,7 +217,7 @@ def _steps(
                 continue
         round_text = assistant.get("content")
         if stopped_by is not None:
-            # SPEC §1: a breaker closes the tools and ends the turn with the model's text so
+            # a breaker closes the tools and ends the turn with the model's text so
             # far, unless a required-tool retry applies (which asks for one more call).
             round_text = _latest_text(new, skipped) or None
         outcome = session.finish_round(round_text)

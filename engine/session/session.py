@@ -1,4 +1,4 @@
-"""One conversation's view of the guard: the public per-call API (DESIGN §3).
+"""One conversation's view of the guard: the public per-call API.
 
 Every method takes the session's lock, so a session can be shared between
 threads. Work per call is proportional to the call (fingerprinting its

@@ -1,4 +1,4 @@
-"""Canonical argument text, stable digests and outcome digests (SPEC §2).
+"""Canonical argument text, stable digests and outcome digests.
 
 Digests are BLAKE2b-128 over UTF-8 text: identical in every process and on
 every machine (never Python's salted `hash()`), so state can be persisted.

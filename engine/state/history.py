@@ -187,7 +187,7 @@ def sig_key(run_id: str | None, digest: bytes) -> Any:
 class Bucket:
     """One signature's entries (oldest first) and its no-progress streak, kept up to date.
 
-    SPEC §2 defines the streak by walking newest to oldest: pending entries are
+    The streak is defined by walking newest to oldest: pending entries are
     skipped, the first outcome sets the reference, equal outcomes and vetoes
     add one, the first different outcome stops. Folding completed entries
     oldest-first gives the same count, so each call folds only the entries
@@ -280,7 +280,7 @@ def same_signature(state: SessionState, call: Call) -> list[HistoryEntry]:
 
 
 def no_progress_streak(state: SessionState, call: Call) -> tuple[int, tuple[int, ...]]:
-    """SPEC §2 no-progress streak of the call's signature: (count, matching seqs)."""
+    """The no-progress streak of the call's signature: (count, matching seqs)."""
     first = state.history[0].seq if state.history else 0
     if state.index is not None:
         bucket = state.index.get(sig_key(call.run_id, call.digest))
