@@ -39,9 +39,9 @@ DEFAULT_RULES = yaml.safe_load((RULES / "default.yaml").read_text(encoding="utf-
 # `loop_detection.post_compaction_guard` (OpenClaw's `postCompactionGuard` settings: a
 # shared setting of the rules format, which the detector declares it reads).
 ALLOWED = {
-    ("config/values.py", "cycle"),
+    ("config/source.py", "cycle"),
     ("lint/linter.py", "cycle"),
-    ("config/openclaw.py", "post_compaction_guard"),
+    ("config/json5.py", "post_compaction_guard"),
 }
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.config.document import RulesDocument
 from loopguard.config.load import load_rules_path, load_rules_text
-from loopguard.config.validate import StrictValidator
+from loopguard.config.schema import StrictValidator
+from loopguard.config.source import RulesDocument
 
 RULES = (
     "version: 1\nturn: {max_tool_rounds: 7}\n"

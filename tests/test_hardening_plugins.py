@@ -288,24 +288,24 @@ def test_the_schema_patterns_of_one_document_share_one_time_budget(
 ) -> None:
     """Both passes over a document (pruning rejected values, reporting them) bound all of its
     pattern matches together: a slow pattern costs the budget once, not once per value."""
-    from loopguard.config import prune, validate
-    from loopguard.config.positions import SourceDoc
+    from loopguard.config import schema as rules_schema
+    from loopguard.config.source import SourceDoc
 
     seen: list[Any] = []
-    real = validate.matches
+    real = rules_schema.matches
 
     def spy(compiled: Any, text: str, deadline: Any = None) -> bool | None:
         seen.append(deadline)
         return real(compiled, text, deadline)
 
-    monkeypatch.setattr(validate, "matches", spy)
+    monkeypatch.setattr(rules_schema, "matches", spy)
     schema = {"type": "array", "items": {"type": "string", "pattern": "^a+$"}}
     data = ["a", "b", "aa"]
     if check == "prune":
-        assert prune._bad_paths(data, schema) == {(1,)}
+        assert rules_schema._bad_paths(data, schema) == {(1,)}
     else:
         doc = SourceDoc("<test>", data)
-        assert len(validate.schema_findings(doc, schema)) == 1
+        assert len(rules_schema.schema_findings(doc, schema)) == 1
     assert len(seen) == 3 and seen[0] is not None and all(d is seen[0] for d in seen)
 
 

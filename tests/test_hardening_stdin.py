@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from loopguard.cli import main
-from loopguard.config.read import MAX_BYTES
+from loopguard.config.layers import MAX_BYTES
 from loopguard.replay.transcripts import source
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from loopguard.config.positions import SourceDoc
-from loopguard.config.prune import PrunedDoc, prune_invalid
-from loopguard.config.read import parse_text
-from loopguard.config.schema import assemble_schema
+from loopguard.config.layers import parse_text
+from loopguard.config.schema import PrunedDoc, assemble_schema, prune_invalid
+from loopguard.config.source import SourceDoc
 from loopguard.findings import Finding
 from loopguard.lint.linter import lint_bytes
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from loopguard.config.layers import MAX_BYTES
 from loopguard.config.load import (
     RulesDocument,
     builtin_names,
@@ -14,7 +15,6 @@ from loopguard.config.load import (
     load_rules_path,
     load_rules_text,
 )
-from loopguard.config.read import MAX_BYTES
 from loopguard.errors import RulesError
 
 

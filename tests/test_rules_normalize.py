@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loopguard.config.effective import Repair, deep_merge, effective_config
 from loopguard.config.load import load_rules_mapping
+from loopguard.config.source import Repair, deep_merge, effective_config
 
 BASE: dict[str, Any] = {
     "version": 1,

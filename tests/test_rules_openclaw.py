@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.config.effective import effective_config
-from loopguard.config.json5source import load_json5
+from loopguard.config.json5 import load_json5, snake_case
 from loopguard.config.load import load_rules_mapping, load_rules_path, load_rules_text
-from loopguard.config.openclaw import snake_case
+from loopguard.config.source import effective_config
 from loopguard.errors import RulesError
 
 # Both blocks pasted verbatim from the Portuguese seed (comments and trailing commas included).

@@ -11,9 +11,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from loopguard.config.load import analyze_text
-from loopguard.config.positions import SourceDoc
-from loopguard.config.schema import assemble, assemble_schema, core_schema
-from loopguard.config.validate import schema_findings
+from loopguard.config.schema import assemble, assemble_schema, core_schema, schema_findings
+from loopguard.config.source import SourceDoc
 
 
 @dataclass

@@ -21,7 +21,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from loopguard.cli import main
-from loopguard.config.openclaw import is_openclaw
+from loopguard.config.json5 import is_openclaw
 from loopguard.config.schema import assemble_schema
 
 CASES = Path(__file__).parent / "lint_cases" / "valid"

@@ -28,7 +28,7 @@ from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_finding, painted
 from loopguard.cli.helptext import ParagraphFormatter
 from loopguard.cli.lintlist import list_json, list_text
-from loopguard.config.read import MAX_BYTES
+from loopguard.config.layers import MAX_BYTES
 from loopguard.config.schema import default_assembly
 from loopguard.lint.linter import (
     FORMATS,

@@ -1,4 +1,17 @@
-"""The layers of a rules source: the detectors' option defaults (`DEFAULTS`, read from their
+"""Reading a rules source and its layers.
+
+Bytes or text of a rules file -> a native `SourceDoc`, whatever the syntax.
+
+Reading refuses what is not a rules file before any parser sees it: files
+over `MAX_BYTES` (1 MiB), binary data (a NUL byte), text that is not UTF-8
+(a UTF-8 byte-order mark is accepted). Then the syntax is chosen: `.json5` /
+`.json` files and texts that start with `{` or a `//` comment are read as
+JSON5 (falling back to YAML when only YAML parses), everything else as YAML.
+An OpenClaw-shaped document (`tools.loopDetection`, `agents.list`) is
+translated into native keys, and so is such a block inside a native mapping
+(merged with its native keys); see `config.json5`.
+
+The layers of a rules source: the detectors' option defaults (`DEFAULTS`, read from their
 options schemas), `builtin:default`, then `extends:` entries, then the file.
 
 Each `extends:` entry is `builtin:NAME` (`rules/NAME.yaml` of the installed
@@ -14,20 +27,222 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from loopguard.config.effective import deep_merge
-from loopguard.config.positions import PositionIndex, SourceDoc
-from loopguard.config.prune import prune_invalid
-from loopguard.config.read import decode, parse_text, read_path
-from loopguard.config.schema import Assembly, default_assembly
-from loopguard.config.validate import kind_of, schema_findings
+from loopguard.config.json5 import (
+    is_openclaw,
+    load_json5,
+    looks_like_json5,
+    merge_embedded,
+    progress,
+    translate,
+)
+from loopguard.config.schema import (
+    Assembly,
+    default_assembly,
+    kind_of,
+    prune_invalid,
+    schema_findings,
+)
+from loopguard.config.source import PositionIndex, SourceDoc, check_text, check_values, deep_merge
+from loopguard.config.yamlsource import load_yaml
 from loopguard.detection.detector import option_defaults
 from loopguard.findings import Finding
 from loopguard.text.hints import is_int
+
+MAX_BYTES = 1024 * 1024
+
+
+# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# and docs/rules.md document them
+CODES: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "unreadable",
+        "error",
+        "read",
+        "The file cannot be read (missing, a directory, no "
+        "permission) or `builtin:NAME` names no bundled pack.\n\nFails: "
+        "`loopguard lint missing.yaml`.",
+    ),
+    (
+        "too-large",
+        "error",
+        "read",
+        "The file is larger than a rules file can be (1 MiB).\n\n"
+        "Fails: a 5 MiB log passed by mistake.",
+    ),
+    (
+        "encoding",
+        "error",
+        "read",
+        "The file is not UTF-8 (UTF-16, or invalid bytes).\n\n"
+        "Fails: a file saved as UTF-16 by an editor.",
+    ),
+    (
+        "binary",
+        "error",
+        "read",
+        "The file holds a NUL byte: binary data, not text.\n\nFails: a gzipped file.",
+    ),
+)
+
+
+def _byte_pos(raw: bytes, index: int) -> tuple[int, int]:
+    line_start = raw.rfind(b"\n", 0, index) + 1
+    col = len(raw[line_start:index].decode("utf-8", errors="replace")) + 1
+    return raw.count(b"\n", 0, index) + 1, col
+
+
+def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
+    """The text of `raw`, or None with the reason in the returned doc's findings."""
+    doc = SourceDoc(name)
+    if len(raw) > MAX_BYTES:
+        doc.error(
+            (1, 1),
+            f"file is too large ({len(raw) / 1048576:.1f} MiB); rules files are "
+            f"limited to {MAX_BYTES // 1048576} MiB",
+            "a rules file is a few kilobytes; is this the right file?",
+            "too-large",
+        )
+        return None, doc
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        doc.error((1, 1), "file is UTF-16, not UTF-8", "save it as UTF-8", "encoding")
+        return None, doc
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        doc.error(
+            _byte_pos(raw, nul),
+            "binary data (a NUL byte), not a text file",
+            "a rules file is UTF-8 YAML or JSON5 text",
+            "binary",
+        )
+        return None, doc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        doc.error(
+            _byte_pos(raw, exc.start),
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            "save the file as UTF-8",
+            "encoding",
+        )
+        return None, doc
+    return text, doc
+
+
+def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
+    """The bytes of a regular file (at most MAX_BYTES + 1), or None with an `unreadable` finding.
+
+    The file is opened without blocking and checked with `fstat` before reading: a
+    FIFO, device or socket would block loading forever (or read without end).
+    """
+    name = os.fspath(path)
+    doc = SourceDoc(name)
+    if "\x00" in name:
+        doc.error((1, 1), "the path contains a NUL character", "check the path", "unreadable")
+        return None, doc
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        doc.error((1, 1), "file not found", "check the path", "unreadable")
+        return None, doc
+    except IsADirectoryError:
+        doc.error((1, 1), "is a directory, not a rules file", "name a .yaml file", "unreadable")
+        return None, doc
+    except (OSError, ValueError) as exc:
+        doc.error(
+            (1, 1),
+            f"cannot read the file: {getattr(exc, 'strerror', None) or exc}",
+            "",
+            "unreadable",
+        )
+        return None, doc
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            doc.error((1, 1), "is a directory, not a rules file", "name a .yaml file", "unreadable")
+            return None, doc
+        if not stat.S_ISREG(mode):
+            doc.error(
+                (1, 1),
+                "not a regular file (a FIFO, device or socket)",
+                "rules are read from regular files; `loopguard lint -` reads standard input",
+                "unreadable",
+            )
+            return None, doc
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_BYTES + 1), doc
+    except OSError as exc:
+        doc.error((1, 1), f"cannot read the file: {exc.strerror or exc}", "", "unreadable")
+        return None, doc
+    finally:
+        os.close(fd)
+
+
+def _native_from_json5(doc: SourceDoc) -> SourceDoc:
+    blocks: list[Any] = doc.data
+    if doc.has_errors or not blocks:
+        doc.data = None
+        return doc
+    if len(blocks) > 1 or is_openclaw(blocks[0]):
+        if all(is_openclaw(b) for b in blocks):
+            return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
+        second = doc.positions.get((1,), (1, 1))
+        doc.error(
+            second,
+            "more than one top-level value",
+            "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other",
+            "multiple-documents",
+        )
+        doc.data = None
+        return doc
+    native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
+    native.positions = {p[1:]: v for p, v in doc.positions.items()}
+    native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
+    return merge_embedded(native)
+
+
+def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
+    if doc.has_errors:
+        return doc
+    if is_openclaw(doc.data):
+        return translate(doc, [((), doc.data)])
+    return merge_embedded(doc)
+
+
+def parse_text(text: str, name: str) -> SourceDoc:
+    """Parse YAML or JSON5 rules text into native keys (problems in `findings`).
+
+    Text with a lone surrogate is refused before parsing; parsed values are then
+    checked by `source.check_values` (integer range, surrogates from escapes).
+    """
+    doc = SourceDoc(name)
+    if not check_text(text, doc):
+        return doc
+    doc = _parse(text, name)
+    if doc.data is not None:
+        check_values(doc)
+    return doc
+
+
+def _parse(text: str, name: str) -> SourceDoc:
+    if name.lower().endswith((".json5", ".json")):
+        return _native_from_json5(load_json5(text, name))
+    if looks_like_json5(text):
+        as_json5 = load_json5(text, name)
+        if not as_json5.has_errors:
+            return _native_from_json5(as_json5)
+        as_yaml = load_yaml(text, name)
+        if as_yaml.has_errors and progress(as_json5) >= progress(as_yaml):
+            return _native_from_json5(as_json5)
+        return _native_from_yaml(as_yaml)
+    return _native_from_yaml(load_yaml(text, name))
+
 
 BUILTIN = "builtin:"
 BASE = "builtin:default"
@@ -39,7 +254,7 @@ _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 # (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
 # and docs/rules.md document them
-CODES = (
+CODES += (
     (
         "empty",
         "error",
@@ -120,12 +335,15 @@ def builtin_source(name: str) -> tuple[str, str] | None:
     return os.path.realpath(str(item)), item.read_text(encoding="utf-8")
 
 
-def check_root(doc: SourceDoc) -> bool:
-    """Is the document a mapping with `version: 1`? (Checked before anything else.)"""
+def check_root(doc: SourceDoc, recoverable: Collection[str] = ()) -> bool:
+    """Is the document a mapping with `version: 1`? (Checked before anything else; parse
+    errors whose code is in `recoverable` leave the document whole and do not stop it.)"""
     data = doc.data
-    if data is None and not doc.has_errors:
-        doc.error((1, 1), "the rules file is empty", "start it with `version: 1`", "empty")
-    if data is None or doc.has_errors:
+    if data is None:
+        if not doc.has_errors:
+            doc.error((1, 1), "the rules file is empty", "start it with `version: 1`", "empty")
+        return False
+    if any(f.level == "error" and f.code not in recoverable for f in doc.findings):
         return False
     root = doc.positions.get((), (1, 1))
     if not isinstance(data, dict):
@@ -167,41 +385,6 @@ def check_root(doc: SourceDoc) -> bool:
 RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
 
 
-def _without_recoverable(doc: SourceDoc) -> SourceDoc:
-    """`doc`, or a view of it without recoverable parse errors, for `check_root`.
-
-    The view shares the data and positions; findings `check_root` adds to it are copied
-    back into `doc`.
-    """
-    if (
-        doc.data is None
-        or not doc.findings
-        or any(f.level == "error" and f.code not in RECOVERABLE for f in doc.findings)
-    ):
-        return doc
-    return _RootView(doc)
-
-
-class _RootView(SourceDoc):
-    """A SourceDoc over another one's data whose new findings go to the original."""
-
-    def __init__(self, doc: SourceDoc) -> None:
-        super().__init__(doc.name, doc.data, doc.positions, doc.key_positions, [], doc.display)
-        self.original = doc
-
-    def error(
-        self,
-        pos: Any,
-        message: str,
-        hint: str = "",
-        code: str = "",
-        path: Any = (),
-        level: str = "error",
-    ) -> None:
-        super().error(pos, message, hint, code, path, level)
-        self.original.findings.append(self.findings[-1])
-
-
 class LayerLoader:
     """Collects the layers of one rules source, following `extends:`."""
 
@@ -216,12 +399,13 @@ class LayerLoader:
         self.incomplete = False  # a layer could not be used at all
 
     def validate(self, doc: SourceDoc) -> SourceDoc | None:
-        """`doc` if valid; without the values its schema rejects (see `prune`); None if unusable.
+        """`doc` if valid; without the values its schema rejects (`schema.prune_invalid`); None
+        if unusable.
 
         A duplicate key is an error, but the document is still whole (the last value
         kept), so the later checks run on it too.
         """
-        ok = check_root(_without_recoverable(doc))
+        ok = check_root(doc, RECOVERABLE)
         if ok:
             doc.findings.extend(schema_findings(doc, self.assembly.schema))
         self.result.findings.extend(doc.findings)

@@ -5,7 +5,7 @@ Layers, first to last: `builtin:default` (always the base), then each
 installed package; anything else is a path relative to the including file),
 each expanded the same way, then the file itself. A layer met twice is
 applied once; a cycle is an error. Mappings merge key by key, lists and
-scalars replace; `agents` is kept as written (see `effective`). The merged
+scalars replace; `agents` is kept as written (see `source.effective_config`). The merged
 document then gets the checks that block loading (`BLOCKING`, modules of `lint.checks`).
 
 The layering itself lives in `layers`. `load_rules_*` raise `RulesError` with every error found;
@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from loopguard.config.document import RulesDocument
 from loopguard.config.layers import (
     BUILTIN,
     Analysis,
@@ -28,11 +27,12 @@ from loopguard.config.layers import (
     builtin_names,
     builtin_source,
     check_root,
+    decode,
+    parse_text,
+    read_path,
 )
-from loopguard.config.positions import Path, SourceDoc
-from loopguard.config.read import decode, parse_text, read_path
 from loopguard.config.schema import Assembly, default_assembly
-from loopguard.config.values import check_values, plain_copy
+from loopguard.config.source import Path, RulesDocument, SourceDoc, check_values, plain_copy
 from loopguard.errors import RulesError
 from loopguard.findings import Finding
 from loopguard.lint.checks import bad_regex, template, undefined_set, unknown_detector

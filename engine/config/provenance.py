@@ -2,7 +2,7 @@
 
 The effective rules of one agent are the layers merged (mappings key by key,
 lists and scalars replace), the agent's block merged over the global blocks,
-then the thresholds repaired (`effective.effective_config`). Under those
+then the thresholds repaired (`source.effective_config`). Under those
 rules the value of a leaf is the one written by the last layer whose data
 holds that path (an ancestor replaced later would have removed it), so no
 merge needs replaying: `trace` credits each leaf of the effective dict to
@@ -22,8 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loopguard.config.effective import Repair, effective_config
-from loopguard.config.positions import Path, SourceDoc
+from loopguard.config.source import Path, Repair, SourceDoc, effective_config
 from loopguard.detection.detector import ROLLING, UNLESS_DISABLED
 
 REPAIRED = "repaired"

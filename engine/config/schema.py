@@ -1,4 +1,6 @@
-"""The JSON Schema a rules file is validated against: the core plus every detector's options.
+"""The rules schema: assembled, annotated with defaults, validated, and the invalid pruned.
+
+The JSON Schema a rules file is validated against: the core plus every detector's options.
 
 `schemas/rules.schema.json` describes everything but the detectors' options.
 Each registered detector declares an `options_schema`; assembly puts it under
@@ -10,23 +12,66 @@ options are thus linted exactly like the built-ins'.
 A detector whose options schema is not a valid Draft 2020-12 schema is left
 out and reported in `Assembly.problems`; assembly itself never fails. Every
 property the bundled `rules/default.yaml` sets gets that value as its
-`default` (`schemadefaults`), so editors show the real defaults.
+`default` (`add_defaults`), so editors show the real defaults.
+
+Defaults and descriptions written into the assembled schema, from their single sources.
+
+Editors show a property's `default` and `description` on hover and offer the
+default on completion. The defaults are not written by hand: they are read from
+`rules/default.yaml` (what `builtin:default` sets) and put beside each property
+the file sets; a `$ref` is followed to find the properties of an object, but a
+default goes on the referring property, never on a shared definition.
+
+JSON Schema errors turned into findings a person can act on.
+
+jsonschema's own messages quote whole instances and schemas; here each error
+becomes one short sentence at the line:col of the offending value (or key),
+with a breadcrumb and a hint: "unknown key 'warning_treshold' (did you mean
+'warning_threshold'?)", "expected an integer, got 2.5". Integers are strict:
+`10.0` is not a threshold, and neither is `true`.
+
+A rules document without the values its schema rejects, so later checks can still run.
+
+Lint reports everything in one pass: a schema error in one place must not hide an undefined keyword
+set or a broken threshold elsewhere. `prune_invalid` removes each rejected value (an unknown key, a
+value of the wrong type) and validates again until nothing more is rejected (an object missing a
+required key stays, so its other keys are still checked); positions move with the values, so later
+findings still point at the right line. When the root itself would go, there is nothing left to
+check.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from loopguard.config.schemadefaults import add_defaults
+import regex
+from jsonschema import Draft202012Validator, FormatChecker, validators
+from jsonschema.exceptions import ValidationError
+from referencing.exceptions import Unresolvable as _Unresolvable
+
+from loopguard.config.source import Path, PositionIndex, SourceDoc
 from loopguard.detection.plugins import load_registry, schema_problem
 from loopguard.detection.sandbox import safe_repr
+from loopguard.findings import Finding
+from loopguard.rules import bundled_defaults
+from loopguard.text.hints import did_you_mean, is_int
+from loopguard.text.regexcheck import (
+    MAX_PATTERN_CHARS,
+    Deadline,
+    PatternError,
+    matches,
+    safe_compile,
+)
 
 CORE_SCHEMA = "rules.schema.json"
 
@@ -182,3 +227,559 @@ def default_assembly() -> Assembly:
                 _assemblies.pop(next(iter(_assemblies)))
             _assemblies[registry] = found
     return found
+
+
+_SHARED = (
+    "#/$defs/count",
+    "#/$defs/names",
+    "#/$defs/pattern",
+    "#/$defs/set_ref",
+    "#/$defs/condition",
+)  # used in many places: the default goes on the referrer
+
+
+def _resolve(schema: dict[str, Any], node: Any) -> Any:
+    """Follow local `$ref`s (`#/a/b`) to the node they name."""
+    seen = 0
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and seen < 8:
+        target: Any = schema
+        for part in node["$ref"].lstrip("#/").split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        if target is None:
+            return node
+        node, seen = target, seen + 1
+    return node
+
+
+def _put(schema: dict[str, Any], node: dict[str, Any], values: dict[str, Any]) -> None:
+    props = _resolve(schema, node).get("properties")
+    if not isinstance(props, dict):
+        return
+    for key, value in values.items():
+        prop = props.get(key)
+        if not isinstance(prop, dict):
+            continue
+        inner = _resolve(schema, prop)
+        if (
+            isinstance(value, dict)
+            and isinstance(inner, dict)
+            and isinstance(inner.get("properties"), dict)
+            and prop.get("$ref") not in _SHARED
+        ):
+            _put(schema, prop, value)
+        else:
+            prop["default"] = value
+
+
+def _languages(schema: dict[str, Any], messages: Any) -> None:
+    """Each language the defaults write gets its own copy of the templates (for its defaults)."""
+    block = (schema.get("$defs") or {}).get("messages")
+    templates = (schema.get("$defs") or {}).get("templates")
+    if not (isinstance(messages, dict) and isinstance(block, dict) and isinstance(templates, dict)):
+        return
+    props = block.setdefault("properties", {})
+    for lang, texts in messages.items():
+        if isinstance(texts, dict) and lang not in props:
+            props[lang] = {
+                **copy.deepcopy(templates),
+                "description": f"Texts in language {lang!r} (bundled defaults shown).",
+            }
+
+
+def add_defaults(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with the `default` of every property `rules/default.yaml` sets (in place)."""
+    values = {k: v for k, v in bundled_defaults().items() if k not in ("version", "extends")}
+    _languages(schema, values.get("messages"))
+    _put(schema, schema, values)
+    return schema
+
+
+_TYPE_NAMES = {
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+
+
+# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = (
+    (
+        "unknown-key",
+        "error",
+        "schema",
+        "A key the schema does not know (with a did-you-mean)."
+        "\n\nFails: `loop_detection: {warning_treshold: 5}`.",
+    ),
+    (
+        "required",
+        "error",
+        "schema",
+        "A required key is missing.\n\nFails: an intent without `require: {tool: ...}`.",
+    ),
+    (
+        "type",
+        "error",
+        "schema",
+        "A value of the wrong type (integers are strict: `10.0` and "
+        "`true` are not thresholds).\n\nFails: `loop_detection: {history_size: '30'}`.",
+    ),
+    (
+        "range",
+        "error",
+        "schema",
+        "A number outside its allowed range.\n\nFails: `loop_detection: {warning_threshold: -3}`.",
+    ),
+    (
+        "enum",
+        "error",
+        "schema",
+        "A value that is not one of the allowed words.\n\nFails: `turn: {normalize: [lowercase]}`.",
+    ),
+    (
+        "condition",
+        "error",
+        "schema",
+        "A condition mapping without exactly one operator.\n\nFails: `when: {}`.",
+    ),
+    (
+        "too-long",
+        "error",
+        "schema",
+        "A string longer than its limit.\n\nFails: a 600-character regex.",
+    ),
+    (
+        "pattern",
+        "error",
+        "schema",
+        "A string that does not have the required shape.\n\n"
+        "Fails: a language code `EN-us` under `messages`.",
+    ),
+    (
+        "schema",
+        "error",
+        "schema",
+        "Any other schema violation (the schema words the message)."
+        "\n\nFails: `store: {path: a.db, url: redis://x}` (exactly one of path/url).",
+    ),
+    (
+        "regex-too-complex",
+        "error",
+        "schema",
+        "A regular expression whose compiled size "
+        "would exceed the budget (nested counted repeats; docs/limits.md), refused before "
+        "compiling.\n\nFails: `patterns: ['(?:(?:(?:a{1000}){1000}){1000})']`.",
+    ),
+)
+
+
+def _strict_int(checker: Any, instance: Any) -> bool:
+    return is_int(instance)
+
+
+REGEX_KEYWORD = "x-loopguard-regex"
+
+
+def _python_regex(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+    """`x-loopguard-regex: true`: the `regex` package compiles the string (length bounded first).
+
+    A keyword of our own rather than `format: regex`, which JSON Schema defines as
+    ECMA-262: third-party validators ignore it instead of rejecting Python patterns.
+    """
+    if value is not True or not isinstance(instance, str) or len(instance) > MAX_PATTERN_CHARS:
+        return
+    try:
+        safe_compile(instance, regex.IGNORECASE)
+    except (regex.error, ValueError, OverflowError) as exc:
+        yield ValidationError(f"pattern does not compile: {exc}", cause=exc)
+
+
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("loopguard_schema_deadline", default=None)
+SCHEMA_PATTERN_BUDGET_S = 1.0  # all schema `pattern` matches of one document together
+
+
+@contextmanager
+def pattern_budget() -> Iterator[None]:
+    """Every schema `pattern` match inside shares one `SCHEMA_PATTERN_BUDGET_S`, so a slow
+    pattern costs a document at most that, not its number of values times a match's
+    timeout (a nested use keeps the outer budget)."""
+    if _DEADLINE.get() is not None:
+        yield
+        return
+    token = _DEADLINE.set(Deadline(SCHEMA_PATTERN_BUDGET_S))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+@lru_cache(maxsize=256)
+def _schema_pattern(source: str) -> Any:
+    """A schema's `pattern`, compiled by `regex` after the complexity check (None: refused)."""
+    try:
+        return safe_compile(source)
+    except (regex.error, ValueError, OverflowError):
+        return None
+
+
+def _bounded_pattern(validator: Any, source: Any, instance: Any, schema: Any) -> Any:
+    """The `pattern` keyword under a time bound: a detector's schema may hold a slow pattern."""
+    if not isinstance(instance, str) or not isinstance(source, str):
+        return
+    compiled = _schema_pattern(source)
+    found = None if compiled is None else matches(compiled, instance, _DEADLINE.get())
+    if found is None:
+        yield ValidationError(
+            f"could not be checked against the pattern {source!r} in time",
+            validator="pattern-timeout",
+        )
+    elif not found:
+        yield ValidationError(f"{instance!r} does not match {source!r}")
+
+
+StrictValidator = validators.extend(
+    Draft202012Validator,
+    validators={REGEX_KEYWORD: _python_regex, "pattern": _bounded_pattern},
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int),
+)
+
+FORMATS = FormatChecker(formats=())
+
+
+@FORMATS.checks("regex", raises=(regex.error, ValueError, OverflowError))
+def _compiles(instance: object) -> bool:
+    """`format: regex` (a plugin's schema may use it) is checked like `x-loopguard-regex`."""
+    if isinstance(instance, str) and len(instance) <= MAX_PATTERN_CHARS:
+        safe_compile(instance, regex.IGNORECASE)
+    return True
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def validator_for(schema: dict[str, Any]) -> Any:
+    """A (cached) strict Draft 2020-12 validator for `schema`."""
+    key = json.dumps(schema, sort_keys=True)
+    found = _VALIDATORS.get(key)
+    if found is None:
+        if len(_VALIDATORS) >= 8:
+            _VALIDATORS.clear()
+        found = _VALIDATORS[key] = StrictValidator(schema, format_checker=FORMATS)
+    return found
+
+
+def describe(value: Any) -> str:
+    """`string 'ten'`, `number 2.5`, `list`, ... for messages."""
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {shown!r}"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
+
+
+def kind_of(value: Any) -> str:
+    """`a string`, `a number`, ... : the type only, never the content (it may be a secret)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
+
+
+def _is_detectors_block(path: Path) -> bool:
+    return path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
+
+
+class _Translator:
+    def __init__(self, doc: SourceDoc) -> None:
+        self.doc = doc
+        self.index = PositionIndex([doc])
+
+    def make(
+        self, path: Path, message: str, hint: str = "", code: str = "schema", at_key: bool = False
+    ) -> Finding:
+        return self.index.finding(self.doc.data, path, "error", message, hint, code, at_key)
+
+    def convert(self, err: ValidationError) -> list[Finding]:
+        path = tuple(err.absolute_path)
+        kind, value, inst = err.validator, err.validator_value, err.instance
+        if kind == "additionalProperties" and isinstance(inst, dict):
+            return self.unknown_keys(path, inst, err.schema)
+        if kind == "required":
+            missing = [k for k in value if isinstance(inst, dict) and k not in inst]
+            return [
+                self.make(path, f"missing required key {k!r}", f"add `{k}:` here", "required")
+                for k in missing
+            ]
+        if kind == "type":
+            return [self.type_error(path, value, inst)]
+        if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+            sign = {
+                "minimum": ">=",
+                "exclusiveMinimum": ">",
+                "maximum": "<=",
+                "exclusiveMaximum": "<",
+            }[kind]
+            return [self.make(path, f"must be {sign} {value}, got {inst!r}", "", "range")]
+        if kind == "enum":
+            choices = [str(v) for v in value]
+            extra = did_you_mean(str(inst), choices)
+            return [
+                self.make(
+                    path,
+                    f"{describe(inst)} is not allowed here{extra}",
+                    f"use one of: {', '.join(choices)}",
+                    "enum",
+                )
+            ]
+        if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
+            return [
+                self.make(
+                    path,
+                    "a condition needs exactly one key",
+                    "use one of: all, any, not, text_contains, text_equals, "
+                    "context_contains; combine several with all/any",
+                    "condition",
+                )
+            ]
+        if kind == "minItems":
+            return [self.make(path, "must not be empty", "", "empty")]
+        if kind == "minLength":
+            return [self.make(path, "must not be an empty string", "", "empty")]
+        if kind == "maxLength" and isinstance(inst, str):
+            return [
+                self.make(
+                    path,
+                    f"too long: {len(inst)} characters (at most {value})",
+                    "shorten it",
+                    "too-long",
+                )
+            ]
+        if isinstance(err.cause, PatternError):
+            return [
+                self.make(
+                    path,
+                    f"pattern refused: {err.cause}",
+                    "simplify it: fewer or smaller nested counted repeats (see docs/limits.md)",
+                    "regex-too-complex",
+                )
+            ]
+        if kind == "pattern-timeout":
+            return [
+                self.make(
+                    path,
+                    err.message,
+                    "the detector's options schema has a slow "
+                    "pattern; shorten the value or report it to the plugin's authors",
+                    "pattern",
+                )
+            ]
+        if kind == REGEX_KEYWORD or (kind == "format" and value == "regex"):
+            return [
+                self.make(
+                    path,
+                    f"pattern does not compile: {err.cause}",
+                    "fix the regular expression (regex syntax)",
+                    "bad-regex",
+                )
+            ]
+        if kind == "anyOf":  # only keyword-set references use anyOf
+            return [
+                self.make(
+                    path,
+                    f"expected a keyword set name or a list of names, got {describe(inst)}",
+                    "",
+                    "type",
+                )
+            ]
+        if kind == "pattern":
+            return [self.make(path, f"{describe(inst)} does not match {value}", "", "pattern")]
+        custom = (
+            (err.schema.get("x-message") or {}).get(kind) if isinstance(err.schema, dict) else None
+        )
+        if isinstance(
+            custom, str
+        ):  # the schema words this error itself (and never echoes a secret)
+            return [self.make(path, custom, "", "schema")]
+        return [self.make(path, err.message, "", "schema")]
+
+    def type_error(self, path: Path, expected: Any, value: Any) -> Finding:
+        wanted = expected if isinstance(expected, list) else [expected]
+        names = " or ".join(str(_TYPE_NAMES.get(t, t)) for t in wanted)
+        hint = ""
+        if "string" in wanted and isinstance(value, (bool, int, float)):
+            hint = "quote the value to make it a string"
+        elif "integer" in wanted and isinstance(value, float):
+            hint = "thresholds and sizes are whole numbers"
+        elif "integer" in wanted and isinstance(value, str):
+            hint = "write the number without quotes"
+        return self.make(path, f"expected {names}, got {describe(value)}", hint, "type")
+
+    def unknown_keys(
+        self, path: Path, inst: dict[str, Any], schema: dict[str, Any]
+    ) -> list[Finding]:
+        known = list(schema.get("properties", {}))
+        patterns = list(schema.get("patternProperties", {}))
+        found = []
+        for key in inst:
+            if key in known or any(re.search(p, key) for p in patterns):
+                continue
+            if _is_detectors_block(path):
+                message = f"unknown detector {key!r}{did_you_mean(key, known)}"
+                hint = f"installed detectors: {', '.join(known)}" if known else ""
+                code = "unknown-detector"
+            else:
+                message = f"unknown key {key!r}{did_you_mean(key, known)}"
+                hint = f"allowed keys here: {', '.join(known)}" if known else ""
+                code = "unknown-key"
+            found.append(self.make(path + (key,), message, hint, code, at_key=True))
+        return found
+
+
+def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
+    """Every schema violation of `doc.data`, as findings sorted by position."""
+    translator = _Translator(doc)
+    found: list[Finding] = []
+    with pattern_budget():
+        return _findings(doc, schema, translator, found)
+
+
+def _findings(
+    doc: SourceDoc, schema: dict[str, Any], translator: _Translator, found: list[Finding]
+) -> list[Finding]:
+    seen: set[tuple[int, int, str]] = set()
+    try:
+        for err in validator_for(schema).iter_errors(doc.data):
+            for finding in translator.convert(err):
+                key = (finding.line, finding.col, finding.message)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(finding)
+    except (
+        ReferenceError,
+        LookupError,
+        ValueError,
+        TypeError,
+        RecursionError,
+        _Unresolvable,
+    ) as exc:  # a detector's schema that cannot be applied: a finding
+        found.append(
+            translator.make(
+                (),
+                f"the rules schema could not be applied: {type(exc).__name__}",
+                "a detector's options schema is broken; see `loopguard detectors`",
+                "schema",
+            )
+        )
+    found.sort(key=lambda f: (f.line, f.col))
+    return found
+
+
+MAX_ROUNDS = 16
+
+
+@dataclass
+class PrunedDoc(SourceDoc):
+    """A source doc without its rejected values; what was written and what was left out."""
+
+    original: Any = None  # the data as written
+    removed: set[Path] = field(default_factory=set)  # paths of the data as written
+    # path now -> path as written, so findings name list items by the index the user sees
+    written_paths: dict[Path, Path] = field(default_factory=dict)
+
+
+def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
+    """The paths of the values the schema rejects (unknown keys one by one).
+
+    A missing required key rejects nothing that is there: the object stays (its other
+    keys are still checked; the checks read objects with `.get`).
+    """
+    found: set[Path] = set()
+    with pattern_budget():
+        errors = list(validator_for(schema).iter_errors(data))
+    for err in errors:
+        path = tuple(err.absolute_path)
+        inst, sub = err.instance, err.schema
+        if err.validator == "required":
+            continue
+        if (
+            err.validator == "additionalProperties"
+            and isinstance(inst, dict)
+            and isinstance(sub, dict)
+        ):
+            known = sub.get("properties") or {}
+            patterns = list(sub.get("patternProperties") or {})
+            found.update(
+                path + (k,)
+                for k in inst
+                if k not in known and not any(re.search(p, str(k)) for p in patterns)
+            )
+        else:
+            found.add(path)
+    return found
+
+
+def _without(data: Any, bad: set[Path]) -> tuple[Any, dict[Path, Path]]:
+    """A copy of `data` without the `bad` paths, and old path -> new path of what is kept."""
+    moved: dict[Path, Path] = {(): ()}
+
+    def copy(node: Any, old: Path, new: Path) -> Any:
+        if isinstance(node, dict):
+            kept: dict[Any, Any] = {}
+            for key, value in node.items():
+                if old + (key,) not in bad:
+                    moved[old + (key,)] = new + (key,)
+                    kept[key] = copy(value, old + (key,), new + (key,))
+            return kept
+        if isinstance(node, list):
+            items: list[Any] = []
+            for i, value in enumerate(node):
+                if old + (i,) not in bad:
+                    moved[old + (i,)] = new + (len(items),)
+                    items.append(copy(value, old + (i,), new + (len(items),)))
+            return items
+        return node
+
+    return copy(data, (), ()), moved
+
+
+def _remap(table: dict[Path, Any], moved: dict[Path, Path]) -> dict[Path, Any]:
+    return {moved[p]: v for p, v in table.items() if p in moved}
+
+
+def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
+    """`doc` without every value the schema rejects (findings kept); None if nothing is left."""
+    data, positions, keys, display = doc.data, doc.positions, doc.key_positions, doc.display
+    removed: set[Path] = set()
+    back = {p: p for p in positions}  # path now -> path as written
+    for _ in range(MAX_ROUNDS):
+        bad = _bad_paths(data, schema)
+        if not bad:
+            return PrunedDoc(
+                doc.name, data, positions, keys, doc.findings, display, doc.data, removed, back
+            )
+        if () in bad:
+            return None
+        removed.update(back.get(p, p) for p in bad)
+        data, moved = _without(data, bad)
+        back = {new: back.get(old, old) for old, new in moved.items()}
+        positions, keys = _remap(positions, moved), _remap(keys, moved)
+        display = _remap(display, moved)
+    return None

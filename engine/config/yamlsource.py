@@ -23,8 +23,7 @@ from typing import Any, NoReturn
 import yaml
 from yaml.nodes import ScalarNode
 
-from loopguard.config.positions import Path, Pos, SourceDoc
-from loopguard.config.values import copy_tree
+from loopguard.config.source import Path, Pos, SourceDoc, copy_tree
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000

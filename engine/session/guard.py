@@ -17,8 +17,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from loopguard.config.document import RulesDocument
-from loopguard.config.effective import effective_config
+from loopguard.config.source import RulesDocument, effective_config
 from loopguard.detection.plugins import Registry, load_registry
 from loopguard.policy.compile import CompiledPolicy, compile_policy
 from loopguard.session.notifier import PluginNotifier

@@ -19,9 +19,15 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from loopguard.config.effective import Repair, deep_merge, effective_config
-from loopguard.config.positions import Path, PositionIndex, SourceDoc
 from loopguard.config.schema import Assembly, regex_options
+from loopguard.config.source import (
+    Path,
+    PositionIndex,
+    Repair,
+    SourceDoc,
+    deep_merge,
+    effective_config,
+)
 from loopguard.findings import Finding
 from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 
@@ -55,7 +61,7 @@ class LintContext:
 
     @cached_property
     def written(self) -> list[dict[str, Any]]:
-        """Each layer's data as written, rejected values included (`prune.PrunedDoc`)."""
+        """Each layer's data as written, rejected values included (`schema.PrunedDoc`)."""
         found = []
         for layer in self.layers:
             data = getattr(layer, "original", None)

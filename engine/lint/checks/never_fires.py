@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.config.effective import BREAKER, CRITICAL, WARNING
+from loopguard.config.source import BREAKER, CRITICAL, WARNING
 from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext, effective_scopes, place

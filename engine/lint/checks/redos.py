@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from loopguard.config.positions import Path
 from loopguard.config.schema import default_assembly
+from loopguard.config.source import Path
 from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext, scopes
 from loopguard.lint.checks.context import user_patterns as detector_patterns

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.config.positions import Path
+from loopguard.config.source import Path
 from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 

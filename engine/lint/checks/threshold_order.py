@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from loopguard.config.effective import BREAKER, CRITICAL, WARNING
-from loopguard.config.positions import Path
+from loopguard.config.source import BREAKER, CRITICAL, WARNING, Path
 from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext, scopes
 from loopguard.text.hints import is_int

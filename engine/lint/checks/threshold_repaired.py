@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.config.effective import CRITICAL, WARNING
+from loopguard.config.source import CRITICAL, WARNING
 from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext, effective_scopes, place
 from loopguard.lint.checks.threshold_order import misordered
