@@ -117,6 +117,8 @@ def test_the_builtins_are_this_distributions_entry_points_found_like_any_plugins
         found = {p.name: p.value for p in find_plugins(autoload=autoload) if p.builtin}
         assert found == declared
         assert list(found) == sorted(declared)
+    # autoload off: the built-ins alone, not this distribution's optional plugins (otel)
+    assert [p.name for p in find_plugins(autoload=False) if not p.builtin] == []
 
 
 # -- loading: pluggy's validation ----------------------------------------------------------

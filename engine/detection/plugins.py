@@ -93,7 +93,8 @@ def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[
         if (package, entry.name) in unique or (own and not _installed(entry.name, metadata)):
             continue
         builtin = own and entry.name not in OPTIONAL_PLUGINS
-        unique[(package, entry.name)] = Plugin(package, entry.name, entry.value, builtin)
+        if builtin or autoload:  # an optional plugin (otel) loads like a third-party one
+            unique[(package, entry.name)] = Plugin(package, entry.name, entry.value, builtin)
     if not any(plugin.package == OWN_DISTRIBUTION for plugin in unique.values()):
         log.warning("loopguard: %s is not installed: no built-in detectors", OWN_DISTRIBUTION)
     found = sorted(unique.values(), key=lambda p: (not p.builtin, p.package, p.name))
