@@ -16,18 +16,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import Context, Stream, no_events, system_context
+from loopguard.replay.transcripts.conversation import no_events, system_context
 from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    Compaction,
-    SystemMessage,
+    Context,
+    Stream,
     ToolCall,
     ToolResult,
-    UserMessage,
     result_content,
     transcript_text,
 )
-from loopguard.replay.transcripts.source import warning
 
 NAME = "anthropic"
 LABEL = "Anthropic Messages"
@@ -56,19 +53,15 @@ class AnthropicTranslator:
             and role is None
             or any(isinstance(b, dict) and b.get("type") == "compaction" for b in blocks)
         ):
-            yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
+            yield ctx.compaction()
         if role == "assistant":
             yield from self._assistant(blocks, ctx)
         elif role == "user":
             yield from self._user(blocks, ctx)
         elif role == "system":
-            yield SystemMessage(
-                ctx.session, transcript_text(blocks), ctx.run_id, ctx.file, ctx.line
-            )
+            yield ctx.system(transcript_text(blocks))
         elif role is not None or obj.get("type") != "compaction":
-            yield warning(
-                ctx.file,
-                ctx.line,
+            yield ctx.warning(
                 f"message with unknown role {role!r}; skipped",
                 "bad-message",
                 hint="Anthropic roles are user and assistant",
@@ -76,44 +69,41 @@ class AnthropicTranslator:
 
     def _assistant(self, blocks: list[Any], ctx: Context) -> Stream:
         calls: list[ToolCall] = []
-        yield from read_tool_use_blocks(blocks, ctx.file, ctx.line, calls)
-        yield AssistantMessage(
-            ctx.session, transcript_text(blocks), tuple(calls), ctx.run_id, ctx.file, ctx.line
-        )
+        yield from read_tool_use_blocks(blocks, ctx, calls)
+        yield ctx.reply(transcript_text(blocks), tuple(calls))
 
     def _user(self, blocks: list[Any], ctx: Context) -> Stream:
         answered = False
         for block in blocks:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 answered = True
-                yield ToolResult(
-                    ctx.session,
-                    str(block.get("tool_use_id") or ""),
-                    None,
-                    result_content(block.get("content")),
-                    bool(block.get("is_error")),
-                    ctx.run_id,
-                    ctx.file,
-                    ctx.line,
-                )
+                yield tool_result(block, ctx)
         if not answered:
-            yield UserMessage(ctx.session, transcript_text(blocks), ctx.run_id, ctx.file, ctx.line)
+            yield ctx.user(transcript_text(blocks))
 
 
 def read_tool_use_blocks(
-    blocks: list[Any], file: str, line: int, calls: list[ToolCall]
+    blocks: list[Any], ctx: Context, calls: list[ToolCall]
 ) -> Iterator[Finding]:
     """Collect the calls of a message's `tool_use` blocks into `calls`, yielding warnings."""
     for index, block in enumerate(blocks):
         if not isinstance(block, dict) or block.get("type") != "tool_use":
             continue
         if not isinstance(block.get("name"), str):
-            yield warning(
-                file, line, f"tool_use block #{index + 1} has no name; skipped", "bad-call"
-            )
+            yield ctx.warning(f"tool_use block #{index + 1} has no name; skipped", "bad-call")
             continue
-        call_id = str(block.get("id") or f"call@{line}.{index + 1}")
-        calls.append(ToolCall(call_id, block["name"], block.get("input", {})))
+        calls.append(
+            ToolCall(ctx.call_id(block.get("id"), index), block["name"], block.get("input", {}))
+        )
+
+
+def tool_result(block: dict[str, Any], ctx: Context) -> ToolResult:
+    """The result a `tool_result` block carries."""
+    return ctx.result(
+        str(block.get("tool_use_id") or ""),
+        result_content(block.get("content")),
+        bool(block.get("is_error")),
+    )
 
 
 def new_translator() -> AnthropicTranslator:

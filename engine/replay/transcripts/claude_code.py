@@ -29,30 +29,19 @@ Bookkeeping lines (`progress`, `file-history-snapshot`, `queue-operation`,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.anthropic import read_tool_use_blocks
-from loopguard.replay.transcripts.events import (
-    Compaction,
-    Event,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-    result_content,
-    transcript_text,
-)
+from loopguard.replay.transcripts.anthropic import read_tool_use_blocks, tool_result
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
 from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.regroup import Regrouper
-from loopguard.replay.transcripts.source import Source, json_lines, warning
+from loopguard.replay.transcripts.source import Source, json_lines
 
 NAME = "claude-code"
 LABEL = "Claude Code session"
 MARKERS = r'"isSidechain"\s*:|"parentUuid"\s*:|"type"\s*:\s*"file-history-snapshot"'
 _SKIPPED = frozenset({"progress", "file-history-snapshot", "queue-operation", "summary", "system"})
-
-Stream = Iterator["Event | Finding"]
 
 
 class _Sessions:
@@ -89,85 +78,63 @@ def _text_id(value: Any) -> str | None:
 def read(source: Source, layout: str = "jsonl") -> Stream:
     """Events of one Claude Code session file, in the order the model produced them."""
     sessions = _Sessions(file_session(source))
+    ctx = Context(sessions.fallback, source.name, 0)
     for item in json_lines(source):
         if isinstance(item, Finding):
             yield item
             continue
-        line, obj = item
+        ctx.line, obj = item
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
-            yield warning(
-                source.name, line, "not a Claude Code line (no `type`); skipped", "bad-message"
-            )
+            yield ctx.warning("not a Claude Code line (no `type`); skipped", "bad-message")
             continue
-        yield from _line(obj, sessions, source.name, line)
+        yield from _line(obj, sessions, ctx)
     for group in sessions.groups.values():
         yield from group.flush()
 
 
-def _line(obj: dict[str, Any], sessions: _Sessions, file: str, line: int) -> Stream:
+def _line(obj: dict[str, Any], sessions: _Sessions, ctx: Context) -> Stream:
     kind = obj["type"]
     if kind == "system" and obj.get("subtype") == "compact_boundary":
-        session = sessions.session(obj)
-        yield from sessions.group(session).flush()
-        yield Compaction(session, None, file, line)
+        ctx.session = sessions.session(obj)
+        yield from sessions.group(ctx.session).flush()
+        yield ctx.compaction()
         return
     if kind in _SKIPPED:
         return
     message = obj.get("message")
     if kind not in ("user", "assistant") or not isinstance(message, dict):
         if kind in ("user", "assistant"):
-            yield warning(
-                file, line, f"{kind} line without a `message` object; skipped", "bad-message"
-            )
+            yield ctx.warning(f"{kind} line without a `message` object; skipped", "bad-message")
         return
-    session = sessions.session(obj)
-    group = sessions.group(session)
+    ctx.session = sessions.session(obj)
+    group = sessions.group(ctx.session)
     content = message.get("content")
     if kind == "assistant":
-        yield from _assistant(message, content, group, session, file, line)
+        yield from _assistant(message, content, group, ctx)
     else:
-        yield from _user(content, group, session, file, line)
+        yield from _user(content, group, ctx)
 
 
-def _assistant(
-    message: dict[str, Any], content: Any, group: Regrouper, session: str, file: str, line: int
-) -> Stream:
+def _assistant(message: dict[str, Any], content: Any, group: Regrouper, ctx: Context) -> Stream:
     blocks = (
         content
         if isinstance(content, list)
         else [{"type": "text", "text": transcript_text(content)}]
     )
     calls: list[ToolCall] = []
-    yield from read_tool_use_blocks(blocks, file, line, calls)
+    yield from read_tool_use_blocks(blocks, ctx, calls)
     key = message.get("id")
     yield from group.part(
-        str(key) if key else f"line{line}",
-        session,
-        None,
-        file,
-        line,
-        transcript_text(blocks),
-        tuple(calls),
+        str(key) if key else f"line{ctx.line}", ctx, transcript_text(blocks), tuple(calls)
     )
 
 
-def _user(content: Any, group: Regrouper, session: str, file: str, line: int) -> Stream:
+def _user(content: Any, group: Regrouper, ctx: Context) -> Stream:
     blocks = content if isinstance(content, list) else []
     results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     if not results:
         yield from group.flush()
-        yield UserMessage(session, transcript_text(content), None, file, line)
+        yield ctx.user(transcript_text(content))
         return
     for block in results:
-        yield from group.result(
-            ToolResult(
-                session,
-                str(block.get("tool_use_id") or ""),
-                None,
-                result_content(block.get("content")),
-                bool(block.get("is_error")),
-                None,
-                file,
-                line,
-            )
-        )
+        yield from group.result(tool_result(block, ctx))

@@ -26,15 +26,13 @@ lines between; those are read too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import Context
-from loopguard.replay.transcripts.events import Compaction, EndOfSession, Event
+from loopguard.replay.transcripts.events import Context, Stream
 from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.openai_responses import ResponsesTranslator
-from loopguard.replay.transcripts.source import Source, json_lines, warning
+from loopguard.replay.transcripts.source import Source, json_lines
 
 NAME = "codex"
 LABEL = "Codex CLI rollout"
@@ -52,8 +50,6 @@ _INJECTED = (
     "<user_shell_command>",
 )
 
-Stream = Iterator["Event | Finding"]
-
 
 def read(source: Source, layout: str = "jsonl") -> Stream:
     """Events of one Codex rollout file (one session)."""
@@ -66,12 +62,7 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
             continue
         ctx.line, obj = item
         if not isinstance(obj, dict):
-            yield warning(
-                source.name,
-                ctx.line,
-                "not a rollout line (expected a JSON object); skipped",
-                "bad-message",
-            )
+            yield ctx.warning("not a rollout line (expected a JSON object); skipped", "bad-message")
             continue
         kind = _kind(obj.get("type"))
         legacy = _is_legacy_meta(obj, ctx.line)
@@ -84,20 +75,15 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
         named = True
         if kind == "compacted" and "payload" in obj:
             yield from translator.flush(ctx)
-            yield Compaction(ctx.session, None, ctx.file, ctx.line)
+            yield ctx.compaction()
             continue
         payload = obj.get("payload") if kind == "response_item" else obj
         if not isinstance(payload, dict):
-            yield warning(
-                source.name,
-                ctx.line,
-                f"rollout line of type {kind!r} has no item; skipped",
-                "bad-message",
-            )
+            yield ctx.warning(f"rollout line of type {kind!r} has no item; skipped", "bad-message")
             continue
         yield from _item(payload, translator, ctx)
     yield from translator.flush(ctx)
-    yield EndOfSession(ctx.session, ctx.file, ctx.line)
+    yield ctx.end()
 
 
 def _payload_id(payload: Any) -> Any:
@@ -121,7 +107,7 @@ def _item(item: dict[str, Any], translator: ResponsesTranslator, ctx: Context) -
         return
     if kind in ("compaction", "compaction_summary"):
         yield from translator.flush(ctx)
-        yield Compaction(ctx.session, None, ctx.file, ctx.line)
+        yield ctx.compaction()
         return
     if kind == "local_shell_call":
         item = {

@@ -23,23 +23,11 @@ from typing import Any, Protocol
 
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.claims import claiming_format
-from loopguard.replay.transcripts.events import EndOfSession, Event, SystemMessage, ToolCall
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.replay.transcripts.source import Source, input_error, json_lines
 from loopguard.text import jsontext
-
-Stream = Iterator["Event | Finding"]
-
-
-@dataclass
-class Context:
-    """Where the element being translated lives."""
-
-    session: str
-    file: str
-    line: int
-    run_id: str | None = None
 
 
 class Translator(Protocol):
@@ -77,7 +65,7 @@ def read_conversations(source: Source, fmt: Format, layout: str) -> Stream:
 def system_context(text: str, ctx: Context) -> Stream:
     """A container member that is system context (`system`, `instructions`, `systemInstruction`)."""
     if text:
-        yield SystemMessage(ctx.session, text, ctx.run_id, ctx.file, ctx.line)
+        yield ctx.system(text)
 
 
 def no_events(ctx: Context) -> Stream:
@@ -94,9 +82,7 @@ def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[An
     try:
         return jsontext.loads(raw), None
     except (ValueError, RecursionError):
-        note = warning(
-            ctx.file,
-            ctx.line,
+        note = ctx.warning(
             f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",
             "bad-arguments",
         )
@@ -115,11 +101,9 @@ def read_tool_calls(
         body = raw.get("function") if nested and isinstance(raw, dict) else raw
         if not isinstance(body, dict) or not isinstance(body.get("name"), str):
             what = "function name" if nested else "name"
-            yield warning(
-                ctx.file, ctx.line, f"tool call #{index + 1} has no {what}; skipped", "bad-call"
-            )
+            yield ctx.warning(f"tool call #{index + 1} has no {what}; skipped", "bad-call")
             continue
-        call_id = str(raw.get("id") or f"call@{ctx.line}.{index + 1}")
+        call_id = ctx.call_id(raw.get("id"), index)
         args, note = parse_arguments(body.get("arguments"), ctx, call_id, body["name"])
         if note is not None:
             yield note
@@ -154,7 +138,7 @@ def _whole_conversation(obj: dict[str, Any], fmt: Format, ctx: Context) -> Strea
         else:
             yield from translator.field(key, value, ctx)
     yield from translator.flush(ctx)
-    yield EndOfSession(ctx.session, ctx.file, ctx.line)
+    yield ctx.end()
 
 
 def _element(obj: Any, translator: Translator, fmt: Format, ctx: Context) -> Stream:
@@ -168,9 +152,7 @@ def _element(obj: Any, translator: Translator, fmt: Format, ctx: Context) -> Str
             hint="split the file, or pass --input-format if detection guessed wrong",
         )
     if not isinstance(obj, dict):
-        yield warning(
-            ctx.file,
-            ctx.line,
+        yield ctx.warning(
             f"expected a {fmt.LABEL} message object, found {type(obj).__name__}; skipped",
             "bad-message",
         )
@@ -232,7 +214,7 @@ def _finish(
         raise _no_messages(source, fmt)
     yield from translator.flush(ctx)
     if state.file_level:
-        yield EndOfSession(ctx.session, ctx.file, ctx.line)
+        yield ctx.end()
 
 
 def _no_messages(source: Source, fmt: Format) -> Exception:

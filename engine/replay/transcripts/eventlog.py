@@ -25,17 +25,8 @@ from typing import Any
 
 from loopguard.findings import Finding
 from loopguard.replay.transcripts import claims
-from loopguard.replay.transcripts.conversation import Context, read_tool_calls
-from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    Compaction,
-    EndOfSession,
-    Event,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-)
+from loopguard.replay.transcripts.conversation import read_tool_calls
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall
 from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
 
@@ -43,7 +34,7 @@ NAME = "eventlog"
 LABEL = "loopguard event log"
 
 
-def read(source: Source) -> Iterator[Event | Finding]:
+def read(source: Source) -> Stream:
     """Events of every session in the log, in file order."""
     default_session = file_session(source)
     found = False
@@ -102,31 +93,28 @@ def _text(obj: dict[str, Any]) -> str:
     return text if isinstance(text, str) else ""
 
 
-def _event(obj: dict[str, Any], ctx: Context) -> Iterator[Event | Finding]:
+def _event(obj: dict[str, Any], ctx: Context) -> Stream:
     kind = obj["event"]
-    where = (ctx.run_id, ctx.file, ctx.line)
     if kind == "user_message":
-        yield UserMessage(ctx.session, _text(obj), *where)
+        yield ctx.user(_text(obj))
     elif kind == "system_message":
-        yield SystemMessage(ctx.session, _text(obj), *where)
+        yield ctx.system(_text(obj))
     elif kind == "assistant_message":
         calls: list[ToolCall] = []
         raw_calls = obj.get("tool_calls") or []
         yield from read_tool_calls(
             raw_calls if isinstance(raw_calls, list) else [], ctx, False, calls
         )
-        yield AssistantMessage(ctx.session, _text(obj), tuple(calls), *where)
+        yield ctx.reply(_text(obj), tuple(calls))
     elif kind == "tool_result":
         name = obj.get("name")
-        yield ToolResult(
-            ctx.session,
+        yield ctx.result(
             str(obj.get("call_id") or ""),
-            name if isinstance(name, str) else None,
             obj.get("content"),
             bool(obj.get("is_error")),
-            *where,
+            name if isinstance(name, str) else None,
         )
     elif kind == "compaction":
-        yield Compaction(ctx.session, *where)
+        yield ctx.compaction()
     else:
-        yield EndOfSession(ctx.session, ctx.file, ctx.line)
+        yield ctx.end()

@@ -2,14 +2,18 @@
 
 A reader yields these records in file order. Each carries the session it
 belongs to, the optional run id, and where it came from (file and 1-based
-line), so the replay report can point at the exact spot in the input.
+line), so the replay report can point at the exact spot in the input. A
+reader builds them through its `Context`, which holds that place.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopguard.findings import Finding
+from loopguard.replay.transcripts.source import warning
 from loopguard.text.content import parts_text
 
 
@@ -91,6 +95,46 @@ class EndOfSession:
 
 
 Event = SystemMessage | UserMessage | AssistantMessage | ToolResult | Compaction | EndOfSession
+Stream = Iterator["Event | Finding"]
+
+
+@dataclass(slots=True)
+class Context:
+    """Where the element being read lives (a reader moves it along), and the events built there."""
+
+    session: str
+    file: str
+    line: int
+    run_id: str | None = None
+
+    def system(self, text: str) -> SystemMessage:
+        return SystemMessage(self.session, text, self.run_id, self.file, self.line)
+
+    def user(self, text: str) -> UserMessage:
+        return UserMessage(self.session, text, self.run_id, self.file, self.line)
+
+    def reply(self, text: str, calls: tuple[ToolCall, ...] = ()) -> AssistantMessage:
+        return AssistantMessage(self.session, text, calls, self.run_id, self.file, self.line)
+
+    def result(
+        self, call_id: str, content: Any, failed: bool = False, name: str | None = None
+    ) -> ToolResult:
+        return ToolResult(
+            self.session, call_id, name, content, failed, self.run_id, self.file, self.line
+        )
+
+    def compaction(self) -> Compaction:
+        return Compaction(self.session, self.run_id, self.file, self.line)
+
+    def end(self) -> EndOfSession:
+        return EndOfSession(self.session, self.file, self.line)
+
+    def warning(self, message: str, code: str, hint: str = "") -> Finding:
+        return warning(self.file, self.line, message, code, hint)
+
+    def call_id(self, recorded: Any, index: int) -> str:
+        """A call's recorded id, else one made from its place: `call@<line>.<number>`."""
+        return str(recorded or f"call@{self.line}.{index + 1}")
 
 
 def transcript_text(content: Any) -> str:

@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from loopguard.replay.transcripts.conversation import Context, Stream, no_events, system_context
-from loopguard.replay.transcripts.events import AssistantMessage, ToolCall, ToolResult, UserMessage
-from loopguard.replay.transcripts.source import warning
+from loopguard.replay.transcripts.conversation import no_events, system_context
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall
 
 NAME = "gemini"
 LABEL = "Gemini API contents"
@@ -63,9 +62,7 @@ class GeminiTranslator:
         elif role in ("user", "function"):
             yield from self._user(parts, ctx)
         else:
-            yield warning(
-                ctx.file,
-                ctx.line,
+            yield ctx.warning(
                 f"content with unknown role {role!r}; skipped",
                 "bad-message",
                 hint="Gemini roles are user and model",
@@ -78,26 +75,21 @@ class GeminiTranslator:
             if not isinstance(call, dict):
                 continue
             if not isinstance(call.get("name"), str):
-                yield warning(
-                    ctx.file,
-                    ctx.line,
-                    f"functionCall part #{index + 1} has no name; skipped",
-                    "bad-call",
+                yield ctx.warning(
+                    f"functionCall part #{index + 1} has no name; skipped", "bad-call"
                 )
                 continue
-            call_id = str(call.get("id") or f"call@{ctx.line}.{index + 1}")
+            call_id = ctx.call_id(call.get("id"), index)
             self._pending.setdefault(call["name"], deque()).append(call_id)
             calls.append(ToolCall(call_id, call["name"], call.get("args") or {}))
-        yield AssistantMessage(
-            ctx.session, _text(parts), tuple(calls), ctx.run_id, ctx.file, ctx.line
-        )
+        yield ctx.reply(_text(parts), tuple(calls))
 
     def _user(self, parts: list[dict[str, Any]], ctx: Context) -> Stream:
         responses = [
             p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)
         ]
         if not responses:
-            yield UserMessage(ctx.session, _text(parts), ctx.run_id, ctx.file, ctx.line)
+            yield ctx.user(_text(parts))
             return
         for response in responses:
             name = response.get("name")
@@ -109,15 +101,8 @@ class GeminiTranslator:
                 call_id = queue.popleft()
             body = response.get("response")
             failed = isinstance(body, dict) and "error" in body and "output" not in body
-            yield ToolResult(
-                ctx.session,
-                str(call_id or ""),
-                name if isinstance(name, str) else None,
-                body,
-                failed,
-                ctx.run_id,
-                ctx.file,
-                ctx.line,
+            yield ctx.result(
+                str(call_id or ""), body, failed, name if isinstance(name, str) else None
             )
 
 

@@ -29,18 +29,14 @@ The session is named by its `sessionId` (a sub-agent's recording has its own), e
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import Context
 from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    EndOfSession,
-    Event,
+    Context,
+    Stream,
     ToolCall,
     ToolResult,
-    UserMessage,
     transcript_text,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
@@ -55,8 +51,6 @@ _RECORDING = re.compile(MARKERS)
 _NOTICES = frozenset({"info", "error", "warning"})
 _FINAL = frozenset({"success", "error", "cancelled"})
 _FAILED = frozenset({"error", "cancelled"})
-
-Stream = Iterator["Event | Finding"]
 
 
 def is_recording(head: str) -> bool:
@@ -116,9 +110,7 @@ class _Recording:
         elif kind == "gemini":
             yield from self._model(obj)
         elif not _is(kind, _NOTICES):
-            yield warning(
-                self.ctx.file,
-                line,
+            yield self.ctx.warning(
                 f"message of unknown type {kind!r}; skipped",
                 "bad-message",
                 hint="Gemini CLI message types are user, gemini, info, error and warning",
@@ -128,7 +120,7 @@ class _Recording:
         ctx = self.ctx
         responses = _responses(content)
         if not responses:
-            yield UserMessage(ctx.session, _text(content), None, ctx.file, ctx.line)
+            yield ctx.user(_text(content))
             return
         for response in responses:  # the CLI answering calls taken from functionCall parts
             call_id = str(response.get("id") or "")
@@ -145,14 +137,9 @@ class _Recording:
         if isinstance(records, list) and records:
             for index, record in enumerate(records):
                 if not isinstance(record, dict) or not isinstance(record.get("name"), str):
-                    yield warning(
-                        ctx.file,
-                        ctx.line,
-                        f"tool call #{index + 1} has no name; skipped",
-                        "bad-call",
-                    )
+                    yield ctx.warning(f"tool call #{index + 1} has no name; skipped", "bad-call")
                     continue
-                call_id = str(record.get("id") or f"call@{ctx.line}.{index + 1}")
+                call_id = ctx.call_id(record.get("id"), index)
                 calls.append(ToolCall(call_id, record["name"], _args(record.get("args"))))
                 if _is(record.get("status"), _FINAL):
                     results.append(self._recorded_result(call_id, record))
@@ -160,10 +147,10 @@ class _Recording:
             for index, part in enumerate(_parts(content)):
                 call = part.get("functionCall") if isinstance(part, dict) else None
                 if isinstance(call, dict) and isinstance(call.get("name"), str):
-                    call_id = str(call.get("id") or f"call@{ctx.line}.{index + 1}")
+                    call_id = ctx.call_id(call.get("id"), index)
                     self.pending[call_id] = call["name"]
                     calls.append(ToolCall(call_id, call["name"], _args(call.get("args"))))
-        yield AssistantMessage(ctx.session, _text(content), tuple(calls), None, ctx.file, ctx.line)
+        yield ctx.reply(_text(content), tuple(calls))
         yield from results
 
     def _recorded_result(self, call_id: str, record: dict[str, Any]) -> ToolResult:
@@ -180,9 +167,7 @@ class _Recording:
         failed = _is(status, _FAILED) or (
             isinstance(body, dict) and "error" in body and "output" not in body
         )
-        ctx = self.ctx
-        tool = name if isinstance(name, str) else None
-        return ToolResult(ctx.session, call_id, tool, body, failed, None, ctx.file, ctx.line)
+        return self.ctx.result(call_id, body, failed, name if isinstance(name, str) else None)
 
 
 def _is(value: Any, names: frozenset[str]) -> bool:
@@ -216,7 +201,7 @@ def read(source: Source, layout: str = "document") -> Stream:
             code="wrong-shape",
             hint='a recording is {"sessionId", ..., "messages": [...]}, or JSONL of its lines',
         )
-    yield EndOfSession(rec.ctx.session, rec.ctx.file, rec.ctx.line)
+    yield rec.ctx.end()
 
 
 def _jsonl(source: Source, rec: _Recording) -> Stream:

@@ -24,24 +24,13 @@ The file is one session, named after the file.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import Context, read_tool_calls
-from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    EndOfSession,
-    Event,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-    transcript_text,
-)
+from loopguard.replay.transcripts.conversation import read_tool_calls
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error, warning
+from loopguard.replay.transcripts.source import Source, input_error
 
 NAME = "mini-swe-agent"
 LABEL = "mini-swe-agent trajectory"
@@ -50,8 +39,6 @@ MARKERS = (
     r'|"role"\s*:\s*"exit"|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT'
 )
 _BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
-
-Stream = Iterator["Event | Finding"]
 
 
 class _Run:
@@ -73,7 +60,7 @@ def read(source: Source, layout: str = "document") -> Stream:
             continue
         run.found = True
         if not isinstance(value, dict):
-            yield warning(ctx.file, ctx.line, "message is not an object; skipped", "bad-message")
+            yield ctx.warning("message is not an object; skipped", "bad-message")
             continue
         yield from _message(value, run, ctx)
     if not run.found:
@@ -84,34 +71,29 @@ def read(source: Source, layout: str = "document") -> Stream:
             code="wrong-shape",
             hint='a trajectory is an object like {"messages": [...], "trajectory_format": ...}',
         )
-    yield EndOfSession(ctx.session, ctx.file, ctx.line)
+    yield ctx.end()
 
 
 def _message(obj: dict[str, Any], run: _Run, ctx: Context) -> Stream:
     role, text = obj.get("role"), transcript_text(obj.get("content"))
-    where = (None, ctx.file, ctx.line)
     if role == "system":
-        yield SystemMessage(ctx.session, text, *where)
+        yield ctx.system(text)
     elif role == "assistant":
         yield from _assistant(obj, text, run, ctx)
     elif role == "tool":
         call_id = str(obj.get("tool_call_id") or "")
         if call_id in run.pending:
             run.pending.remove(call_id)
-        yield ToolResult(ctx.session, call_id, None, text, False, *where)
+        yield ctx.result(call_id, text)
     elif role in ("user", "exit"):
         if role == "user" and not run.seen_task:
             run.seen_task = True
-            yield UserMessage(ctx.session, text, *where)
+            yield ctx.user(text)
         for call_id in run.pending:
-            yield ToolResult(
-                ctx.session, call_id, None, text, role == "user" and run.from_tool_calls, *where
-            )
+            yield ctx.result(call_id, text, role == "user" and run.from_tool_calls)
         run.pending = []
     else:
-        yield warning(
-            ctx.file,
-            ctx.line,
+        yield ctx.warning(
             f"message with unknown role {role!r}; skipped",
             "bad-message",
             hint="mini-swe-agent roles are system, user, assistant, tool and exit",
@@ -129,16 +111,14 @@ def _assistant(obj: dict[str, Any], text: str, run: _Run, ctx: Context) -> Strea
         for index, action in enumerate(actions):
             command = action.get("command") if isinstance(action, dict) else None
             if not isinstance(command, str):
-                yield warning(
-                    ctx.file, ctx.line, f"action #{index + 1} has no command; skipped", "bad-call"
-                )
+                yield ctx.warning(f"action #{index + 1} has no command; skipped", "bad-call")
                 continue
-            call_id = action.get("tool_call_id") or f"call@{ctx.line}.{index + 1}"
-            calls.append(ToolCall(str(call_id), "bash", {"command": command}))
+            call_id = ctx.call_id(action.get("tool_call_id"), index)
+            calls.append(ToolCall(call_id, "bash", {"command": command}))
     else:
         blocks = _BASH_BLOCK.findall(text)
         if len(blocks) == 1:
             calls.append(ToolCall(f"call@{ctx.line}", "bash", {"command": blocks[0].strip()}))
     run.pending = [call.id for call in calls]
     run.from_tool_calls = isinstance(raw, list) and bool(raw)
-    yield AssistantMessage(ctx.session, text, tuple(calls), None, ctx.file, ctx.line)
+    yield ctx.reply(text, tuple(calls))

@@ -14,18 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.replay.transcripts.conversation import Context, Stream, no_events, read_tool_calls
+from loopguard.replay.transcripts.conversation import no_events, read_tool_calls
 from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    Compaction,
-    SystemMessage,
+    Context,
+    Stream,
     ToolCall,
     ToolResult,
-    UserMessage,
     result_content,
     transcript_text,
 )
-from loopguard.replay.transcripts.source import warning
 
 NAME = "openai-chat"
 LABEL = "OpenAI Chat"
@@ -46,23 +43,17 @@ class ChatTranslator:
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
         role = obj.get("role")
         if obj.get("type") == "compaction" and role is None:
-            yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
+            yield ctx.compaction()
         elif role in ("system", "developer"):
-            yield SystemMessage(
-                ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line
-            )
+            yield ctx.system(transcript_text(obj.get("content")))
         elif role == "user":
-            yield UserMessage(
-                ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line
-            )
+            yield ctx.user(transcript_text(obj.get("content")))
         elif role == "assistant":
             yield from self._assistant(obj, ctx)
         elif role in ("tool", "function"):
             yield self._result(obj, ctx)
         else:
-            yield warning(
-                ctx.file,
-                ctx.line,
+            yield ctx.warning(
                 f"message with unknown role {role!r}; skipped",
                 "bad-message",
                 hint="Chat roles are system, developer, user, assistant and tool",
@@ -76,24 +67,20 @@ class ChatTranslator:
             self._legacy.append(f"call@{ctx.line}")
         if not isinstance(raw_calls, list):
             raw_calls = []
-            yield warning(ctx.file, ctx.line, "`tool_calls` is not a list; ignored", "bad-message")
+            yield ctx.warning("`tool_calls` is not a list; ignored", "bad-message")
         yield from read_tool_calls(raw_calls, ctx, True, calls)
         text = transcript_text(obj.get("content")) or (obj.get("refusal") or "")
-        yield AssistantMessage(ctx.session, text, tuple(calls), ctx.run_id, ctx.file, ctx.line)
+        yield ctx.reply(text, tuple(calls))
 
     def _result(self, obj: dict[str, Any], ctx: Context) -> ToolResult:
         call_id = obj.get("tool_call_id")
         if call_id is None and obj.get("role") == "function" and self._legacy:
             call_id = self._legacy.pop(0)
-        return ToolResult(
-            ctx.session,
+        return ctx.result(
             str(call_id or ""),
-            obj.get("name"),
             result_content(obj.get("content")),
             bool(obj.get("is_error")),
-            ctx.run_id,
-            ctx.file,
-            ctx.line,
+            obj.get("name"),
         )
 
 

@@ -16,24 +16,15 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.replay.transcripts.claims import kind as _kind
-from loopguard.replay.transcripts.conversation import (
-    Context,
-    Stream,
-    no_events,
-    parse_arguments,
-    system_context,
-)
+from loopguard.replay.transcripts.conversation import no_events, parse_arguments, system_context
 from loopguard.replay.transcripts.events import (
     AssistantMessage,
-    Compaction,
-    SystemMessage,
+    Context,
+    Stream,
     ToolCall,
-    ToolResult,
-    UserMessage,
     result_content,
     transcript_text,
 )
-from loopguard.replay.transcripts.source import warning
 
 NAME = "openai-responses"
 LABEL = "OpenAI Responses"
@@ -82,33 +73,22 @@ class ResponsesTranslator:
             return
         yield from self.flush(ctx)
         if kind in ("function_call_output", "custom_tool_call_output"):
-            yield ToolResult(
-                ctx.session,
+            yield ctx.result(
                 str(obj.get("call_id") or ""),
-                None,
                 result_content(obj.get("output")),
                 bool(obj.get("is_error")),
-                ctx.run_id,
-                ctx.file,
-                ctx.line,
             )
         elif kind == "compaction":
-            yield Compaction(ctx.session, ctx.run_id, ctx.file, ctx.line)
+            yield ctx.compaction()
         elif kind == "message" and role == "assistant":
             self._start_reply(ctx)
             self._text = transcript_text(obj.get("content"))
         elif kind == "message" and role == "user":
-            yield UserMessage(
-                ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line
-            )
+            yield ctx.user(transcript_text(obj.get("content")))
         elif kind == "message" and role in ("system", "developer"):
-            yield SystemMessage(
-                ctx.session, transcript_text(obj.get("content")), ctx.run_id, ctx.file, ctx.line
-            )
+            yield ctx.system(transcript_text(obj.get("content")))
         else:
-            yield warning(
-                ctx.file,
-                ctx.line,
+            yield ctx.warning(
                 f"unsupported item (type {kind!r}, role {role!r}); skipped",
                 "bad-message",
             )
@@ -116,7 +96,7 @@ class ResponsesTranslator:
     def _call(self, obj: dict[str, Any], ctx: Context, *, custom: bool) -> Stream:
         name = obj.get("name")
         if not isinstance(name, str):
-            yield warning(ctx.file, ctx.line, "function_call item has no name; skipped", "bad-call")
+            yield ctx.warning("function_call item has no name; skipped", "bad-call")
             return
         call_id = str(obj.get("call_id") or obj.get("id") or f"call@{ctx.line}")
         if custom:

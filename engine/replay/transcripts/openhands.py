@@ -29,20 +29,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import Context
-from loopguard.replay.transcripts.events import (
-    Compaction,
-    EndOfSession,
-    Event,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-)
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.regroup import Regrouper
-from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.replay.transcripts.source import Source, input_error, json_lines
 from loopguard.text import jsontext
 
 NAME = "openhands"
@@ -87,8 +78,6 @@ _OWN_ARGS = frozenset(
         "activated_microagents",
     }
 )
-
-Stream = Iterator["Event | Finding"]
 
 
 class _Trajectory:
@@ -143,22 +132,20 @@ def read(source: Source, layout: str) -> Stream:
             hint="a trajectory is a list of events with `action` or `observation` members",
         )
     yield from file_level.group.flush()
-    yield EndOfSession(file_level.ctx.session, source.name, file_level.ctx.line)
+    yield file_level.ctx.end()
 
 
 def _instance(history: list[Any], trajectory: _Trajectory) -> Stream:
     for obj in history:
         yield from _event(obj, trajectory)
     yield from trajectory.group.flush()
-    yield EndOfSession(trajectory.ctx.session, trajectory.ctx.file, trajectory.ctx.line)
+    yield trajectory.ctx.end()
 
 
 def _event(obj: Any, t: _Trajectory) -> Stream:
     ctx = t.ctx
     if not isinstance(obj, dict) or not ("action" in obj or "observation" in obj):
-        yield warning(
-            ctx.file,
-            ctx.line,
+        yield ctx.warning(
             "not an OpenHands event (no `action` or `observation`); skipped",
             "bad-message",
         )
@@ -178,27 +165,23 @@ def _action(obj: dict[str, Any], action: str, args: dict[str, Any], t: _Trajecto
     response: dict[str, Any] = raw_response if isinstance(raw_response, dict) else {}
     key = str(response.get("id") or f"event{obj.get('id')}")
     if action == "message" and obj.get("source") == "agent" and not meta:
-        yield from t.group.part(
-            key, ctx.session, None, ctx.file, ctx.line, str(args.get("content") or "")
-        )
+        yield from t.group.part(key, ctx, str(args.get("content") or ""))
     elif action in _NOT_CALLS:
         yield from t.group.flush()
         text = str(args.get("content") or "")
         if action == "message":
-            yield UserMessage(ctx.session, text, None, ctx.file, ctx.line)
+            yield ctx.user(text)
         elif action == "system":
-            yield SystemMessage(ctx.session, text, None, ctx.file, ctx.line)
+            yield ctx.system(text)
         elif action in ("condensation", "summarize"):
-            yield Compaction(ctx.session, None, ctx.file, ctx.line)
+            yield ctx.compaction()
     else:
         call_id = str(meta.get("tool_call_id") or f"event{obj.get('id')}")
         function = meta.get("function_name")
         name = function if isinstance(function, str) else action
         t.remember(obj.get("id"), call_id)
         call = ToolCall(call_id, name, _arguments(response, call_id, args))
-        yield from t.group.part(
-            key, ctx.session, None, ctx.file, ctx.line, str(args.get("thought") or ""), (call,)
-        )
+        yield from t.group.part(key, ctx, str(args.get("thought") or ""), (call,))
 
 
 def _arguments(response: dict[str, Any], call_id: str, args: dict[str, Any]) -> Any:
@@ -230,13 +213,11 @@ def _observation(obj: dict[str, Any], kind: str, t: _Trajectory) -> Stream:
     ctx = t.ctx
     if kind in ("condense", "agent_condensation"):
         yield from t.group.flush()
-        yield Compaction(ctx.session, None, ctx.file, ctx.line)
+        yield ctx.compaction()
         return
     cause = obj.get("cause")
     call_id = t.calls.get(cause) if _is_id(cause) else None
     if kind in _SKIPPED_OBSERVATIONS or call_id is None:
         return
     failed = kind in ("error", "user_rejected")
-    yield from t.group.result(
-        ToolResult(ctx.session, call_id, None, obj.get("content"), failed, None, ctx.file, ctx.line)
-    )
+    yield from t.group.result(ctx.result(call_id, obj.get("content"), failed))

@@ -42,7 +42,7 @@ from loopguard.findings import Finding
 from loopguard.replay.transcripts.events import (
     AssistantMessage,
     EndOfSession,
-    Event,
+    Stream,
     ToolCall,
     ToolResult,
     UserMessage,
@@ -64,8 +64,6 @@ _MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 _ERROR_CODES = frozenset({2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"})
 _STREAMED = re.compile(r'\s*(?:\[|\{\s*"(?:resourceSpans|batches)"\s*:)')
 _ANCESTORS_MAX = 256  # parent links followed to find a session marker (a cycle stops too)
-
-Stream = Iterator["Event | Finding"]
 
 
 @dataclass(slots=True)
@@ -493,12 +491,8 @@ def _round(session: str, calls: list[_Tool], file: str) -> Stream:
         calls[0].line,
     )
     for t in calls:
-        if t.failed:
-            yield ToolResult(session, t.call_id, t.name, t.error, True, None, file, t.line)
-        elif t.has_result:
-            yield ToolResult(session, t.call_id, t.name, t.result, False, None, file, t.line)
-        else:
-            yield ToolResult(session, t.call_id, t.name, "", False, None, file, t.line)
+        content = t.error if t.failed else t.result if t.has_result else ""
+        yield ToolResult(session, t.call_id, t.name, content, t.failed, None, file, t.line)
 
 
 def _capture_warnings(index: _Index, file: str) -> Stream:

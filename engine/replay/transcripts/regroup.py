@@ -23,7 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from loopguard.replay.transcripts.events import AssistantMessage, Event, ToolCall, ToolResult
+from loopguard.replay.transcripts.events import (
+    AssistantMessage,
+    Context,
+    Event,
+    ToolCall,
+    ToolResult,
+)
 
 
 @dataclass
@@ -57,19 +63,12 @@ class Regrouper:
         self._open: list[_Reply] = []
 
     def part(
-        self,
-        key: str,
-        session: str,
-        run_id: str | None,
-        file: str,
-        line: int,
-        text: str = "",
-        calls: tuple[ToolCall, ...] = (),
+        self, key: str, ctx: Context, text: str = "", calls: tuple[ToolCall, ...] = ()
     ) -> Iterator[Event]:
-        """Add text and calls of the response `key` (a new key starts a new response)."""
+        """Add text and calls of the response `key` (a new key starts a new response at `ctx`)."""
         newest = self._open[-1] if self._open else None
         if newest is None or newest.key != key:
-            newest = _Reply(key, session, run_id, file, line)
+            newest = _Reply(key, ctx.session, ctx.run_id, ctx.file, ctx.line)
             self._open.append(newest)
             yield from self._release()
         if text:

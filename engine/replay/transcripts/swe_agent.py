@@ -25,24 +25,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import Context, read_tool_calls
-from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    EndOfSession,
-    Event,
-    SystemMessage,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-    transcript_text,
-)
+from loopguard.replay.transcripts.conversation import read_tool_calls
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error, warning
+from loopguard.replay.transcripts.source import Source, input_error
 
 NAME = "swe-agent"
 LABEL = "SWE-agent trajectory"
@@ -52,8 +41,6 @@ MARKERS = (
 )
 
 _HARNESS_EXIT = re.compile(r"exit_[a-z_]+")
-
-Stream = Iterator["Event | Finding"]
 
 
 def read(source: Source, layout: str = "document") -> Stream:
@@ -82,7 +69,7 @@ def read(source: Source, layout: str = "document") -> Stream:
     else:
         yield from _prefix(history, ctx)
         yield from _text_actions(steps, ctx)
-    yield EndOfSession(ctx.session, ctx.file, ctx.line)
+    yield ctx.end()
 
 
 def _listish(value: Any) -> Any:
@@ -98,9 +85,9 @@ def _listish(value: Any) -> Any:
 def _message(obj: dict[str, Any], ctx: Context, seen_user: bool) -> Stream:
     role, text = obj.get("role"), transcript_text(obj.get("content"))
     if role == "system" or role == "user" and (obj.get("is_demo") or seen_user):
-        yield SystemMessage(ctx.session, text, None, ctx.file, ctx.line)
+        yield ctx.system(text)
     elif role == "user":
-        yield UserMessage(ctx.session, text, None, ctx.file, ctx.line)
+        yield ctx.user(text)
 
 
 def _prefix(history: list[tuple[int, Any]], ctx: Context) -> Stream:
@@ -116,11 +103,8 @@ def _prefix(history: list[tuple[int, Any]], ctx: Context) -> Stream:
 def _text_actions(steps: list[tuple[int, Any]], ctx: Context) -> Stream:
     for number, (ctx.line, step) in enumerate(steps, 1):
         if not isinstance(step, dict) or not isinstance(step.get("action"), str):
-            yield warning(
-                ctx.file,
-                ctx.line,
-                f"trajectory step {number} has no `action` text; skipped",
-                "bad-message",
+            yield ctx.warning(
+                f"trajectory step {number} has no `action` text; skipped", "bad-message"
             )
             continue
         command = step["action"].rstrip()
@@ -130,48 +114,26 @@ def _text_actions(steps: list[tuple[int, Any]], ctx: Context) -> Stream:
         text = (
             step.get("response") if isinstance(step.get("response"), str) else step.get("thought")
         )
-        yield AssistantMessage(
-            ctx.session, text if isinstance(text, str) else "", (call,), None, ctx.file, ctx.line
-        )
-        yield ToolResult(
-            ctx.session, call.id, "bash", step.get("observation"), False, None, ctx.file, ctx.line
-        )
+        yield ctx.reply(text if isinstance(text, str) else "", (call,))
+        yield ctx.result(call.id, step.get("observation"), name="bash")
 
 
 def _function_calling(history: list[tuple[int, Any]], ctx: Context) -> Stream:
     seen_user = False
     for ctx.line, obj in history:
         if not isinstance(obj, dict):
-            yield warning(
-                ctx.file, ctx.line, "history entry is not an object; skipped", "bad-message"
-            )
+            yield ctx.warning("history entry is not an object; skipped", "bad-message")
             continue
         role = obj.get("role")
         if role == "assistant":
             calls: list[ToolCall] = []
             raw = _listish(obj.get("tool_calls"))
             yield from read_tool_calls(raw if isinstance(raw, list) else [], ctx, True, calls)
-            yield AssistantMessage(
-                ctx.session,
-                transcript_text(obj.get("content")),
-                tuple(calls),
-                None,
-                ctx.file,
-                ctx.line,
-            )
+            yield ctx.reply(transcript_text(obj.get("content")), tuple(calls))
         elif role == "tool":
             ids = _listish(obj.get("tool_call_ids"))
             call_id = ids[0] if isinstance(ids, list) and ids else obj.get("tool_call_id")
-            yield ToolResult(
-                ctx.session,
-                str(call_id or ""),
-                None,
-                transcript_text(obj.get("content")),
-                False,
-                None,
-                ctx.file,
-                ctx.line,
-            )
+            yield ctx.result(str(call_id or ""), transcript_text(obj.get("content")))
         else:
             yield from _message(obj, ctx, False if role == "system" else seen_user)
             seen_user = seen_user or role == "user" and not obj.get("is_demo")

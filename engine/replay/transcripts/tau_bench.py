@@ -18,15 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import Context
-from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    EndOfSession,
-    Event,
-    ToolCall,
-    ToolResult,
-    transcript_text,
-)
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.openai_chat import ChatTranslator
@@ -37,8 +29,6 @@ NAME = "tau-bench"
 LABEL = "tau-bench results"
 MARKERS = r'"traj"\s*:\s*\[|"task_id"\s*:[^,]*,\s*"reward"\s*:'
 _API_OUTPUT = "API output: "
-
-Stream = Iterator["Event | Finding"]
 
 
 def read(source: Source, layout: str = "document") -> Stream:
@@ -85,9 +75,7 @@ def _name(run: dict[str, Any], default: str) -> str:
 def _run(run: dict[str, Any], ctx: Context) -> Stream:
     if not run["traj"]:
         error = run.get("info", {}).get("error") if isinstance(run.get("info"), dict) else None
-        yield warning(
-            ctx.file,
-            ctx.line,
+        yield ctx.warning(
             f"run {ctx.session} has no messages" + (f" ({error})" if error else ""),
             "empty-run",
         )
@@ -97,26 +85,12 @@ def _run(run: dict[str, Any], ctx: Context) -> Stream:
     for index, message in enumerate(run["traj"]):
         ctx.line = start
         if not isinstance(message, dict):
-            yield warning(
-                ctx.file,
-                ctx.line,
-                f"traj message #{index + 1} is not an object; skipped",
-                "bad-message",
-            )
+            yield ctx.warning(f"traj message #{index + 1} is not an object; skipped", "bad-message")
             continue
         text = transcript_text(message.get("content"))
         role = message.get("role")
         if pending is not None and role == "user" and text.startswith(_API_OUTPUT):
-            yield ToolResult(
-                ctx.session,
-                pending,
-                None,
-                text[len(_API_OUTPUT) :],
-                False,
-                None,
-                ctx.file,
-                ctx.line,
-            )
+            yield ctx.result(pending, text[len(_API_OUTPUT) :])
             pending = None
             continue
         action = (
@@ -124,17 +98,10 @@ def _run(run: dict[str, Any], ctx: Context) -> Stream:
         )
         if action is not None:
             pending = f"action@{index + 1}"
-            yield AssistantMessage(
-                ctx.session,
-                text,
-                (ToolCall(pending, action[0], action[1]),),
-                None,
-                ctx.file,
-                ctx.line,
-            )
+            yield ctx.reply(text, (ToolCall(pending, action[0], action[1]),))
             continue
         yield from chat.message(message, ctx)
-    yield EndOfSession(ctx.session, ctx.file, start)
+    yield ctx.end()
 
 
 def _react_action(text: str) -> tuple[str, Any] | None:
