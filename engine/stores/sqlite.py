@@ -90,12 +90,7 @@ class SqliteBackend:
                 check_same_thread=False,
             )
             try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(
-                    f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
-                    "token INTEGER NOT NULL, state BLOB NOT NULL, expires REAL) WITHOUT ROWID"
-                )
+                self._set_up(conn)
             except BaseException:  # a damaged file: the caller reports it, nothing stays open
                 conn.close()
                 raise
@@ -105,6 +100,26 @@ class SqliteBackend:
             weakref.finalize(self, _close, conn, self._pid)
         return self._conn
 
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        """WAL mode and the table. Switching the journal mode answers "database is locked"
+        at once, without the busy timeout, while another connection opens the same new file
+        (workers starting together): that is retried until the busy timeout has passed."""
+        give_up = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError:
+                if time.monotonic() >= give_up:
+                    raise
+                time.sleep(0.01)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, "
+            "token INTEGER NOT NULL, state BLOB NOT NULL, expires REAL) WITHOUT ROWID"
+        )
+
     def _expires(self, now: float) -> float | None:
         return None if self.ttl_s is None else now + self.ttl_s
 
@@ -112,6 +127,25 @@ class SqliteBackend:
         try:
             with self._lock:
                 return self._db().execute(sql, args)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"SQLite {self.path}: {exc}") from None
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> int:
+        """One write in its own `BEGIN IMMEDIATE` transaction; the rows it changed. Taking the
+        write lock first lets the busy timeout wait for it: an autocommit write whose read
+        snapshot another writer made stale would fail at once with "database is locked"
+        (WAL's busy-snapshot case)."""
+        try:
+            with self._lock:
+                db = self._db()
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    count = db.execute(sql, args).rowcount
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+                return count
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"SQLite {self.path}: {exc}") from None
 
@@ -138,19 +172,19 @@ class SqliteBackend:
     def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
         now = time.time()
         if expected:
-            cur = self._run(
+            changed = self._write(
                 f"UPDATE {_TABLE} SET token = ?, state = ?, expires = ? WHERE key = ? "
                 "AND token = ? AND (expires IS NULL OR expires >= ?)",
                 (token, blob, self._expires(now), key, expected, now),
             )
         else:  # new, or replacing one that expired
-            cur = self._run(
+            changed = self._write(
                 f"INSERT INTO {_TABLE} VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE "
                 "SET token = excluded.token, state = excluded.state, expires = "
                 f"excluded.expires WHERE {_TABLE}.expires < ?",
                 (key, token, blob, self._expires(now), now),
             )
-        if cur.rowcount == 1:
+        if changed == 1:
             self._writes += 1
             if self.ttl_s is not None and self._writes % _PURGE_EVERY == 0:
                 self._run(f"DELETE FROM {_TABLE} WHERE expires < ?", (now,))
