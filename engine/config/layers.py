@@ -49,7 +49,14 @@ from loopguard.config.schema import (
     prune_invalid,
     schema_findings,
 )
-from loopguard.config.source import PositionIndex, SourceDoc, check_text, check_values, deep_merge
+from loopguard.config.source import (
+    PositionIndex,
+    SourceDoc,
+    check_text,
+    check_values,
+    copy_tree,
+    deep_merge,
+)
 from loopguard.config.yamlsource import load_yaml
 from loopguard.detection.detector import option_defaults
 from loopguard.findings import Finding
@@ -624,7 +631,7 @@ def _fill_in(data: dict[str, Any], defaults: dict[str, Any]) -> None:
         block = detectors.setdefault(ident, {})
         if isinstance(block, dict):
             for key, value in options.items():
-                block.setdefault(key, value)
+                block.setdefault(key, copy_tree(value))
 
 
 def analyze_doc(

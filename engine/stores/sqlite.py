@@ -101,9 +101,9 @@ class SqliteBackend:
         return self._conn
 
     def _set_up(self, conn: sqlite3.Connection) -> None:
-        """WAL mode and the table. Switching the journal mode answers "database is locked"
-        at once, without the busy timeout, while another connection opens the same new file
-        (workers starting together): that is retried until the busy timeout has passed."""
+        """WAL mode and the table. While other connections open the same new file (workers
+        starting together), switching the journal mode can fail with "database is locked"
+        before the busy timeout is up: it is retried until the timeout has passed."""
         give_up = time.monotonic() + self.busy_timeout_s
         while True:
             try:
@@ -130,25 +130,6 @@ class SqliteBackend:
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"SQLite {self.path}: {exc}") from None
 
-    def _write(self, sql: str, args: tuple[Any, ...]) -> int:
-        """One write in its own `BEGIN IMMEDIATE` transaction; the rows it changed. Taking the
-        write lock first lets the busy timeout wait for it: an autocommit write whose read
-        snapshot another writer made stale would fail at once with "database is locked"
-        (WAL's busy-snapshot case)."""
-        try:
-            with self._lock:
-                db = self._db()
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    count = db.execute(sql, args).rowcount
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
-                return count
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"SQLite {self.path}: {exc}") from None
-
     def load(self, key: str) -> tuple[int, bytes] | None:
         """(token, blob), None when absent; a row of the wrong types or a blob over
         MAX_STATE_BYTES (the state column is sized before it is read) is StateCodecError."""
@@ -172,19 +153,19 @@ class SqliteBackend:
     def cas(self, key: str, expected: int, token: int, blob: bytes) -> tuple[int, bytes] | None:
         now = time.time()
         if expected:
-            changed = self._write(
+            cur = self._run(
                 f"UPDATE {_TABLE} SET token = ?, state = ?, expires = ? WHERE key = ? "
                 "AND token = ? AND (expires IS NULL OR expires >= ?)",
                 (token, blob, self._expires(now), key, expected, now),
             )
         else:  # new, or replacing one that expired
-            changed = self._write(
+            cur = self._run(
                 f"INSERT INTO {_TABLE} VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE "
                 "SET token = excluded.token, state = excluded.state, expires = "
                 f"excluded.expires WHERE {_TABLE}.expires < ?",
                 (key, token, blob, self._expires(now), now),
             )
-        if changed == 1:
+        if cur.rowcount == 1:
             self._writes += 1
             if self.ttl_s is not None and self._writes % _PURGE_EVERY == 0:
                 self._run(f"DELETE FROM {_TABLE} WHERE expires < ?", (now,))
