@@ -42,3 +42,23 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def codes(table: str) -> tuple[tuple[str, str, str, str], ...]:
+    """Parse a module's table of the finding codes it raises into (code, level, stage, doc).
+
+    The table is a text block: a line `code level stage` starts an entry, the
+    indented lines under it are its documentation (blank lines part paragraphs).
+    `lint --list-checks` and docs/rules.md print the entries in table order.
+    """
+    entries: list[list[str]] = []
+    for line in table.strip("\n").splitlines():
+        if line and not line[0].isspace():
+            code, level, stage = line.split()
+            entries.append([code, level, stage, ""])
+        else:
+            entries[-1][3] += line.strip() + "\n"
+    return tuple(
+        (code, level, stage, "\n\n".join(" ".join(p.split()) for p in doc.split("\n\n")).strip())
+        for code, level, stage, doc in entries
+    )

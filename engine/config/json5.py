@@ -47,7 +47,7 @@ from typing import Any
 
 from loopguard.config.source import Path, Pos, SourceDoc, deep_merge
 from loopguard.detection.plugins import load_registry
-from loopguard.findings import Finding
+from loopguard.findings import Finding, codes
 from loopguard.text.hints import did_you_mean
 
 MAX_DEPTH = 100
@@ -60,16 +60,15 @@ _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "0
 _NEWLINES = "\n\r\u2028\u2029"
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES: tuple[tuple[str, str, str, str], ...] = (
-    (
-        "json5-syntax",
-        "error",
-        "syntax",
-        "The JSON5 (OpenClaw) file does not parse.\n\n"
-        "Fails: `{tools: {loopDetection: {enabled: true,}`.",
-    ),
+CODES = codes(
+    """
+json5-syntax error syntax
+    The JSON5 (OpenClaw) file does not parse.
+
+    Fails: `{tools: {loopDetection: {enabled: true,}`.
+"""
 )
 
 
@@ -340,37 +339,29 @@ NESTED_KEYS = ("detectors", "postCompactionGuard")
 GUARD_KEYS = {"windowSize": "window_size"}
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES += (
-    (
-        "openclaw-agent",
-        "error",
-        "schema",
-        "An OpenClaw `agents.list` entry without an `id`."
-        "\n\nFails: `agents: {list: [{tools: {}}]}`.",
-    ),
-    (
-        "duplicate-agent",
-        "error",
-        "schema",
-        "An OpenClaw agent listed twice.\n\nFails: two entries with `id: ops`.",
-    ),
-    (
-        "openclaw-ignored",
-        "warning",
-        "schema",
-        "An OpenClaw key loopguard does not read "
-        "(only loop-detection settings are).\n\nWarns: `tools: {exec: {...}}`.",
-    ),
-    (
-        "openclaw-conflict",
-        "warning",
-        "schema",
-        "An OpenClaw block inside a native rules file sets a value its native keys "
-        "set differently; the native key wins.\n\nWarns: `loop_detection: "
-        "{warning_threshold: 8}` and `tools: {loopDetection: {warningThreshold: 10}}`.",
-    ),
+CODES += codes(
+    """
+openclaw-agent error schema
+    An OpenClaw `agents.list` entry without an `id`.
+
+    Fails: `agents: {list: [{tools: {}}]}`.
+duplicate-agent error schema
+    An OpenClaw agent listed twice.
+
+    Fails: two entries with `id: ops`.
+openclaw-ignored warning schema
+    An OpenClaw key loopguard does not read (only loop-detection settings are).
+
+    Warns: `tools: {exec: {...}}`.
+openclaw-conflict warning schema
+    An OpenClaw block inside a native rules file sets a value its native keys set
+    differently; the native key wins.
+
+    Warns: `loop_detection: {warning_threshold: 8}` and `tools: {loopDetection:
+    {warningThreshold: 10}}`.
+"""
 )
 
 

@@ -59,43 +59,34 @@ from loopguard.config.source import (
 )
 from loopguard.config.yamlsource import load_yaml
 from loopguard.detection.detector import option_defaults
-from loopguard.findings import Finding
+from loopguard.findings import Finding, codes
 from loopguard.text.hints import is_int
 
 MAX_BYTES = 1024 * 1024
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES: tuple[tuple[str, str, str, str], ...] = (
-    (
-        "unreadable",
-        "error",
-        "read",
-        "The file cannot be read (missing, a directory, no "
-        "permission) or `builtin:NAME` names no bundled pack.\n\nFails: "
-        "`loopguard lint missing.yaml`.",
-    ),
-    (
-        "too-large",
-        "error",
-        "read",
-        "The file is larger than a rules file can be (1 MiB).\n\n"
-        "Fails: a 5 MiB log passed by mistake.",
-    ),
-    (
-        "encoding",
-        "error",
-        "read",
-        "The file is not UTF-8 (UTF-16, or invalid bytes).\n\n"
-        "Fails: a file saved as UTF-16 by an editor.",
-    ),
-    (
-        "binary",
-        "error",
-        "read",
-        "The file holds a NUL byte: binary data, not text.\n\nFails: a gzipped file.",
-    ),
+CODES = codes(
+    """
+unreadable error read
+    The file cannot be read (missing, a directory, no permission) or `builtin:NAME` names no
+    bundled pack.
+
+    Fails: `loopguard lint missing.yaml`.
+too-large error read
+    The file is larger than a rules file can be (1 MiB).
+
+    Fails: a 5 MiB log passed by mistake.
+encoding error read
+    The file is not UTF-8 (UTF-16, or invalid bytes).
+
+    Fails: a file saved as UTF-16 by an editor.
+binary error read
+    The file holds a NUL byte: binary data, not text.
+
+    Fails: a gzipped file.
+"""
 )
 
 
@@ -259,50 +250,36 @@ MAX_EXTENDS_DEPTH = 32
 _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES += (
-    (
-        "empty",
-        "error",
-        "root",
-        "An empty file, list or string where something is needed.\n\n"
-        "Fails: a file with only comments; `exempt: []` where a list must not be empty.",
-    ),
-    (
-        "not-a-mapping",
-        "error",
-        "root",
-        "The document is not a mapping of keys to values.\n\nFails: `- version: 1`.",
-    ),
-    (
-        "version",
-        "error",
-        "root",
-        "`version` is missing, not 1, or newer than this loopguard.\n\nFails: `version: 2`.",
-    ),
-    (
-        "extends",
-        "error",
-        "extends",
-        "An `extends:` entry that cannot be loaded (unknown "
-        "pack, missing file, too deep).\n\nFails: `extends: [builtin:nope]`.",
-    ),
-    (
-        "extends-cycle",
-        "error",
-        "extends",
-        "`extends:` entries that include each other.\n\n"
-        "Fails: a.yaml extends b.yaml, which extends a.yaml.",
-    ),
-    (
-        "store-path",
-        "error",
-        "extends",
-        "`store.path` outside the rules file's folder tree (absolute, `~`, `../`, or a "
-        "symbolic link out), confined like `extends:` (`--allow-extends-outside` allows both)."
-        "\n\nFails: `store: {path: ../../elsewhere/state.db}`.",
-    ),
+CODES += codes(
+    """
+empty error root
+    An empty file, list or string where something is needed.
+
+    Fails: a file with only comments; `exempt: []` where a list must not be empty.
+not-a-mapping error root
+    The document is not a mapping of keys to values.
+
+    Fails: `- version: 1`.
+version error root
+    `version` is missing, not 1, or newer than this loopguard.
+
+    Fails: `version: 2`.
+extends error extends
+    An `extends:` entry that cannot be loaded (unknown pack, missing file, too deep).
+
+    Fails: `extends: [builtin:nope]`.
+extends-cycle error extends
+    `extends:` entries that include each other.
+
+    Fails: a.yaml extends b.yaml, which extends a.yaml.
+store-path error extends
+    `store.path` outside the rules file's folder tree (absolute, `~`, `../`, or a symbolic
+    link out), confined like `extends:` (`--allow-extends-outside` allows both).
+
+    Fails: `store: {path: ../../elsewhere/state.db}`.
+"""
 )
 
 

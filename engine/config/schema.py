@@ -62,7 +62,7 @@ from referencing.exceptions import Unresolvable as _Unresolvable
 from loopguard.config.source import Path, PositionIndex, SourceDoc
 from loopguard.detection.plugins import load_registry, schema_problem
 from loopguard.detection.sandbox import safe_repr
-from loopguard.findings import Finding
+from loopguard.findings import Finding, codes
 from loopguard.rules import bundled_defaults
 from loopguard.text.hints import did_you_mean, is_int
 from loopguard.text.regexcheck import (
@@ -305,75 +305,52 @@ _TYPE_NAMES = {
 }
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES = (
-    (
-        "unknown-key",
-        "error",
-        "schema",
-        "A key the schema does not know (with a did-you-mean)."
-        "\n\nFails: `loop_detection: {warning_treshold: 5}`.",
-    ),
-    (
-        "required",
-        "error",
-        "schema",
-        "A required key is missing.\n\nFails: an intent without `require: {tool: ...}`.",
-    ),
-    (
-        "type",
-        "error",
-        "schema",
-        "A value of the wrong type (integers are strict: `10.0` and "
-        "`true` are not thresholds).\n\nFails: `loop_detection: {history_size: '30'}`.",
-    ),
-    (
-        "range",
-        "error",
-        "schema",
-        "A number outside its allowed range.\n\nFails: `loop_detection: {warning_threshold: -3}`.",
-    ),
-    (
-        "enum",
-        "error",
-        "schema",
-        "A value that is not one of the allowed words.\n\nFails: `turn: {normalize: [lowercase]}`.",
-    ),
-    (
-        "condition",
-        "error",
-        "schema",
-        "A condition mapping without exactly one operator.\n\nFails: `when: {}`.",
-    ),
-    (
-        "too-long",
-        "error",
-        "schema",
-        "A string longer than its limit.\n\nFails: a 600-character regex.",
-    ),
-    (
-        "pattern",
-        "error",
-        "schema",
-        "A string that does not have the required shape.\n\n"
-        "Fails: a language code `EN-us` under `messages`.",
-    ),
-    (
-        "schema",
-        "error",
-        "schema",
-        "Any other schema violation (the schema words the message)."
-        "\n\nFails: `store: {path: a.db, url: redis://x}` (exactly one of path/url).",
-    ),
-    (
-        "regex-too-complex",
-        "error",
-        "schema",
-        "A regular expression whose compiled size "
-        "would exceed the budget (nested counted repeats; docs/limits.md), refused before "
-        "compiling.\n\nFails: `patterns: ['(?:(?:(?:a{1000}){1000}){1000})']`.",
-    ),
+CODES = codes(
+    """
+unknown-key error schema
+    A key the schema does not know (with a did-you-mean).
+
+    Fails: `loop_detection: {warning_treshold: 5}`.
+required error schema
+    A required key is missing.
+
+    Fails: an intent without `require: {tool: ...}`.
+type error schema
+    A value of the wrong type (integers are strict: `10.0` and `true` are not thresholds).
+
+    Fails: `loop_detection: {history_size: '30'}`.
+range error schema
+    A number outside its allowed range.
+
+    Fails: `loop_detection: {warning_threshold: -3}`.
+enum error schema
+    A value that is not one of the allowed words.
+
+    Fails: `turn: {normalize: [lowercase]}`.
+condition error schema
+    A condition mapping without exactly one operator.
+
+    Fails: `when: {}`.
+too-long error schema
+    A string longer than its limit.
+
+    Fails: a 600-character regex.
+pattern error schema
+    A string that does not have the required shape.
+
+    Fails: a language code `EN-us` under `messages`.
+schema error schema
+    Any other schema violation (the schema words the message).
+
+    Fails: `store: {path: a.db, url: redis://x}` (exactly one of path/url).
+regex-too-complex error schema
+    A regular expression whose compiled size would exceed the budget (nested counted
+    repeats; docs/limits.md), refused before compiling.
+
+    Fails: `patterns: ['(?:(?:(?:a{1000}){1000}){1000})']`.
+"""
 )
 
 

@@ -54,7 +54,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopguard.findings import Finding
+from loopguard.findings import Finding, codes
 from loopguard.text.hints import is_int
 
 Path = tuple[Any, ...]
@@ -211,22 +211,19 @@ MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES = (
-    (
-        "too-deep",
-        "error",
-        "syntax",
-        "Nesting deeper than a rules file ever needs.\n\nFails: `[[[[[[...]]]]]]` 200 levels deep.",
-    ),
-    (
-        "cycle",
-        "error",
-        "syntax",
-        "A mapping given to `Guard.from_dict` that contains "
-        "itself.\n\nFails: `d = {'version': 1}; d['x'] = d`.",
-    ),
+CODES = codes(
+    """
+too-deep error syntax
+    Nesting deeper than a rules file ever needs.
+
+    Fails: `[[[[[[...]]]]]]` 200 levels deep.
+cycle error syntax
+    A mapping given to `Guard.from_dict` that contains itself.
+
+    Fails: `d = {'version': 1}; d['x'] = d`.
+"""
 )
 
 

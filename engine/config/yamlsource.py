@@ -24,6 +24,7 @@ import yaml
 from yaml.nodes import ScalarNode
 
 from loopguard.config.source import Path, Pos, SourceDoc, copy_tree
+from loopguard.findings import codes
 
 MAX_DEPTH = 100
 MAX_ALIAS_NODES = 100_000
@@ -41,56 +42,43 @@ _ALLOWED_SCALAR_TAGS = {
 _COLLECTION_TAGS = {None, "!", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES = (
-    ("yaml-syntax", "error", "syntax", "The YAML does not parse.\n\nFails: `turn: {a: 1`."),
-    (
-        "multiple-documents",
-        "error",
-        "syntax",
-        "More than one YAML document (`---`) or "
-        "top-level JSON5 value.\n\nFails: `version: 1\\n---\\nversion: 1`.",
-    ),
-    (
-        "duplicate-key",
-        "error",
-        "syntax",
-        "A key written twice in one mapping (YAML would "
-        "silently keep the last one).\n\nFails: "
-        "`turn: {max_tool_rounds: 3, max_tool_rounds: 4}`.",
-    ),
-    (
-        "key-type",
-        "error",
-        "syntax",
-        "A mapping key that is not a string.\n\nFails: `agents: {1: {}}` (quote it: `'1'`).",
-    ),
-    (
-        "yaml-tag",
-        "error",
-        "syntax",
-        "An explicit YAML tag (`!!python/...`, `!custom`).\n\nFails: `version: !!int 1`.",
-    ),
-    (
-        "yaml-alias",
-        "error",
-        "syntax",
-        "An undefined, recursive or key alias.\n\nFails: `turn: *missing`.",
-    ),
-    (
-        "yaml-merge",
-        "error",
-        "syntax",
-        "A merge key (`<<`) whose value is not a mapping.\n\nFails: `turn: {<<: 3}`.",
-    ),
-    (
-        "alias-bomb",
-        "error",
-        "syntax",
-        "Aliases expand to too many values (a billion-laughs "
-        "file).\n\nFails: nine levels of `[*a, *a, *a, ...]`.",
-    ),
+CODES = codes(
+    r"""
+yaml-syntax error syntax
+    The YAML does not parse.
+
+    Fails: `turn: {a: 1`.
+multiple-documents error syntax
+    More than one YAML document (`---`) or top-level JSON5 value.
+
+    Fails: `version: 1\n---\nversion: 1`.
+duplicate-key error syntax
+    A key written twice in one mapping (YAML would silently keep the last one).
+
+    Fails: `turn: {max_tool_rounds: 3, max_tool_rounds: 4}`.
+key-type error syntax
+    A mapping key that is not a string.
+
+    Fails: `agents: {1: {}}` (quote it: `'1'`).
+yaml-tag error syntax
+    An explicit YAML tag (`!!python/...`, `!custom`).
+
+    Fails: `version: !!int 1`.
+yaml-alias error syntax
+    An undefined, recursive or key alias.
+
+    Fails: `turn: *missing`.
+yaml-merge error syntax
+    A merge key (`<<`) whose value is not a mapping.
+
+    Fails: `turn: {<<: 3}`.
+alias-bomb error syntax
+    Aliases expand to too many values (a billion-laughs file).
+
+    Fails: nine levels of `[*a, *a, *a, ...]`.
+"""
 )
 
 

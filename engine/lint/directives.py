@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from loopguard.findings import Finding
+from loopguard.findings import Finding, codes
 from loopguard.text.hints import did_you_mean
 
 _DIRECTIVE = re.compile(
@@ -37,20 +37,18 @@ FORMS = (
 )
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES = (
-    (
-        "bad-directive",
-        "warning",
-        "directives",
-        "An ignore comment "
-        "(`# loopguard: disable=...`) "
-        "naming an unknown code, a load error, or nothing, a file-wide `disable=` after "
-        "content, or a `# loopguard:` comment that is not understood (`disable-next-line=`, "
-        "`disabel=`, no `=`).\n\nWarns: `# loopguard: disable=unused-sets` (did you mean "
-        "unused-set?), `# loopguard: disable-line CODE` (it silences nothing).",
-    ),
+CODES = codes(
+    """
+bad-directive warning directives
+    An ignore comment (`# loopguard: disable=...`) naming an unknown code, a load error, or
+    nothing, a file-wide `disable=` after content, or a `# loopguard:` comment that is not
+    understood (`disable-next-line=`, `disabel=`, no `=`).
+
+    Warns: `# loopguard: disable=unused-sets` (did you mean unused-set?), `# loopguard:
+    disable-line CODE` (it silences nothing).
+"""
 )
 
 

@@ -34,7 +34,7 @@ from loopguard.config.layers import MAX_BYTES
 from loopguard.config.load import BLOCKING, Analysis, analyze_builtin, analyze_bytes, analyze_path
 from loopguard.config.schema import Assembly
 from loopguard.detection.plugins import load_registry
-from loopguard.findings import LEVELS, Finding
+from loopguard.findings import LEVELS, Finding, codes
 from loopguard.lint import directives
 from loopguard.lint.checks import LintCheck, from_module, loopguard_register_lint_checks
 from loopguard.lint.checks.context import LintContext
@@ -44,16 +44,15 @@ from loopguard.text.github import escape_data, escape_property
 FORMATS = ("text", "json", "github")
 
 
-# (code, level, stage, what it means): the codes raised here, as `lint --list-checks`
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
 # and docs/rules.md document them
-CODES = (
-    (
-        "check-failed",
-        "warning",
-        "meaning",
-        "A lint check (usually a plugin's) raised an "
-        "exception; the others still ran.\n\nWarns: a plugin check with a bug.",
-    ),
+CODES = codes(
+    """
+check-failed warning meaning
+    A lint check (usually a plugin's) raised an exception; the others still ran.
+
+    Warns: a plugin check with a bug.
+"""
 )
 
 
