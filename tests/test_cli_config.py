@@ -14,8 +14,7 @@ import pytest
 from loopguard.cli import main
 from loopguard.config.load import load_rules_path
 from loopguard.config.provenance import dotted, explain_active, flow
-from loopguard.config.source import effective_config
-from loopguard.config.yamlsource import load_yaml
+from loopguard.config.source import effective_config, load_yaml
 from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED
 from loopguard.policy.compile import is_active
 

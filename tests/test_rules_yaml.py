@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.config.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, load_yaml
+from loopguard.config.source import MAX_ALIAS_NODES, MAX_DEPTH, load_yaml
 
 
 def codes(text: str) -> list[str]:
@@ -130,14 +130,16 @@ def test_empty_text_has_no_data() -> None:
 def test_libyaml_and_pure_python_readers_agree() -> None:
     from importlib import resources
 
-    from loopguard.config import yamlsource
+    import yaml
 
-    if yamlsource.FAST_LOADER is None:
+    from loopguard.config import source
+
+    if source.FAST_LOADER is None:
         return  # nothing to compare on an installation without libyaml
     text = resources.files("loopguard.rules").joinpath("default.yaml").read_text("utf-8")
     text += "extra: {a: &x [1, 持仓], b: *x, c: {<<: {m: 1}, n: 2}, d: 1, d: 2}\n"
-    fast = yamlsource._Builder(text, "t", yamlsource.FAST_LOADER).run()
-    slow = yamlsource._Builder(text, "t", yamlsource.RulesYamlLoader).run()
+    fast = source._YamlReader(text, "t", source.FAST_LOADER).run()
+    slow = source._YamlReader(text, "t", yaml.SafeLoader).run()
     assert fast == slow
     assert [f.code for f in fast.findings] == ["duplicate-key"]
 

@@ -56,8 +56,8 @@ from loopguard.config.source import (
     check_values,
     copy_tree,
     deep_merge,
+    load_yaml,
 )
-from loopguard.config.yamlsource import load_yaml
 from loopguard.detection.detector import option_defaults
 from loopguard.findings import Finding, codes
 from loopguard.text.hints import is_int

@@ -1,50 +1,32 @@
-"""A rules document's source: positions, checked values, the merge rule, the loaded record.
+"""A rules document's source: YAML read with positions, value checks, the merge rule.
 
-Where each value of a rules document was written, and how to name it.
+Every reader (`load_yaml` here, `json5.load_json5`) produces a `SourceDoc`: plain
+values plus the 1-based line and column where each value and each key starts, by path
+(a tuple of keys and list indexes). A `PositionIndex` stacks the layers of an
+`extends:` chain so that a finding about the merged document points at the file that
+wrote the value.
 
-Every loader (YAML, JSON5) produces a `SourceDoc`: plain Python values plus a
-map from a path inside the document (a tuple of keys and list indexes) to the
-1-based line and column where that value, or its key, starts. A
-`PositionIndex` stacks the source documents of an `extends:` chain so that a
-finding about the merged document points at the file that wrote the value.
+`load_yaml` walks the parser's events once instead of calling `yaml.safe_load`, which
+keeps the last of two duplicate keys, expands aliases without limit ("billion laughs")
+and recurses once per nesting level. Here duplicate keys are errors (the last value is
+kept); aliases are copied while they add fewer than `MAX_ALIAS_NODES` values; nesting
+stops at `MAX_DEPTH`; scalars follow YAML 1.2's core schema (only `true`/`false` are
+booleans, so `yes`/`no`/`on`/`off` stay text; no timestamps, no sexagesimal or
+leading-zero octal numbers); only the standard tags are allowed.
 
-Values a rules document may hold, whatever wrote it (YAML, JSON5 or a Python mapping).
+Parsers accept more than loopguard can use safely, so every parsed value is checked
+before validation: integers lie within signed 64 bits (`MAX_INT`; Python refuses to
+print one of over 4,300 digits); text holds no lone surrogate (it cannot be written as
+UTF-8); a mapping given to `Guard.from_dict` is at most `MAX_DEPTH` deep, does not
+contain itself and holds at most `MAX_VALUES` values counted per place (shared sub-trees
+of a `safe_load`ed alias bomb would otherwise be copied a billion times).
 
-Parsers accept more than the rest of loopguard can use safely, so every parsed
-document is checked here before validation:
-
-- integers lie within the signed 64-bit range (`MAX_INT`): no threshold or size
-  needs more, and Python refuses to print an integer over 4,300 digits, which
-  broke error messages;
-- text holds no lone surrogate (`"\\ud83d"`, half an emoji): it cannot be
-  written out as UTF-8, so output, logs and keyword matching would fail later;
-- a mapping given to `Guard.from_dict` is at most `MAX_DEPTH` levels deep, does
-  not contain itself (no RecursionError) and holds at most `MAX_VALUES` values
-  counted per place (a `yaml.safe_load`ed alias bomb shares sub-trees that would
-  otherwise be copied a billion times).
-
-Each problem is an error at the value's position (0:0 for a mapping).
-
-The record the rules loader hands out: a merged document that passed validation.
-
-Only the loader (`loopguard.config.load`) builds a `RulesDocument`, after checking every
-layer against the schema, so holding one means "validated": `Guard(document)` uses it as
-is. It lives apart from the loader so that the Guard can name it without importing the
-loading machinery (YAML, JSON Schema) at `import loopguard`.
-
-Per-agent merging and threshold repair, on plain rules dicts.
-
-`deep_merge` is the one merge rule of rules files: mappings merge key by key,
-lists and scalars replace. It serves both `extends:` layering and per-agent
-overrides. `effective_config` builds what one agent runs with: the global
-blocks, the agent's block merged over them, then the thresholds repaired so
-that warning < critical < global breaker holds:
-
-- if critical <= warning, critical becomes warning + 1;
-- then if breaker <= critical, breaker becomes critical + 1;
-- warning is never lowered.
-
-Nothing here mutates its input; the result shares no containers with it.
+`deep_merge` is the one merge rule of rules files, for `extends:` and per-agent blocks:
+mappings merge key by key, lists and scalars replace. `effective_config` is what one
+agent runs with: its block over the global ones, then the thresholds repaired so that
+warning < critical < global breaker (critical, then the breaker, is raised; warning is
+never lowered). Nothing here mutates its input. `RulesDocument` is the record the loader
+(`loopguard.config.load`) hands out after validation; `Guard(document)` uses it as is.
 """
 
 from __future__ import annotations
@@ -52,13 +34,70 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
 
 from loopguard.findings import Finding, codes
 from loopguard.text.hints import is_int
 
 Path = tuple[Any, ...]
 Pos = tuple[int, int]
+
+MAX_INT = 2**63 - 1
+MAX_DEPTH = 100
+MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared value appears)
+MAX_ALIAS_NODES = 100_000
+MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4,300 digits)
+
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = codes(
+    r"""
+yaml-syntax error syntax
+    The YAML does not parse.
+
+    Fails: `turn: {a: 1`.
+multiple-documents error syntax
+    More than one YAML document (`---`) or top-level JSON5 value.
+
+    Fails: `version: 1\n---\nversion: 1`.
+duplicate-key error syntax
+    A key written twice in one mapping (YAML would silently keep the last one).
+
+    Fails: `turn: {max_tool_rounds: 3, max_tool_rounds: 4}`.
+key-type error syntax
+    A mapping key that is not a string.
+
+    Fails: `agents: {1: {}}` (quote it: `'1'`).
+yaml-tag error syntax
+    An explicit YAML tag (`!!python/...`, `!custom`).
+
+    Fails: `version: !!int 1`.
+yaml-alias error syntax
+    An undefined, recursive or key alias.
+
+    Fails: `turn: *missing`.
+yaml-merge error syntax
+    A merge key (`<<`) whose value is not a mapping.
+
+    Fails: `turn: {<<: 3}`.
+alias-bomb error syntax
+    Aliases expand to too many values (a billion-laughs file).
+
+    Fails: nine levels of `[*a, *a, *a, ...]`.
+too-deep error syntax
+    Nesting deeper than a rules file ever needs.
+
+    Fails: `[[[[[[...]]]]]]` 200 levels deep.
+cycle error syntax
+    A mapping given to `Guard.from_dict` that contains itself.
+
+    Fails: `d = {'version': 1}; d['x'] = d`.
+"""
+)
 
 
 @dataclass
@@ -91,23 +130,13 @@ class SourceDoc:
         return any(f.level == "error" for f in self.findings)
 
 
-def _item_name(item: Any) -> str | None:
-    """List items with an `id` (or `tool`) are named by it in breadcrumbs."""
-    if isinstance(item, dict):
-        for key in ("id", "tool"):
-            value = item.get(key)
-            if isinstance(value, str) and value:
-                return value
-    return None
-
-
 def breadcrumb(
     data: Any,
     path: Path,
     display: dict[Path, str] | None = None,
     written: Path | None = None,
 ) -> str:
-    """`a.b[2].c`, with list items named by their `id`/`tool` when they have one.
+    """`a.b[2].c`, with list items named by their `id` (or `tool`) when they have one.
 
     `written` (as long as `path`) is the same path as the user wrote it: a list index
     shown is the one in the file, even when an earlier item was left out (`schema.prune_invalid`).
@@ -125,14 +154,21 @@ def breadcrumb(
     node = data
     for step, shown_step in zip(path, shown_steps, strict=True):
         if isinstance(step, int):
-            name = (
-                _item_name(node[step]) if isinstance(node, list) and 0 <= step < len(node) else None
-            )
+            name = _item_name(_child(node, step)) if isinstance(node, list) else None
             text += f".{name}" if name and text else name if name else f"[{shown_step}]"
         else:
             text += f".{step}" if text else str(step)
         node = _child(node, step)
     return text
+
+
+def _item_name(item: Any) -> str | None:
+    if isinstance(item, dict):
+        for key in ("id", "tool"):
+            value = item.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
 
 
 def _child(node: Any, step: Any) -> Any:
@@ -205,26 +241,293 @@ def _as_written(layer: SourceDoc | None, path: Path) -> Path | None:
     return None
 
 
-MAX_INT = 2**63 - 1
-MAX_DEPTH = 100
-MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared value appears)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
-    """
-too-deep error syntax
-    Nesting deeper than a rules file ever needs.
-
-    Fails: `[[[[[[...]]]]]]` 200 levels deep.
-cycle error syntax
-    A mapping given to `Guard.from_dict` that contains itself.
-
-    Fails: `d = {'version': 1}; d['x'] = d`.
-"""
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_MERGE = "tag:yaml.org,2002:merge"
+_SCALAR_TAGS = {_STR, _INT, _FLOAT, "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
+_COLLECTION_TAGS = {None, "!", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
+# YAML 1.2 core schema: the tag of a plain scalar is the first of these it matches, else str
+_IMPLICIT = (
+    ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")),
+    (_INT, re.compile(r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$")),
+    (
+        _FLOAT,
+        re.compile(
+            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        ),
+    ),
+    ("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$")),
+    (_MERGE, re.compile(r"^(?:<<)$")),
 )
+# libyaml's parser is ~10x faster; its events and positions are the same
+FAST_LOADER: type | None = yaml.CSafeLoader if yaml.__with_libyaml__ else None
+
+
+class _Abort(Exception):
+    """Stop reading: the document cannot be read further."""
+
+
+def _pos(mark: Any) -> Pos:
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+class _YamlReader:
+    """Turns the parser's events into values, positions and findings, in one pass."""
+
+    def __init__(self, text: str, name: str, loader_class: type) -> None:
+        self.text = text
+        self.loader_class = loader_class
+        self.doc = SourceDoc(name)
+        self.anchors: dict[str, tuple[Any, int]] = {}  # value and size of each anchor
+        self.open: list[str | None] = []  # the anchors of the collections being read
+        self.alias_nodes = 0
+        self.syntax_failed = False
+
+    def fail(self, pos: Pos, message: str, hint: str, code: str) -> NoReturn:
+        self.doc.error(pos, message, hint, code)
+        raise _Abort
+
+    def run(self) -> SourceDoc:
+        try:
+            self.events = self.loader_class(self.text)
+        except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
+            self._bad_character(exc)
+            return self.doc
+        try:
+            documents = 0
+            while self.events.check_event():
+                event = self.events.get_event()
+                if isinstance(event, yaml.DocumentStartEvent):
+                    documents += 1
+                    if documents > 1:
+                        self.fail(
+                            _pos(event.start_mark),
+                            "more than one YAML document in the file",
+                            "a rules file holds exactly one document; remove the second `---`",
+                            "multiple-documents",
+                        )
+                elif isinstance(event, yaml.NodeEvent):
+                    self.doc.data = self.node(event, (), 0)[0]
+        except _Abort:
+            pass  # `fail` recorded the finding
+        except yaml.MarkedYAMLError as exc:
+            self.syntax_failed = True
+            context = f" ({exc.context})" if exc.context else ""
+            self.doc.error(
+                _pos(exc.problem_mark or exc.context_mark),
+                f"YAML syntax error: {exc.problem or 'invalid YAML'}{context}",
+                "check indentation, quoting and brackets near this position",
+                "yaml-syntax",
+            )
+        except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
+            self._bad_character(exc)
+        except (ValueError, OverflowError):  # PyYAML's scanner: an escape past U+10FFFF
+            self.syntax_failed = True
+            self.doc.error(
+                _pos(getattr(self.events, "get_mark", lambda: None)()),
+                "YAML syntax error: an escape names a character beyond U+10FFFF",
+                "a \\U escape takes 8 hex digits up to 0010FFFF",
+                "yaml-syntax",
+            )
+        finally:
+            self.events.dispose()
+        return self.doc
+
+    def _bad_character(self, exc: yaml.YAMLError) -> None:
+        self.syntax_failed = True
+        code = getattr(exc, "character", None)
+        self.doc.error(
+            text_position(self.text, getattr(exc, "position", 0)),
+            f"character {f'U+{code:04X}' if isinstance(code, int) else '(unknown)'} "
+            "is not allowed in a YAML text",
+            "remove control characters; a rules file is UTF-8 text",
+            "yaml-syntax",
+        )
+
+    def node(self, event: Any, path: Path, depth: int) -> tuple[Any, int]:
+        """The value an event starts (read to its end) and how many values it holds."""
+        pos = _pos(event.start_mark)
+        if isinstance(event, yaml.AliasEvent):
+            return self.alias(event.anchor, path, pos)
+        if isinstance(event, yaml.ScalarEvent):
+            value, size = self.scalar(event, pos), 1
+            self.doc.positions[path] = pos
+        else:
+            if depth >= MAX_DEPTH:
+                self.fail(
+                    pos,
+                    f"nesting deeper than {MAX_DEPTH} levels",
+                    "a rules file is never this deep; flatten the document",
+                    "too-deep",
+                )
+            if event.tag not in _COLLECTION_TAGS:
+                self.doc.error(
+                    pos,
+                    f"unsupported YAML tag {event.tag!r}",
+                    "rules files use plain lists and mappings",
+                    "yaml-tag",
+                )
+            self.doc.positions[path] = pos
+            self.open.append(event.anchor)
+            if isinstance(event, yaml.SequenceStartEvent):
+                value, size = [], 1
+                while not isinstance(item := self.events.get_event(), yaml.SequenceEndEvent):
+                    child, child_size = self.node(item, path + (len(value),), depth + 1)
+                    value.append(child)
+                    size += child_size
+            else:
+                value, size = self.mapping(path, depth)
+            self.open.pop()
+        if event.anchor:
+            self.anchors[event.anchor] = (value, size)
+        return value, size
+
+    def scalar(self, event: Any, pos: Pos) -> Any:
+        tag = _resolve(event)
+        if tag not in _SCALAR_TAGS:
+            self.doc.error(
+                pos,
+                f"unsupported YAML tag {tag!r}",
+                "rules files use plain strings, numbers, booleans, lists and mappings",
+                "yaml-tag",
+            )
+            tag = _STR
+        if tag in (_INT, _FLOAT) and len(event.value) > MAX_NUMBER_CHARS:
+            self.doc.error(
+                pos,
+                f"number too long ({len(event.value)} characters; at most {MAX_NUMBER_CHARS})",
+                "rules numbers are thresholds and sizes",
+                "too-large",
+            )
+            tag = _STR  # kept as text so reading goes on; the error above rejects the file
+        if tag == _INT:  # decimal (a leading zero is not octal) or 0x hex
+            text = str(event.value)
+            return int(text[2:], 16) if text.startswith("0x") else int(text, 10)
+        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        return SafeConstructor.yaml_constructors[tag](self.events, node)
+
+    def mapping(self, path: Path, depth: int) -> tuple[dict[str, Any], int]:
+        value: dict[str, Any] = {}
+        merges: list[dict[str, Any]] = []
+        size = 1
+        while not isinstance(event := self.events.get_event(), yaml.MappingEndEvent):
+            pos = _pos(event.start_mark)
+            if isinstance(event, yaml.AliasEvent):
+                self.fail(
+                    pos,
+                    "an alias cannot be used as a mapping key",
+                    "write the key out",
+                    "yaml-alias",
+                )
+            if not isinstance(event, yaml.ScalarEvent):
+                self.fail(
+                    pos,
+                    "a mapping key must be a plain string, not a list or mapping",
+                    "write the key as text",
+                    "key-type",
+                )
+            key = self.key(event, value, path, pos)
+            item, item_size = self.node(self.events.get_event(), path + (key,), depth + 1)
+            size += item_size
+            if key != "<<":
+                value[key] = item
+            elif all(isinstance(s, dict) for s in (item if isinstance(item, list) else [item])):
+                merges.extend(item if isinstance(item, list) else [item])
+            else:
+                self.doc.error(
+                    pos,
+                    "a merge key (<<) takes a mapping or a list of mappings",
+                    "use `<<: *anchor` with an anchored mapping",
+                    "yaml-merge",
+                    path=path,
+                )
+        if not merges:
+            return value, size
+        merged: dict[str, Any] = {}
+        for source in merges:
+            for k, v in source.items():
+                merged.setdefault(k, v)
+        return merged | value, size
+
+    def key(self, event: Any, mapping: dict[str, Any], path: Path, pos: Pos) -> str:
+        """A mapping key's text (`<<` for a merge key), checked and its position kept."""
+        text: str = event.value
+        tag = _resolve(event)
+        if tag == _MERGE:
+            return "<<"
+        if tag != _STR:
+            self.doc.error(
+                pos,
+                f"key {text if text else '(empty)'!r} is not a string",
+                f"quote it: '{text}'",
+                "key-type",
+                path=path,
+            )
+        if text in mapping:
+            first = self.doc.key_positions.get(path + (text,), (0, 0))
+            self.doc.error(
+                pos,
+                f"duplicate key {text!r} (first defined at line {first[0]})",
+                "YAML keeps only the last value; remove one of them",
+                "duplicate-key",
+                path=path + (text,),
+            )
+        self.doc.key_positions[path + (text,)] = pos
+        return text
+
+    def alias(self, name: str, path: Path, pos: Pos) -> tuple[Any, int]:
+        if name in self.open:
+            self.fail(
+                pos,
+                f"recursive alias *{name} (it refers to a value that contains it)",
+                "rules cannot be recursive",
+                "yaml-alias",
+            )
+        if name not in self.anchors:
+            self.fail(
+                pos, f"undefined alias *{name}", f"define &{name} before using it", "yaml-alias"
+            )
+        value, size = self.anchors[name]
+        self.alias_nodes += size
+        if self.alias_nodes > MAX_ALIAS_NODES:
+            self.fail(
+                pos,
+                f"aliases expand to more than {MAX_ALIAS_NODES} values",
+                "this looks like an alias bomb ('billion laughs'); write the values out",
+                "alias-bomb",
+            )
+        self.doc.positions[path] = pos
+        return copy_tree(value), size
+
+
+def _resolve(event: Any) -> str:
+    """The tag of a scalar event: its own, else by the YAML 1.2 rules above."""
+    if event.tag not in (None, "!"):
+        return str(event.tag)
+    if event.implicit[0]:
+        for tag, pattern in _IMPLICIT:
+            if pattern.match(event.value):
+                return tag
+    return _STR
+
+
+def load_yaml(text: str, name: str) -> SourceDoc:
+    """Parse one YAML document; problems go to `findings` (never raised).
+
+    libyaml reads when available; on a syntax error the pure-Python parser reads
+    again, so error messages are the same on every installation.
+    """
+    if FAST_LOADER is not None:
+        reader = _YamlReader(text, name, FAST_LOADER)
+        doc = reader.run()
+        if not reader.syntax_failed:
+            return doc
+    return _YamlReader(text, name, yaml.SafeLoader).run()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def surrogate_at(text: str) -> int | None:
