@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -247,7 +247,7 @@ _FLOAT = "tag:yaml.org,2002:float"
 _MERGE = "tag:yaml.org,2002:merge"
 _SCALAR_TAGS = {_STR, _INT, _FLOAT, "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
 _COLLECTION_TAGS = {None, "!", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
-# YAML 1.2 core schema: the tag of a plain scalar is the first of these it matches, else str
+# YAML 1.2 core schema: a plain scalar's tag is the first of these it matches, else str
 _IMPLICIT = (
     ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")),
     (_INT, re.compile(r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$")),
@@ -265,44 +265,47 @@ _IMPLICIT = (
 FAST_LOADER: type | None = yaml.CSafeLoader if yaml.__with_libyaml__ else None
 
 
-class _Abort(Exception):
-    """Stop reading: the document cannot be read further."""
+class _Stop(Exception):
+    """Reading cannot go on; `args` are the finding (position, message, hint, code)."""
 
 
 def _pos(mark: Any) -> Pos:
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
-class _YamlReader:
-    """Turns the parser's events into values, positions and findings, in one pass."""
+def _resolve(event: Any) -> str:
+    """A scalar's tag: its own, else by `_IMPLICIT` for a plain scalar, else str."""
+    if event.tag not in (None, "!"):
+        return str(event.tag)
+    if event.implicit[0]:
+        for tag, pattern in _IMPLICIT:
+            if pattern.match(event.value):
+                return tag
+    return _STR
 
-    def __init__(self, text: str, name: str, loader_class: type) -> None:
+
+class _YamlReader:
+    """The parser's events, read once into values, positions and findings."""
+
+    def __init__(self, text: str, name: str, loader: type) -> None:
         self.text = text
-        self.loader_class = loader_class
+        self.loader = loader
         self.doc = SourceDoc(name)
-        self.anchors: dict[str, tuple[Any, int]] = {}  # value and size of each anchor
+        self.anchors: dict[str | None, tuple[Any, int]] = {}  # each one's value and size
         self.open: list[str | None] = []  # the anchors of the collections being read
         self.alias_nodes = 0
         self.syntax_failed = False
 
-    def fail(self, pos: Pos, message: str, hint: str, code: str) -> NoReturn:
-        self.doc.error(pos, message, hint, code)
-        raise _Abort
-
     def run(self) -> SourceDoc:
         try:
-            self.events = self.loader_class(self.text)
-        except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
-            self._bad_character(exc)
-            return self.doc
-        try:
+            self.events = self.loader(self.text)  # ReaderError: a character YAML does not allow
             documents = 0
             while self.events.check_event():
                 event = self.events.get_event()
                 if isinstance(event, yaml.DocumentStartEvent):
                     documents += 1
                     if documents > 1:
-                        self.fail(
+                        raise _Stop(
                             _pos(event.start_mark),
                             "more than one YAML document in the file",
                             "a rules file holds exactly one document; remove the second `---`",
@@ -310,44 +313,39 @@ class _YamlReader:
                         )
                 elif isinstance(event, yaml.NodeEvent):
                     self.doc.data = self.node(event, (), 0)[0]
-        except _Abort:
-            pass  # `fail` recorded the finding
-        except yaml.MarkedYAMLError as exc:
+        except _Stop as stop:
+            self.doc.error(*stop.args)
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
             self.syntax_failed = True
-            context = f" ({exc.context})" if exc.context else ""
-            self.doc.error(
-                _pos(exc.problem_mark or exc.context_mark),
-                f"YAML syntax error: {exc.problem or 'invalid YAML'}{context}",
-                "check indentation, quoting and brackets near this position",
-                "yaml-syntax",
-            )
-        except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
-            self._bad_character(exc)
-        except (ValueError, OverflowError):  # PyYAML's scanner: an escape past U+10FFFF
-            self.syntax_failed = True
-            self.doc.error(
-                _pos(getattr(self.events, "get_mark", lambda: None)()),
-                "YAML syntax error: an escape names a character beyond U+10FFFF",
-                "a \\U escape takes 8 hex digits up to 0010FFFF",
-                "yaml-syntax",
-            )
-        finally:
+            self.doc.error(*self.syntax_error(exc), "yaml-syntax")
+        if hasattr(self, "events"):
             self.events.dispose()
         return self.doc
 
-    def _bad_character(self, exc: yaml.YAMLError) -> None:
-        self.syntax_failed = True
-        code = getattr(exc, "character", None)
-        self.doc.error(
-            text_position(self.text, getattr(exc, "position", 0)),
-            f"character {f'U+{code:04X}' if isinstance(code, int) else '(unknown)'} "
-            "is not allowed in a YAML text",
-            "remove control characters; a rules file is UTF-8 text",
-            "yaml-syntax",
+    def syntax_error(self, exc: Exception) -> tuple[Pos, str, str]:
+        if isinstance(exc, yaml.MarkedYAMLError):
+            context = f" ({exc.context})" if exc.context else ""
+            return (
+                _pos(exc.problem_mark or exc.context_mark),
+                f"YAML syntax error: {exc.problem or 'invalid YAML'}{context}",
+                "check indentation, quoting and brackets near this position",
+            )
+        if isinstance(exc, yaml.YAMLError):  # ReaderError
+            code = getattr(exc, "character", None)
+            return (
+                text_position(self.text, getattr(exc, "position", 0)),
+                f"character {f'U+{code:04X}' if isinstance(code, int) else '(unknown)'} "
+                "is not allowed in a YAML text",
+                "remove control characters; a rules file is UTF-8 text",
+            )
+        return (  # PyYAML's scanner raises ValueError or OverflowError for these
+            _pos(getattr(self.events, "get_mark", lambda: None)()),
+            "YAML syntax error: an escape names a character beyond U+10FFFF",
+            "a \\U escape takes 8 hex digits up to 0010FFFF",
         )
 
     def node(self, event: Any, path: Path, depth: int) -> tuple[Any, int]:
-        """The value an event starts (read to its end) and how many values it holds."""
+        """The value `event` starts, read to its end, and how many values it holds."""
         pos = _pos(event.start_mark)
         if isinstance(event, yaml.AliasEvent):
             return self.alias(event.anchor, path, pos)
@@ -356,7 +354,7 @@ class _YamlReader:
             self.doc.positions[path] = pos
         else:
             if depth >= MAX_DEPTH:
-                self.fail(
+                raise _Stop(
                     pos,
                     f"nesting deeper than {MAX_DEPTH} levels",
                     "a rules file is never this deep; flatten the document",
@@ -384,6 +382,30 @@ class _YamlReader:
             self.anchors[event.anchor] = (value, size)
         return value, size
 
+    def alias(self, name: str | None, path: Path, pos: Pos) -> tuple[Any, int]:
+        if name in self.open:
+            raise _Stop(
+                pos,
+                f"recursive alias *{name} (it refers to a value that contains it)",
+                "rules cannot be recursive",
+                "yaml-alias",
+            )
+        if name not in self.anchors:
+            raise _Stop(
+                pos, f"undefined alias *{name}", f"define &{name} before using it", "yaml-alias"
+            )
+        value, size = self.anchors[name]
+        self.alias_nodes += size
+        if self.alias_nodes > MAX_ALIAS_NODES:
+            raise _Stop(
+                pos,
+                f"aliases expand to more than {MAX_ALIAS_NODES} values",
+                "this looks like an alias bomb ('billion laughs'); write the values out",
+                "alias-bomb",
+            )
+        self.doc.positions[path] = pos
+        return copy_tree(value), size
+
     def scalar(self, event: Any, pos: Pos) -> Any:
         tag = _resolve(event)
         if tag not in _SCALAR_TAGS:
@@ -409,32 +431,22 @@ class _YamlReader:
         return SafeConstructor.yaml_constructors[tag](self.events, node)
 
     def mapping(self, path: Path, depth: int) -> tuple[dict[str, Any], int]:
+        """A mapping's items, merge keys (`<<`) applied, and how many values it holds."""
         value: dict[str, Any] = {}
-        merges: list[dict[str, Any]] = []
+        merged: dict[str, Any] = {}
         size = 1
         while not isinstance(event := self.events.get_event(), yaml.MappingEndEvent):
             pos = _pos(event.start_mark)
-            if isinstance(event, yaml.AliasEvent):
-                self.fail(
-                    pos,
-                    "an alias cannot be used as a mapping key",
-                    "write the key out",
-                    "yaml-alias",
-                )
-            if not isinstance(event, yaml.ScalarEvent):
-                self.fail(
-                    pos,
-                    "a mapping key must be a plain string, not a list or mapping",
-                    "write the key as text",
-                    "key-type",
-                )
             key = self.key(event, value, path, pos)
             item, item_size = self.node(self.events.get_event(), path + (key,), depth + 1)
             size += item_size
+            sources = item if isinstance(item, list) else [item]
             if key != "<<":
                 value[key] = item
-            elif all(isinstance(s, dict) for s in (item if isinstance(item, list) else [item])):
-                merges.extend(item if isinstance(item, list) else [item])
+            elif all(isinstance(source, dict) for source in sources):
+                for source in sources:
+                    for k, v in source.items():
+                        merged.setdefault(k, v)
             else:
                 self.doc.error(
                     pos,
@@ -443,16 +455,21 @@ class _YamlReader:
                     "yaml-merge",
                     path=path,
                 )
-        if not merges:
-            return value, size
-        merged: dict[str, Any] = {}
-        for source in merges:
-            for k, v in source.items():
-                merged.setdefault(k, v)
         return merged | value, size
 
     def key(self, event: Any, mapping: dict[str, Any], path: Path, pos: Pos) -> str:
-        """A mapping key's text (`<<` for a merge key), checked and its position kept."""
+        """A key's text (`<<` for a merge key), checked; its position is kept."""
+        if isinstance(event, yaml.AliasEvent):
+            raise _Stop(
+                pos, "an alias cannot be used as a mapping key", "write the key out", "yaml-alias"
+            )
+        if not isinstance(event, yaml.ScalarEvent):
+            raise _Stop(
+                pos,
+                "a mapping key must be a plain string, not a list or mapping",
+                "write the key as text",
+                "key-type",
+            )
         text: str = event.value
         tag = _resolve(event)
         if tag == _MERGE:
@@ -476,41 +493,6 @@ class _YamlReader:
             )
         self.doc.key_positions[path + (text,)] = pos
         return text
-
-    def alias(self, name: str, path: Path, pos: Pos) -> tuple[Any, int]:
-        if name in self.open:
-            self.fail(
-                pos,
-                f"recursive alias *{name} (it refers to a value that contains it)",
-                "rules cannot be recursive",
-                "yaml-alias",
-            )
-        if name not in self.anchors:
-            self.fail(
-                pos, f"undefined alias *{name}", f"define &{name} before using it", "yaml-alias"
-            )
-        value, size = self.anchors[name]
-        self.alias_nodes += size
-        if self.alias_nodes > MAX_ALIAS_NODES:
-            self.fail(
-                pos,
-                f"aliases expand to more than {MAX_ALIAS_NODES} values",
-                "this looks like an alias bomb ('billion laughs'); write the values out",
-                "alias-bomb",
-            )
-        self.doc.positions[path] = pos
-        return copy_tree(value), size
-
-
-def _resolve(event: Any) -> str:
-    """The tag of a scalar event: its own, else by the YAML 1.2 rules above."""
-    if event.tag not in (None, "!"):
-        return str(event.tag)
-    if event.implicit[0]:
-        for tag, pattern in _IMPLICIT:
-            if pattern.match(event.value):
-                return tag
-    return _STR
 
 
 def load_yaml(text: str, name: str) -> SourceDoc:
