@@ -6,20 +6,16 @@ values plus the 1-based line and column where each value and each key starts, by
 `extends:` chain so that a finding about the merged document points at the file that
 wrote the value.
 
-`load_yaml` walks the parser's events once instead of calling `yaml.safe_load`, which
-keeps the last of two duplicate keys, expands aliases without limit ("billion laughs")
-and recurses once per nesting level. Here duplicate keys are errors (the last value is
-kept); aliases are copied while they add fewer than `MAX_ALIAS_NODES` values; nesting
-stops at `MAX_DEPTH`; scalars follow YAML 1.2's core schema (only `true`/`false` are
-booleans, so `yes`/`no`/`on`/`off` stay text; no timestamps, no sexagesimal or
-leading-zero octal numbers); only the standard tags are allowed.
+`load_yaml` reads the parser's events in one pass, as `yaml.safe_load` would not:
+duplicate keys are errors; aliases are copied while they add fewer than
+`MAX_ALIAS_NODES` values; nesting stops at `MAX_DEPTH`; scalars follow YAML 1.2's core
+schema (only `true`/`false` are booleans; no timestamps, sexagesimal or octal numbers);
+only the standard tags are allowed.
 
-Parsers accept more than loopguard can use safely, so every parsed value is checked
-before validation: integers lie within signed 64 bits (`MAX_INT`; Python refuses to
-print one of over 4,300 digits); text holds no lone surrogate (it cannot be written as
-UTF-8); a mapping given to `Guard.from_dict` is at most `MAX_DEPTH` deep, does not
-contain itself and holds at most `MAX_VALUES` values counted per place (shared sub-trees
-of a `safe_load`ed alias bomb would otherwise be copied a billion times).
+Every parsed value is checked before validation: integers lie within signed 64 bits
+(`MAX_INT`), text holds no lone surrogate (it cannot be written as UTF-8), and a mapping
+given to `Guard.from_dict` is at most `MAX_DEPTH` deep, does not contain itself and holds
+at most `MAX_VALUES` values counted per place (a `safe_load`ed alias bomb shares sub-trees).
 
 `deep_merge` is the one merge rule of rules files, for `extends:` and per-agent blocks:
 mappings merge key by key, lists and scalars replace. `effective_config` is what one
@@ -241,26 +237,25 @@ def _as_written(layer: SourceDoc | None, path: Path) -> Path | None:
     return None
 
 
-_STR = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_MERGE = "tag:yaml.org,2002:merge"
-_SCALAR_TAGS = {_STR, _INT, _FLOAT, "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
-_COLLECTION_TAGS = {None, "!", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
-# YAML 1.2 core schema: a plain scalar's tag is the first of these it matches, else str
-_IMPLICIT = (
-    ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")),
-    (_INT, re.compile(r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$")),
-    (
-        _FLOAT,
-        re.compile(
-            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-        ),
-    ),
-    ("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$")),
-    (_MERGE, re.compile(r"^(?:<<)$")),
+_STR, _INT, _FLOAT, _BOOL, _NULL, _MERGE, _SEQ, _MAP = (
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "float", "bool", "null", "merge", "seq", "map")
 )
+# YAML 1.2 core schema: a plain scalar's tag is the first of these it matches, else str
+_IMPLICIT = [
+    (tag, re.compile(pattern))
+    for tag, pattern in (
+        (_BOOL, r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        (_INT, r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$"),
+        (
+            _FLOAT,
+            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        ),
+        (_NULL, r"^(?:~|null|Null|NULL|)$"),
+        (_MERGE, r"^(?:<<)$"),
+    )
+]
 # libyaml's parser is ~10x faster; its events and positions are the same
 FAST_LOADER: type | None = yaml.CSafeLoader if yaml.__with_libyaml__ else None
 
@@ -360,7 +355,7 @@ class _YamlReader:
                     "a rules file is never this deep; flatten the document",
                     "too-deep",
                 )
-            if event.tag not in _COLLECTION_TAGS:
+            if event.tag not in (None, "!", _SEQ, _MAP):
                 self.doc.error(
                     pos,
                     f"unsupported YAML tag {event.tag!r}",
@@ -408,7 +403,7 @@ class _YamlReader:
 
     def scalar(self, event: Any, pos: Pos) -> Any:
         tag = _resolve(event)
-        if tag not in _SCALAR_TAGS:
+        if tag not in (_STR, _INT, _FLOAT, _BOOL, _NULL):
             self.doc.error(
                 pos,
                 f"unsupported YAML tag {tag!r}",
@@ -512,12 +507,6 @@ def load_yaml(text: str, name: str) -> SourceDoc:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def surrogate_at(text: str) -> int | None:
-    """Index of the first lone surrogate in `text`, or None."""
-    found = _SURROGATE.search(text)
-    return found.start() if found else None
-
-
 def text_position(text: str, index: int) -> tuple[int, int]:
     """1-based line and column of a character index."""
     line_start = text.rfind("\n", 0, index) + 1
@@ -526,24 +515,16 @@ def text_position(text: str, index: int) -> tuple[int, int]:
 
 def check_text(text: str, doc: SourceDoc) -> bool:
     """False (with an error) when rules text holds a lone surrogate."""
-    index = surrogate_at(text)
-    if index is None:
+    found = _SURROGATE.search(text)
+    if found is None:
         return True
     doc.error(
-        text_position(text, index),
-        f"lone surrogate U+{ord(text[index]):04X} (half of a character) in the text",
+        text_position(text, found.start()),
+        f"lone surrogate U+{ord(found.group()):04X} (half of a character) in the text",
         "rules text must be valid Unicode; fix the character",
         "encoding",
     )
     return False
-
-
-def _problem(value: Any) -> str | None:
-    if is_int(value) and not -MAX_INT - 1 <= value <= MAX_INT:
-        return "integer out of range (rules integers lie within -2**63 .. 2**63-1)"
-    if isinstance(value, str) and surrogate_at(value) is not None:
-        return f"lone surrogate U+{ord(value[surrogate_at(value) or 0]):04X} (half of a character)"
-    return None
 
 
 def check_values(doc: SourceDoc) -> None:
@@ -553,7 +534,7 @@ def check_values(doc: SourceDoc) -> None:
         path, value = stack.pop()
         if isinstance(value, dict):
             for key, item in value.items():
-                if isinstance(key, str) and surrogate_at(key) is not None:
+                if isinstance(key, str) and _SURROGATE.search(key):
                     doc.error(
                         doc.key_positions.get(path + (key,), doc.positions.get(path, (1, 1))),
                         "lone surrogate (half of a character) in a key",
@@ -564,12 +545,13 @@ def check_values(doc: SourceDoc) -> None:
                 stack.append((path + (key,), item))
         elif isinstance(value, list):
             stack.extend((path + (i,), item) for i, item in enumerate(value))
-        else:
-            problem = _problem(value)
-            if problem:
-                where = doc.positions.get(path, (1, 1))
-                # No breadcrumb: it could quote another bad value (an item's id).
-                doc.error(where, problem, "", "too-large" if "integer" in problem else "encoding")
+        # No breadcrumb for a value: it could quote another bad value (an item's id).
+        elif is_int(value) and not -MAX_INT - 1 <= value <= MAX_INT:
+            message = "integer out of range (rules integers lie within -2**63 .. 2**63-1)"
+            doc.error(doc.positions.get(path, (1, 1)), message, "", "too-large")
+        elif isinstance(value, str) and (found := _SURROGATE.search(value)):
+            message = f"lone surrogate U+{ord(found.group()):04X} (half of a character)"
+            doc.error(doc.positions.get(path, (1, 1)), message, "", "encoding")
 
 
 def copy_tree(value: Any) -> Any:
@@ -582,56 +564,46 @@ def copy_tree(value: Any) -> Any:
 
 
 def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
-    """A copy of a Python value with mappings as dicts and tuples as lists, built iteratively.
+    """A copy of a Python value with mappings as dicts and tuples as lists.
 
-    A value nested deeper than `MAX_DEPTH` or containing itself is an error in `doc`
-    (and the copy stops there).
+    A value of more than `MAX_VALUES` values (shared sub-trees counted per place), nested
+    deeper than `MAX_DEPTH` or containing itself is an error in `doc`; the copy is None.
     """
-    root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any, int, tuple[int, ...]]] = [(mapping, root, 0, 0, ())]
     copied = 0
-    while stack:
-        value, parent, slot, depth, ancestors = stack.pop()
+
+    def copy(value: Any, depth: int, ancestors: tuple[int, ...]) -> Any:
+        nonlocal copied
         copied += 1
-        if copied > MAX_VALUES:  # shared sub-trees (a safe_load'ed alias bomb) multiply
-            doc.error(
-                (0, 0),
+        if copied > MAX_VALUES:
+            raise _Stop(
                 f"the mapping holds more than {MAX_VALUES:,} values",
                 "a rules document is a few hundred values; shared sub-mappings count "
                 "once per place they appear",
                 "too-large",
             )
-            return None
-        if isinstance(value, (Mapping, list, tuple)):
-            if id(value) in ancestors:
-                doc.error(
-                    (0, 0),
-                    "the mapping contains itself (a cycle)",
-                    "rules are a tree of plain values",
-                    "cycle",
-                )
-                return None
-            if depth >= MAX_DEPTH:
-                doc.error(
-                    (0, 0),
-                    f"nesting deeper than {MAX_DEPTH} levels",
-                    "a rules document is never this deep",
-                    "too-deep",
-                )
-                return None
-            inner = ancestors + (id(value),)
-            if isinstance(value, Mapping):
-                copy: Any = {}
-                for key, item in value.items():
-                    copy[key] = None
-                    stack.append((item, copy, key, depth + 1, inner))
-            else:
-                copy = [None] * len(value)
-                stack.extend((item, copy, i, depth + 1, inner) for i, item in enumerate(value))
-            parent[slot] = copy
-        else:
-            parent[slot] = value
-    return root[0]
+        if not isinstance(value, (Mapping, list, tuple)):
+            return value
+        if id(value) in ancestors:
+            raise _Stop(
+                "the mapping contains itself (a cycle)", "rules are a tree of plain values", "cycle"
+            )
+        if depth >= MAX_DEPTH:
+            raise _Stop(
+                f"nesting deeper than {MAX_DEPTH} levels",
+                "a rules document is never this deep",
+                "too-deep",
+            )
+        items = list(value.items() if isinstance(value, Mapping) else enumerate(value))
+        result = dict.fromkeys(key for key, _ in items)
+        for key, item in reversed(items):  # last first: the order the checks always ran in
+            result[key] = copy(item, depth + 1, ancestors + (id(value),))
+        return result if isinstance(value, Mapping) else list(result.values())
+
+    try:
+        return copy(mapping, 0, ())
+    except _Stop as stop:
+        doc.error((0, 0), *stop.args)
+        return None
 
 
 @dataclass(frozen=True)
@@ -674,19 +646,6 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return result
 
 
-def repair_thresholds(loop: dict[str, Any], prefix: str = "loop_detection") -> list[Repair]:
-    """Raise critical and breaker in place until the ordering holds; say what changed."""
-    repairs: list[Repair] = []
-    warning, critical, breaker = loop.get(WARNING), loop.get(CRITICAL), loop.get(BREAKER)
-    if is_int(warning) and is_int(critical) and critical <= warning:
-        repairs.append(Repair(f"{prefix}.{CRITICAL}", critical, warning + 1))
-        critical = loop[CRITICAL] = warning + 1
-    if is_int(critical) and is_int(breaker) and breaker <= critical:
-        repairs.append(Repair(f"{prefix}.{BREAKER}", breaker, critical + 1))
-        loop[BREAKER] = critical + 1
-    return repairs
-
-
 def effective_config(
     data: Mapping[str, Any], agent: str | None = None
 ) -> tuple[dict[str, Any], list[Repair]]:
@@ -702,5 +661,13 @@ def effective_config(
     else:
         config = copy_tree(globals_only)
     loop = config.get("loop_detection")
-    repairs = repair_thresholds(loop) if isinstance(loop, dict) else []
+    repairs: list[Repair] = []
+    if isinstance(loop, dict):  # raise critical, then the breaker, until the order holds
+        warning, critical, breaker = loop.get(WARNING), loop.get(CRITICAL), loop.get(BREAKER)
+        if is_int(warning) and is_int(critical) and critical <= warning:
+            repairs.append(Repair(f"loop_detection.{CRITICAL}", critical, warning + 1))
+            critical = loop[CRITICAL] = warning + 1
+        if is_int(critical) and is_int(breaker) and breaker <= critical:
+            repairs.append(Repair(f"loop_detection.{BREAKER}", breaker, critical + 1))
+            loop[BREAKER] = critical + 1
     return config, repairs
