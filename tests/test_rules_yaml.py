@@ -138,8 +138,8 @@ def test_libyaml_and_pure_python_readers_agree() -> None:
         return  # nothing to compare on an installation without libyaml
     text = resources.files("loopguard.rules").joinpath("default.yaml").read_text("utf-8")
     text += "extra: {a: &x [1, 持仓], b: *x, c: {<<: {m: 1}, n: 2}, d: 1, d: 2}\n"
-    fast = source._YamlReader(text, "t", source.FAST_LOADER).run()
-    slow = source._YamlReader(text, "t", yaml.SafeLoader).run()
+    fast = source._YamlReader(text, "t").run(source.FAST_LOADER)
+    slow = source._YamlReader(text, "t").run(yaml.SafeLoader)
     assert fast == slow
     assert [f.code for f in fast.findings] == ["duplicate-key"]
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
 
 import yaml
@@ -142,7 +143,8 @@ def breadcrumb(
         for cut in range(len(path), 0, -1):
             shown = display.get(path[:cut])
             if shown is not None:
-                rest = breadcrumb(_descend(data, path[:cut]), path[cut:], None, shown_steps[cut:])
+                below = reduce(_child, path[:cut], data)
+                rest = breadcrumb(below, path[cut:], None, shown_steps[cut:])
                 if not rest:
                     return shown
                 return shown + (rest if rest.startswith("[") else "." + rest)
@@ -173,12 +175,6 @@ def _child(node: Any, step: Any) -> Any:
     if isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
         return node[step]
     return None
-
-
-def _descend(node: Any, path: Path) -> Any:
-    for step in path:
-        node = _child(node, step)
-    return node
 
 
 class PositionIndex:
@@ -261,7 +257,7 @@ FAST_LOADER: type | None = yaml.CSafeLoader if yaml.__with_libyaml__ else None
 
 
 class _Stop(Exception):
-    """Reading cannot go on; `args` are the finding (position, message, hint, code)."""
+    """Reading cannot go on; `args` are the finding (`SourceDoc.error`'s arguments)."""
 
 
 def _pos(mark: Any) -> Pos:
@@ -282,18 +278,17 @@ def _resolve(event: Any) -> str:
 class _YamlReader:
     """The parser's events, read once into values, positions and findings."""
 
-    def __init__(self, text: str, name: str, loader: type) -> None:
+    def __init__(self, text: str, name: str) -> None:
         self.text = text
-        self.loader = loader
         self.doc = SourceDoc(name)
         self.anchors: dict[str | None, tuple[Any, int]] = {}  # each one's value and size
         self.open: list[str | None] = []  # the anchors of the collections being read
         self.alias_nodes = 0
-        self.syntax_failed = False
 
-    def run(self) -> SourceDoc:
+    def run(self, loader: type) -> SourceDoc:
+        """Read with `loader`'s parser (its constructor refuses characters YAML does not allow)."""
         try:
-            self.events = self.loader(self.text)  # ReaderError: a character YAML does not allow
+            self.events = loader(self.text)
             documents = 0
             while self.events.check_event():
                 event = self.events.get_event()
@@ -311,7 +306,6 @@ class _YamlReader:
         except _Stop as stop:
             self.doc.error(*stop.args)
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
-            self.syntax_failed = True
             self.doc.error(*self.syntax_error(exc), "yaml-syntax")
         if hasattr(self, "events"):
             self.events.dispose()
@@ -497,11 +491,10 @@ def load_yaml(text: str, name: str) -> SourceDoc:
     again, so error messages are the same on every installation.
     """
     if FAST_LOADER is not None:
-        reader = _YamlReader(text, name, FAST_LOADER)
-        doc = reader.run()
-        if not reader.syntax_failed:
+        doc = _YamlReader(text, name).run(FAST_LOADER)
+        if all(finding.code != "yaml-syntax" for finding in doc.findings):
             return doc
-    return _YamlReader(text, name, yaml.SafeLoader).run()
+    return _YamlReader(text, name).run(yaml.SafeLoader)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -576,6 +569,7 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
         copied += 1
         if copied > MAX_VALUES:
             raise _Stop(
+                (0, 0),
                 f"the mapping holds more than {MAX_VALUES:,} values",
                 "a rules document is a few hundred values; shared sub-mappings count "
                 "once per place they appear",
@@ -585,10 +579,14 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
             return value
         if id(value) in ancestors:
             raise _Stop(
-                "the mapping contains itself (a cycle)", "rules are a tree of plain values", "cycle"
+                (0, 0),
+                "the mapping contains itself (a cycle)",
+                "rules are a tree of plain values",
+                "cycle",
             )
         if depth >= MAX_DEPTH:
             raise _Stop(
+                (0, 0),
                 f"nesting deeper than {MAX_DEPTH} levels",
                 "a rules document is never this deep",
                 "too-deep",
@@ -602,7 +600,7 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
     try:
         return copy(mapping, 0, ())
     except _Stop as stop:
-        doc.error((0, 0), *stop.args)
+        doc.error(*stop.args)
         return None
 
 
