@@ -122,6 +122,13 @@ def test_more_than_one_document_is_an_error() -> None:
     assert codes("a: 1\n---\nb: 2\n") == ["multiple-documents"]
 
 
+def test_findings_before_a_syntax_error_are_kept_and_a_fatal_one_stops_reading() -> None:
+    assert codes("a: 1\na: 2\nb: [1\n") == ["duplicate-key", "yaml-syntax"]
+    assert codes("a: &x [1, *x]\nb: [1\n") == ["yaml-alias"]
+    doc = load_yaml("a: &x [1]\nb: *x\n", "t")
+    assert doc.positions[("b",)] == (2, 4)  # where the alias is written
+
+
 def test_empty_text_has_no_data() -> None:
     assert load_yaml("", "t").data is None
     assert load_yaml("# only a comment\n", "t").data is None

@@ -10,7 +10,8 @@ wrote the value.
 duplicate keys are errors; aliases are copied while they add fewer than
 `MAX_ALIAS_NODES` values; nesting stops at `MAX_DEPTH`; scalars follow YAML 1.2's core
 schema (only `true`/`false` are booleans; no timestamps, sexagesimal or octal numbers);
-only the standard tags are allowed.
+only the standard tags are allowed. (A `yaml.compose` tree would lose what was found
+before a syntax error, and where each alias was written.)
 
 Every parsed value is checked before validation: integers lie within signed 64 bits
 (`MAX_INT`), text holds no lone surrogate (it cannot be written as UTF-8), and a mapping
