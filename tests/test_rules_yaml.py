@@ -118,6 +118,16 @@ def test_unsafe_tags_and_non_string_keys_are_refused() -> None:
     assert codes("[a]: x\n") == ["key-type"]
 
 
+def test_a_tag_on_a_value_it_does_not_fit_is_a_positioned_error_not_a_crash() -> None:
+    for text in ("a: !!bool maybe", "a: !!int abc", "a: !!float x1", "a: !!null no"):
+        doc = load_yaml(text, "t.yaml")
+        assert [(f.code, f.line, f.col) for f in doc.findings] == [("yaml-tag", 1, 4)], text
+        assert "is not a value of its tag !!" in doc.findings[0].message
+    doc = load_yaml("a: !!int 12\nb: !!float 1.5\nc: !!bool true\nd: !!null ~\ne: !!str 3", "t")
+    assert doc.data == {"a": 12, "b": 1.5, "c": True, "d": None, "e": "3"}
+    assert doc.findings == []
+
+
 def test_more_than_one_document_is_an_error() -> None:
     assert codes("a: 1\n---\nb: 2\n") == ["multiple-documents"]
 

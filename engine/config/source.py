@@ -414,6 +414,14 @@ class _YamlReader:
                 "too-large",
             )
             tag = _STR  # kept as text so reading goes on; the error above rejects the file
+        if tag != _STR and not any(t == tag and p.match(event.value) for t, p in _IMPLICIT):
+            self.doc.error(  # an explicit tag on a value it does not fit, e.g. `!!bool maybe`
+                pos,
+                f"{event.value!r} is not a value of its tag !!{tag.rpartition(':')[2]}",
+                "write a value of that type, or drop the tag",
+                "yaml-tag",
+            )
+            tag = _STR
         if tag == _INT:  # decimal (a leading zero is not octal) or 0x hex
             text = str(event.value)
             return int(text[2:], 16) if text.startswith("0x") else int(text, 10)
