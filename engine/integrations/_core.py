@@ -61,6 +61,7 @@ class GuardCore:
         self._before: dict[tuple[str, str], Decision] = {}
         self._breakers: dict[str, Decision] = {}
         self._decided: dict[tuple[str, str], Decision] = {}
+        self._compactions: dict[str, Any] = {}
 
     def session(self, session_id: str) -> Session:
         return self.guard.session(session_id, self.agent)
@@ -90,6 +91,16 @@ class GuardCore:
     def breaker(self, session_id: str) -> Decision | None:
         with self._lock:
             return self._breakers.get(session_id)
+
+    def compaction(self, session_id: str, marker: Any) -> None:
+        """`marker` names the newest compaction the framework shows (a summary message, a
+        compaction event): one this session has not seen yet calls `compacted()`."""
+        with self._lock:
+            seen = self._compactions.get(session_id) == marker
+            self._compactions[session_id] = marker
+            _bound(self._compactions)
+        if not seen:
+            self.session(session_id).compacted()
 
     def finish(self, session_id: str, text: str | None) -> RoundOutcome:
         """A round ended without tool calls: `finish_round` (retry or finish)."""

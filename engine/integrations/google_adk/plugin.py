@@ -61,7 +61,6 @@ class LoopGuardPlugin(BasePlugin):
         self._lock = threading.Lock()
         self._answered: dict[tuple[str, str], bool] = {}  # refused or failed: no after_call
         self._retry: dict[str, str] = {}  # session -> the prompt loopguard_retry returns
-        self._compaction: dict[str, str] = {}  # session -> newest compaction event seen
         self._retry_tool = FunctionTool(func=self.loopguard_retry)
 
     # -- turns and model calls -------------------------------------------------
@@ -187,14 +186,8 @@ class LoopGuardPlugin(BasePlugin):
             (e.id for e in reversed(events) if e.actions is not None and e.actions.compaction),
             None,
         )
-        if newest is None:
-            return
-        with self._lock:
-            seen = self._compaction.get(sid) == newest
-            self._compaction[sid] = newest
-            _bound(self._compaction)
-        if not seen:
-            self.core.session(sid).compacted()
+        if newest is not None:
+            self.core.compaction(sid, newest)
 
 
 def with_note(result: Any, decisions: Sequence[Decision]) -> dict[str, Any]:

@@ -20,7 +20,6 @@ the run has none); `run_id` stays unset unless given, to separate concurrent sub
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,7 @@ from langchain_core.messages import (
 )
 from langgraph.config import get_config
 
-from loopguard.integrations._core import GuardCore, Options, _bound
+from loopguard.integrations._core import GuardCore, Options
 from loopguard.session import answers
 from loopguard.session.guard import Guard
 
@@ -53,8 +52,6 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         super().__init__()
         self.core = GuardCore(guard, **options)
         self.session_id = session_id
-        self._lock = threading.Lock()
-        self._summaries: dict[str, str] = {}
 
     # -- sessions ------------------------------------------------------------
     def _sid(self, config: Any = None) -> str:
@@ -181,13 +178,7 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         """A summary message we have not seen means the context was compacted."""
         for message in messages:
             if (message.additional_kwargs or {}).get("lc_source") == SUMMARY_SOURCE:
-                key = message.id or message.text
-                with self._lock:
-                    seen = self._summaries.get(sid) == key
-                    self._summaries[sid] = key
-                    _bound(self._summaries)
-                if not seen:
-                    self.core.session(sid).compacted()
+                self.core.compaction(sid, message.id or message.text)
                 return
 
 
