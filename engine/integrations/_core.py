@@ -24,7 +24,7 @@ from loopguard.session.guard import Guard
 from loopguard.session.session import Session
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 
-_MAX_REMEMBERED = 4096  # open calls / breakers kept per adapter (a host may never report back)
+_MAX_REMEMBERED = 4096  # entries each table of an adapter keeps (a host may never report back)
 
 
 @dataclass(frozen=True)
