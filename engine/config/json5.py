@@ -44,8 +44,14 @@ _LITERAL = re.compile(  # true/false/null or a number, not followed by a `_NAME`
 _WORDS = {"true": True, "false": False, "null": None}
 _NAME = re.compile(r"[\w$]+")
 _STRING_STOPS = {q: re.compile(rf"[{q}\\{_NEWLINES}]") for q in "'\""}
-_LOW_SURROGATE = re.compile(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})")
-_ESCAPES = {**dict(zip("bfnrtv0", "\b\f\n\r\t\v\0", strict=True)), **dict.fromkeys(_NEWLINES, "")}
+# What follows a backslash: a line break, hex digits (a surrogate pair together), any character.
+_ESCAPE = re.compile(
+    r"\\(\r\n|x[0-9a-fA-F]{2}|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|u[0-9a-fA-F]{4}|.)",
+    re.DOTALL,
+)
+_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "0": "\0", "\r\n": ""}
+_ESCAPES.update(dict.fromkeys(_NEWLINES, ""))  # an escaped line break continues the string
 _VALUE_HINT = (
     "strings need quotes; values are objects, arrays, strings, numbers, true, false or null"
 )
@@ -106,9 +112,6 @@ class _Reader:
     def value(self, path: Path, depth: int) -> Any:
         c, start = self.skip(), self.i
         self.doc.positions[path] = self.pos(start)
-        if c in ("{", "[") and depth >= MAX_DEPTH:
-            hint = "a rules file is never this deep"
-            raise _Fail(start, f"nesting deeper than {MAX_DEPTH} levels", hint)
         if c == "{":
             return self.obj(path, depth + 1)
         if c == "[":
@@ -123,13 +126,21 @@ class _Reader:
             if len(token) > MAX_NUMBER_CHARS:
                 message = f"number too long ({len(token)} characters; at most {MAX_NUMBER_CHARS})"
                 raise _Fail(start, message, "rules numbers are thresholds and sizes")
-            return _number(token)
+            body = token.lstrip("+-")
+            if body == "NaN":
+                return float("nan")
+            if body.isdigit():
+                return int(token)
+            return int(token, 16) if body[:2] in ("0x", "0X") else float(token)
         if not c:
             raise _Fail(start, "unexpected end of text: a value is missing")
         raise _Fail(start, f"unexpected character {c!r}: expected a value", _VALUE_HINT)
 
-    def items(self, closing: str) -> Iterator[str]:
+    def items(self, closing: str, depth: int) -> Iterator[str]:
         """Enter the bracket at `i`; yield the first character of each item up to `closing`."""
+        if depth > MAX_DEPTH:
+            hint = "a rules file is never this deep"
+            raise _Fail(self.i, f"nesting deeper than {MAX_DEPTH} levels", hint)
         self.i += 1
         c = self.skip()
         while c != closing:
@@ -145,7 +156,7 @@ class _Reader:
 
     def obj(self, path: Path, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        for c in self.items("}"):
+        for c in self.items("}", depth):
             where, name = self.pos(self.i), _NAME.match(self.text, self.i)
             if c in ("'", '"'):
                 key = self.string()
@@ -169,7 +180,7 @@ class _Reader:
 
     def array(self, path: Path, depth: int) -> list[Any]:
         result: list[Any] = []
-        for _ in self.items("]"):
+        for _ in self.items("]", depth):
             result.append(self.value(path + (len(result),), depth))
         return result
 
@@ -189,40 +200,23 @@ class _Reader:
         raise _Fail(start, "unterminated string", f"close it with {quote}")
 
     def escape(self) -> str:
-        """The escape at `i` (a backslash): its character, "" for an escaped line break.
-
-        A `\\uXXXX` surrogate pair becomes one character; a lone half is an error.
-        """
-        start, c = self.i, self.text[self.i + 1 : self.i + 2]
-        if not c:
+        """The escape at `i` (a backslash): its character, "" for an escaped line break; a
+        `\\uXXXX` surrogate pair becomes one character, a lone half is an error."""
+        start, match = self.i, _ESCAPE.match(self.text, self.i)
+        if not match:
             raise _Fail(start + 1, "unterminated string")
-        self.i = start + 2
-        size = {"x": 2, "u": 4}.get(c, 0)
-        if not size:
-            if c == "\r" and self.text.startswith("\n", self.i):
-                self.i += 1
-            return _ESCAPES.get(c, c)
-        digits = self.text[self.i : self.i + size]
-        if len(digits) < size or digits.strip("0123456789abcdefABCDEF"):
-            raise _Fail(start, f"bad escape \\{c}{digits}")
-        self.i += size
-        code = int(digits, 16)
-        if c == "x" or not 0xD800 <= code <= 0xDFFF:
-            return chr(code)
-        low = _LOW_SURROGATE.match(self.text, self.i)
-        if code > 0xDBFF or not low:
+        escaped, self.i = match.group(1), match.end()
+        if escaped in ("x", "u"):  # not followed by its hex digits
+            digits = self.text[self.i : self.i + (2 if escaped == "x" else 4)]
+            raise _Fail(start, f"bad escape \\{escaped}{digits}")
+        if len(escaped) < 3:
+            return _ESCAPES.get(escaped, escaped)
+        code = int(escaped[1:5], 16)
+        if len(escaped) > 5:
+            return chr(0x10000 + ((code - 0xD800) << 10) + int(escaped[7:], 16) - 0xDC00)
+        if escaped[0] == "u" and 0xD800 <= code <= 0xDFFF:
             raise _Fail(start, f"lone surrogate \\u{code:04x} (half of a character)", _PAIR_HINT)
-        self.i = low.end()
-        return chr(0x10000 + ((code - 0xD800) << 10) + (int(low.group(1), 16) - 0xDC00))
-
-
-def _number(text: str) -> int | float:
-    body = text.lstrip("+-")
-    if body == "NaN":
-        return float("nan")
-    if body.isdigit():
-        return int(text)
-    return int(text, 16) if body[:2] in ("0x", "0X") else float(text)
+        return chr(code)
 
 
 def load_json5(text: str, name: str) -> SourceDoc:
@@ -248,15 +242,11 @@ def progress(doc: SourceDoc) -> Pos:
     return min(errors) if errors else (10**9, 0)
 
 
-LOOP_KEYS = {
-    "enabled": "enabled",
-    "historySize": "history_size",
-    "warningThreshold": "warning_threshold",
-    "criticalThreshold": "critical_threshold",
-    "unknownToolThreshold": "unknown_tool_threshold",
-    "globalCircuitBreakerThreshold": "global_circuit_breaker_threshold",
-}
-GUARD_KEYS = {"windowSize": "window_size"}
+# The settings of `loopDetection` (each means the native key in snake_case), and its mappings.
+LOOP_KEYS = (
+    "enabled historySize warningThreshold criticalThreshold unknownToolThreshold "
+    "globalCircuitBreakerThreshold detectors postCompactionGuard"
+).split()
 # Top-level keys only a native rules file has (OpenClaw's own config shares `messages`).
 NATIVE_MARKS = (
     "version extends loop_detection detectors keyword_sets intents aggregator outcomes".split()
@@ -266,16 +256,6 @@ NATIVE_MARKS = (
 def snake_case(name: str) -> str:
     """`knownPollNoProgress` -> `known_poll_no_progress`."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
-
-
-def openclaw_ids() -> dict[str, str]:
-    """OpenClaw detector name -> detector id, as each registered detector declares it
-    (`Detector.openclaw_name`); a name no detector declares is read as snake_case."""
-    try:
-        entries = load_registry().entries
-    except Exception:  # noqa: BLE001 - a broken plugin setup leaves the snake_case rule
-        return {}
-    return {name: entry.id for entry in entries if (name := entry.detector.openclaw_name)}
 
 
 def is_openclaw(value: Any) -> bool:
@@ -404,24 +384,32 @@ class _Translator:
         """One `loopDetection` mapping, in native keys under `prefix`."""
         loop = prefix + ("loop_detection",)
         for key, item, at, here in self.items(value, src, shown, loop):
-            if key in LOOP_KEYS:
-                yield self.put(loop + (LOOP_KEYS[key],), item, at, here)
-            elif key == "postCompactionGuard":
+            if key == "postCompactionGuard":
                 yield _merged(self.guard(item, at, here, loop + ("post_compaction_guard",)))
             elif key == "detectors":
                 yield _merged(self.detectors(item, at, here, prefix + ("detectors",)))
+            elif key in LOOP_KEYS:
+                yield self.put(loop + (snake_case(key),), item, at, here)
             else:
-                self.unknown(at, key, here, [*LOOP_KEYS, "detectors", "postCompactionGuard"])
+                self.unknown(at, key, here, LOOP_KEYS)
 
     def guard(self, value: Any, src: Path, shown: str, native: Path) -> Parts:
         for key, item, at, here in self.items(value, src, shown, native):
-            if key in GUARD_KEYS:
-                yield self.put(native + (GUARD_KEYS[key],), item, at, here)
+            if key == "windowSize":
+                yield self.put(native + ("window_size",), item, at, here)
             else:
-                self.unknown(at, key, here, list(GUARD_KEYS))
+                self.unknown(at, key, here, ["windowSize"])
 
     def detectors(self, value: Any, src: Path, shown: str, native: Path) -> Parts:
-        named = openclaw_ids() if isinstance(value, dict) else {}
+        """`name: B` -> `<id>.enabled: B`, for the detector that declares that `openclaw_name`
+        (`Detector.openclaw_name`); a name no detector declares is read as snake_case."""
+        entries: Any = []
+        if isinstance(value, dict):
+            try:
+                entries = load_registry().entries
+            except Exception:  # noqa: BLE001 - a broken plugin setup leaves the snake_case rule
+                pass
+        named = {name: entry.id for entry in entries if (name := entry.detector.openclaw_name)}
         for key, item, at, here in self.items(value, src, shown):
             self.put(native + (ident := named.get(key) or snake_case(key),), {}, at, here)
             yield self.put(native + (ident, "enabled"), item, at, here)
@@ -456,8 +444,7 @@ class _Translator:
                     at + ("id",), "duplicate-agent", message, shown, "merge the two entries"
                 )
             seen.add(ident)
-            self.put(("agents", ident), {}, at, shown)
-            yield {"agents": {ident: {}}}
+            yield self.put(("agents", ident), {}, at, shown)
             for key, item, key_at, here in self.items(entry, at, shown):
                 if key == "tools":
                     yield _merged(self.tools(item, key_at, here, ("agents", ident)))
