@@ -353,8 +353,8 @@ class _Translator:
         return value  # type: ignore[no-any-return]
 
     def report(self, src: Path, code: str, message: str, shown: str, hint: str = "") -> None:
-        """An error at the source value (a warning at its key for `openclaw-ignored`, and
-        an `unknown-key` error at the key), named the way the user wrote it."""
+        """A finding at the source value, named the way the user wrote it; the two key problems
+        (`unknown-key`, and `openclaw-ignored`, the one warning) point at the key."""
         level = "warning" if code == "openclaw-ignored" else "error"
         at_key = code in ("openclaw-ignored", "unknown-key") and src in self.src.key_positions
         line, col = (self.src.key_positions if at_key else self.src.positions).get(src, (1, 1))
