@@ -37,7 +37,7 @@ _SPACE = " \t\n\r\v\f\u00a0\ufeff\u2028\u2029"
 _NEWLINES = "\n\r\u2028\u2029"
 # Spaces and comments; an unterminated `/*` is left for `_Reader.skip` to report.
 _SKIP = re.compile(rf"(?:[{_SPACE}]+|//[^{_NEWLINES}]*|/\*.*?\*/)*", re.DOTALL)
-_LITERAL = re.compile(  # true/false/null or a number, not followed by a `_NAME` character
+_LITERAL = re.compile(  # true/false/null or a number (the reader then refuses a name after it)
     r"true|false|null|[+-]?(?:Infinity|NaN|0[xX][0-9a-fA-F]+"
     r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
 )
@@ -289,12 +289,9 @@ def _shown(node: Any, path: Path) -> str:
 
 
 def merge_embedded(doc: SourceDoc) -> SourceDoc:
-    """A native rules doc with its pasted OpenClaw block (`tools`, and `agents.list` when it is
-    a list) translated and merged in; a doc without one is returned as it is.
-
-    Native keys win where both set a value; each such value gets an `openclaw-conflict`
-    warning at the OpenClaw value, naming the native one.
-    """
+    """`doc` (native rules) with its pasted OpenClaw block (`tools`, and `agents.list` if it is
+    a list) translated and merged in. Native keys win, each with an `openclaw-conflict` warning
+    at the OpenClaw value it overrides; a doc without such a block is returned as it is."""
     data = doc.data
     if not isinstance(data, dict) or is_openclaw(data):
         return doc
