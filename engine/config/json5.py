@@ -25,14 +25,12 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from loopguard.config.source import Path, Pos, SourceDoc, deep_merge
+from loopguard.config.source import MAX_DEPTH, MAX_NUMBER_CHARS, Path, Pos, SourceDoc, deep_merge
 from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding, codes
 from loopguard.text.hints import did_you_mean
 
 Parts = Iterable[dict[str, Any]]  # native keys, to be deep-merged in order
-MAX_DEPTH = 100
-MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4,300 digits)
 _SPACE = " \t\n\r\v\f\u00a0\ufeff\u2028\u2029"
 _NEWLINES = "\n\r\u2028\u2029"
 # Spaces and comments; an unterminated `/*` is left for `_Reader.skip` to report.
