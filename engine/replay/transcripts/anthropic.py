@@ -13,10 +13,10 @@ context compaction. Containers: see `conversation.py`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import no_events, system_context
+from loopguard.replay.transcripts.conversation import no_events, read_conversations, system_context
 from loopguard.replay.transcripts.events import (
     Context,
     Stream,
@@ -26,9 +26,27 @@ from loopguard.replay.transcripts.events import (
     transcript_text,
 )
 
+if TYPE_CHECKING:
+    from loopguard.replay.transcripts.detect import Transcript
+
 NAME = "anthropic"
 LABEL = "Anthropic Messages"
-LIST_KEYS = ("messages",)
+MARKERS = r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"tool_use_id"\s*:'
+_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
+
+
+def claims(obj: Any) -> bool:
+    """True for messages with content blocks only Anthropic uses."""
+    if not isinstance(obj, dict) or "event" in obj or not isinstance(obj.get("content"), list):
+        return False
+    return any(
+        isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in _BLOCKS
+        for block in obj["content"]
+    )
+
+
+def read(transcript: Transcript) -> Stream:
+    return read_conversations(transcript, ("messages",), AnthropicTranslator)
 
 
 def _blocks(content: Any) -> list[Any]:
@@ -104,7 +122,3 @@ def tool_result(block: dict[str, Any], ctx: Context) -> ToolResult:
         result_content(block.get("content")),
         bool(block.get("is_error")),
     )
-
-
-def new_translator() -> AnthropicTranslator:
-    return AnthropicTranslator()

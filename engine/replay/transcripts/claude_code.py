@@ -29,14 +29,16 @@ Bookkeeping lines (`progress`, `file-history-snapshot`, `queue-operation`,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.anthropic import read_tool_use_blocks, tool_result
 from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
-from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.regroup import Regrouper
-from loopguard.replay.transcripts.source import Source, json_lines
+from loopguard.replay.transcripts.source import json_lines
+
+if TYPE_CHECKING:
+    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "claude-code"
 LABEL = "Claude Code session"
@@ -75,9 +77,10 @@ def _text_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def read(source: Source, layout: str = "jsonl") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of one Claude Code session file, in the order the model produced them."""
-    sessions = _Sessions(file_session(source))
+    source = transcript.source
+    sessions = _Sessions(source.default_session)
     ctx = Context(sessions.fallback, source.name, 0)
     for item in json_lines(source):
         if isinstance(item, Finding):

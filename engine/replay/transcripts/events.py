@@ -9,11 +9,12 @@ reader builds them through its `Context`, which holds that place.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, TypeVar
 
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.source import warning
+from loopguard.text import jsontext
 from loopguard.text.content import parts_text
 
 
@@ -28,74 +29,61 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
-class SystemMessage:
+class _Event:
+    """What every event carries: its session, and (by keyword) its run and place in the input."""
+
+    session: str
+    _: KW_ONLY
+    run_id: str | None = None
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage(_Event):
     """A system or developer instruction (only used as intent context)."""
 
-    session: str
     text: str
-    run_id: str | None = None
-    file: str = ""
-    line: int = 0
 
 
 @dataclass(frozen=True, slots=True)
-class UserMessage:
+class UserMessage(_Event):
     """A message written by the user; each one starts a turn."""
 
-    session: str
     text: str
-    run_id: str | None = None
-    file: str = ""
-    line: int = 0
 
 
 @dataclass(frozen=True, slots=True)
-class AssistantMessage:
+class AssistantMessage(_Event):
     """One model reply: its text and the tool calls it asked for."""
 
-    session: str
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
-    run_id: str | None = None
-    file: str = ""
-    line: int = 0
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(_Event):
     """What a tool returned (or the error text when `is_error`)."""
 
-    session: str
     call_id: str
     name: str | None
     content: Any
     is_error: bool = False
-    run_id: str | None = None
-    file: str = ""
-    line: int = 0
 
 
 @dataclass(frozen=True, slots=True)
-class Compaction:
+class Compaction(_Event):
     """The host compacted the context here and went on."""
 
-    session: str
-    run_id: str | None = None
-    file: str = ""
-    line: int = 0
-
 
 @dataclass(frozen=True, slots=True)
-class EndOfSession:
+class EndOfSession(_Event):
     """No more events for this session (lets the replay free its state early)."""
-
-    session: str
-    file: str = ""
-    line: int = 0
 
 
 Event = SystemMessage | UserMessage | AssistantMessage | ToolResult | Compaction | EndOfSession
 Stream = Iterator["Event | Finding"]
+_E = TypeVar("_E", bound=_Event)
 
 
 @dataclass(slots=True)
@@ -107,27 +95,28 @@ class Context:
     line: int
     run_id: str | None = None
 
+    def _event(self, kind: type[_E], *fields: Any) -> _E:
+        return kind(self.session, *fields, run_id=self.run_id, file=self.file, line=self.line)
+
     def system(self, text: str) -> SystemMessage:
-        return SystemMessage(self.session, text, self.run_id, self.file, self.line)
+        return self._event(SystemMessage, text)
 
     def user(self, text: str) -> UserMessage:
-        return UserMessage(self.session, text, self.run_id, self.file, self.line)
+        return self._event(UserMessage, text)
 
     def reply(self, text: str, calls: tuple[ToolCall, ...] = ()) -> AssistantMessage:
-        return AssistantMessage(self.session, text, calls, self.run_id, self.file, self.line)
+        return self._event(AssistantMessage, text, calls)
 
     def result(
         self, call_id: str, content: Any, failed: bool = False, name: str | None = None
     ) -> ToolResult:
-        return ToolResult(
-            self.session, call_id, name, content, failed, self.run_id, self.file, self.line
-        )
+        return self._event(ToolResult, call_id, name, content, failed)
 
     def compaction(self) -> Compaction:
-        return Compaction(self.session, self.run_id, self.file, self.line)
+        return self._event(Compaction)
 
     def end(self) -> EndOfSession:
-        return EndOfSession(self.session, self.file, self.line)
+        return self._event(EndOfSession)
 
     def warning(self, message: str, code: str, hint: str = "") -> Finding:
         return warning(self.file, self.line, message, code, hint)
@@ -150,3 +139,40 @@ def transcript_text(content: Any) -> str:
 def result_content(content: Any) -> Any:
     """A tool result's content: a list of parts as its transcript text, anything else as is."""
     return transcript_text(content) if isinstance(content, list) else content
+
+
+def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[Any, Finding | None]:
+    """Recorded arguments as a value; invalid JSON stays raw text, with a warning."""
+    if not isinstance(raw, str):
+        return ({} if raw is None else raw), None
+    if not raw.strip():
+        return {}, None
+    try:
+        return jsontext.loads(raw), None
+    except (ValueError, RecursionError):
+        note = ctx.warning(
+            f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",
+            "bad-arguments",
+        )
+        return raw, note
+
+
+def read_tool_calls(
+    raw_calls: list[Any], ctx: Context, nested: bool, calls: list[ToolCall]
+) -> Iterator[Finding]:
+    """Collect an assistant message's calls into `calls`, yielding warnings.
+
+    Each call is `{id, name, arguments}`, or with `nested` the Chat shape
+    `{id, function: {name, arguments}}`; a call without a name is skipped.
+    """
+    for index, raw in enumerate(raw_calls):
+        body = raw.get("function") if nested and isinstance(raw, dict) else raw
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            what = "function name" if nested else "name"
+            yield ctx.warning(f"tool call #{index + 1} has no {what}; skipped", "bad-call")
+            continue
+        call_id = ctx.call_id(raw.get("id"), index)
+        args, note = parse_arguments(body.get("arguments"), ctx, call_id, body["name"])
+        if note is not None:
+            yield note
+        calls.append(ToolCall(call_id, body["name"], args))

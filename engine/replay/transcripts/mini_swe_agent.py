@@ -24,13 +24,20 @@ The file is one session, named after the file.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loopguard.replay.transcripts.conversation import read_tool_calls
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
+from loopguard.replay.transcripts.events import (
+    Context,
+    Stream,
+    ToolCall,
+    read_tool_calls,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
-from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error
+from loopguard.replay.transcripts.source import not_found
+
+if TYPE_CHECKING:
+    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "mini-swe-agent"
 LABEL = "mini-swe-agent trajectory"
@@ -51,9 +58,10 @@ class _Run:
         self.found = False
 
 
-def read(source: Source, layout: str = "document") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of one mini-swe-agent run."""
-    ctx = Context(file_session(source), source.name, 1)
+    source = transcript.source
+    ctx = Context(source.default_session, source.name, 1)
     run = _Run()
     for kind, key, ctx.line, value in stream_document(source, ("messages",)):
         if kind != "item" or key != "messages":
@@ -64,12 +72,10 @@ def read(source: Source, layout: str = "document") -> Stream:
             continue
         yield from _message(value, run, ctx)
     if not run.found:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no mini-swe-agent `messages` found",
-            code="wrong-shape",
-            hint='a trajectory is an object like {"messages": [...], "trajectory_format": ...}',
+            "mini-swe-agent `messages`",
+            'a trajectory is an object like {"messages": [...], "trajectory_format": ...}',
         )
     yield ctx.end()
 

@@ -12,21 +12,41 @@ Containers: see `conversation.py`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loopguard.replay.transcripts.conversation import no_events, read_tool_calls
+from loopguard.replay.transcripts.conversation import no_events, read_conversations
 from loopguard.replay.transcripts.events import (
     Context,
     Stream,
     ToolCall,
     ToolResult,
+    read_tool_calls,
     result_content,
     transcript_text,
 )
 
+if TYPE_CHECKING:
+    from loopguard.replay.transcripts.detect import Transcript
+
 NAME = "openai-chat"
 LABEL = "OpenAI Chat"
-LIST_KEYS = ("messages",)
+MARKERS = r'"tool_calls"\s*:|"tool_call_id"\s*:|"role"\s*:\s*"tool"'
+
+
+def claims(obj: Any) -> bool:
+    """True for elements only the Chat format has (tool calls, tool messages)."""
+    if not isinstance(obj, dict) or "event" in obj:
+        return False
+    return (
+        "tool_calls" in obj
+        or "tool_call_id" in obj
+        or obj.get("role") in ("tool", "function")
+        or (obj.get("role") == "assistant" and isinstance(obj.get("function_call"), dict))
+    )
+
+
+def read(transcript: Transcript) -> Stream:
+    return read_conversations(transcript, ("messages",), ChatTranslator)
 
 
 class ChatTranslator:
@@ -82,7 +102,3 @@ class ChatTranslator:
             bool(obj.get("is_error")),
             obj.get("name"),
         )
-
-
-def new_translator() -> ChatTranslator:
-    return ChatTranslator()

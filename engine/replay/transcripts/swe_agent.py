@@ -25,13 +25,20 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loopguard.replay.transcripts.conversation import read_tool_calls
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
+from loopguard.replay.transcripts.events import (
+    Context,
+    Stream,
+    ToolCall,
+    read_tool_calls,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
-from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error
+from loopguard.replay.transcripts.source import not_found
+
+if TYPE_CHECKING:
+    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "swe-agent"
 LABEL = "SWE-agent trajectory"
@@ -43,8 +50,9 @@ MARKERS = (
 _HARNESS_EXIT = re.compile(r"exit_[a-z_]+")
 
 
-def read(source: Source, layout: str = "document") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of one SWE-agent run."""
+    source = transcript.source
     history: list[tuple[int, Any]] = []
     steps: list[tuple[int, Any]] = []
     for kind, key, line, value in stream_document(source, ("history", "trajectory")):
@@ -53,14 +61,12 @@ def read(source: Source, layout: str = "document") -> Stream:
         elif kind == "item" and key == "trajectory":
             steps.append((line, value))
     if not history and not steps:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no SWE-agent `history` or `trajectory` found",
-            code="wrong-shape",
-            hint="a .traj file is an object with `trajectory` steps and `history` messages",
+            "SWE-agent `history` or `trajectory`",
+            "a .traj file is an object with `trajectory` steps and `history` messages",
         )
-    ctx = Context(file_session(source), source.name, 1)
+    ctx = Context(source.default_session, source.name, 1)
     if any(
         isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")
         for _, m in history
