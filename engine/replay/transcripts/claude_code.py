@@ -29,16 +29,13 @@ Bookkeeping lines (`progress`, `file-history-snapshot`, `queue-operation`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.anthropic import read_tool_use_blocks, tool_result
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
+from loopguard.replay.transcripts.anthropic import tool_result, tool_uses
+from loopguard.replay.transcripts.events import Context, Stream, Transcript, transcript_text
 from loopguard.replay.transcripts.regroup import Regrouper
 from loopguard.replay.transcripts.source import json_lines
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "claude-code"
 LABEL = "Claude Code session"
@@ -124,11 +121,11 @@ def _assistant(message: dict[str, Any], content: Any, group: Regrouper, ctx: Con
         if isinstance(content, list)
         else [{"type": "text", "text": transcript_text(content)}]
     )
-    calls: list[ToolCall] = []
-    yield from read_tool_use_blocks(blocks, ctx, calls)
+    calls, notes = tool_uses(blocks, ctx)
+    yield from notes
     key = message.get("id")
     yield from group.part(
-        str(key) if key else f"line{ctx.line}", ctx, transcript_text(blocks), tuple(calls)
+        str(key) if key else f"line{ctx.line}", ctx, transcript_text(blocks), calls
     )
 
 

@@ -26,15 +26,12 @@ lines between; those are read too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream
+from loopguard.replay.transcripts.events import Context, Stream, Transcript
 from loopguard.replay.transcripts.openai_responses import ResponsesTranslator, type_of
 from loopguard.replay.transcripts.source import json_lines
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "codex"
 LABEL = "Codex CLI rollout"

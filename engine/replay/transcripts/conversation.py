@@ -19,15 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream
+from loopguard.replay.transcripts.events import Context, Stream, Transcript
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import input_error, json_lines
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 
 class Translator(Protocol):

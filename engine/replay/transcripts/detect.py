@@ -29,9 +29,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any
 
-from loopguard.findings import Finding
 from loopguard.replay.transcripts import (
     anthropic,
     claude_code,
@@ -48,23 +47,13 @@ from loopguard.replay.transcripts import (
     tau_bench,
 )
 from loopguard.replay.transcripts import source as source_module
-from loopguard.replay.transcripts.events import Event
+from loopguard.replay.transcripts.events import Format, Transcript
 from loopguard.replay.transcripts.source import HEAD_BYTES, Source, input_error
 from loopguard.text import jsontext
 
 SCAN_MAX_BYTES = 32 * 1024 * 1024
 WINDOW_BYTES = 1024 * 1024
 OVERLAP_CHARS = 512
-
-
-class Format(Protocol):
-    """What a reader module declares."""
-
-    NAME: str  # what `--input-format` takes
-    LABEL: str  # the format's name in messages
-    MARKERS: str  # a regex of what only this format writes, counted in a file's head
-
-    def read(self, transcript: Transcript) -> Iterator[Event | Finding]: ...
 
 
 @dataclass(frozen=True)
@@ -106,31 +95,12 @@ FORMATS = (
 )
 
 
-@dataclass
-class Transcript:
-    """An opened input file with its format's reader (detected or forced) and its layout."""
-
-    source: Source
-    reader: Format
-    layout: str  # "jsonl" or "document"
-
-    @property
-    def format(self) -> str:
-        return self.reader.NAME
-
-    @property
-    def label(self) -> str:
-        return self.reader.LABEL
-
-    def events(self) -> Iterator[Event | Finding]:
-        return self.reader.read(self)
-
-    def claimed_by(self, element: Any) -> str | None:
-        """The one generic format whose own markers this element carries, if any."""
-        for reader in READERS:
-            if reader.claims is not None and reader.claims(element):
-                return reader.format.NAME
-        return None
+def _claimed_by(element: Any) -> str | None:
+    """The one generic format whose own markers this element carries, if any."""
+    for reader in READERS:
+        if reader.claims is not None and reader.claims(element):
+            return reader.format.NAME
+    return None
 
 
 def open_transcript(path: str, input_format: str | None = None) -> Transcript:
@@ -151,7 +121,7 @@ def open_transcript(path: str, input_format: str | None = None) -> Transcript:
     reader = _BY_NAME[input_format or _detect(source, head)].format
     if reader is gemini and gemini_cli.is_recording(head):
         reader = gemini_cli  # Gemini CLI's own recordings: format `gemini`, their own reader
-    return Transcript(source, reader, layout)
+    return Transcript(source, reader, layout, _claimed_by)
 
 
 def _layout(source: Source, head: str) -> str:

@@ -20,14 +20,11 @@ fit are skipped with a warning naming the line; the replay goes on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, read_tool_calls
+from loopguard.replay.transcripts.events import Context, Stream, Transcript
 from loopguard.replay.transcripts.source import input_error, json_lines, not_found, warning
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "eventlog"
 LABEL = "loopguard event log"
@@ -110,12 +107,10 @@ def _event(obj: dict[str, Any], ctx: Context) -> Stream:
     elif kind == "system_message":
         yield ctx.system(_text(obj))
     elif kind == "assistant_message":
-        calls: list[ToolCall] = []
         raw_calls = obj.get("tool_calls") or []
-        yield from read_tool_calls(
-            raw_calls if isinstance(raw_calls, list) else [], ctx, False, calls
+        yield from ctx.reply_calling(
+            _text(obj), raw_calls if isinstance(raw_calls, list) else [], False
         )
-        yield ctx.reply(_text(obj), tuple(calls))
     elif kind == "tool_result":
         name = obj.get("name")
         yield ctx.result(

@@ -1,19 +1,20 @@
 """Normalised transcript events: what every reader turns its format into.
 
-A reader yields these records in file order. Each carries the session it
-belongs to, the optional run id, and where it came from (file and 1-based
-line), so the replay report can point at the exact spot in the input. A
-reader builds them through its `Context`, which holds that place.
+A reader (a `Format` module) is given an opened `Transcript` and yields these records in
+file order. Each carries the session it belongs to, the optional run id, and where it came
+from (file and 1-based line), so the replay report can point at the exact spot in the
+input. A reader builds them, and the tool calls they carry, through its `Context`, which
+holds that place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.source import warning
+from loopguard.replay.transcripts.source import Source, warning
 from loopguard.text import jsontext
 from loopguard.text.content import parts_text
 
@@ -86,6 +87,38 @@ Stream = Iterator["Event | Finding"]
 _E = TypeVar("_E", bound=_Event)
 
 
+class Format(Protocol):
+    """What a reader module declares (`detect.READERS` lists them)."""
+
+    NAME: str  # what `--input-format` takes
+    LABEL: str  # the format's name in messages
+    MARKERS: str  # a regex of what only this format writes, counted in a file's head
+
+    def read(self, transcript: Transcript) -> Stream: ...
+
+
+@dataclass
+class Transcript:
+    """An opened input file: its format's reader (detected or forced) and its layout."""
+
+    source: Source
+    reader: Format
+    layout: str  # "jsonl" or "document"
+    # the one generic format whose own markers an element carries, if any (from `READERS`)
+    claimed_by: Callable[[Any], str | None]
+
+    @property
+    def format(self) -> str:
+        return self.reader.NAME
+
+    @property
+    def label(self) -> str:
+        return self.reader.LABEL
+
+    def events(self) -> Stream:
+        return self.reader.read(self)
+
+
 @dataclass(slots=True)
 class Context:
     """Where the element being read lives (a reader moves it along), and the events built there."""
@@ -125,6 +158,53 @@ class Context:
         """A call's recorded id, else one made from its place: `call@<line>.<number>`."""
         return str(recorded or f"call@{self.line}.{index + 1}")
 
+    def arguments(self, raw: Any, call_id: str, tool: str) -> tuple[Any, Finding | None]:
+        """Recorded arguments as a value; invalid JSON stays raw text, with a warning."""
+        if not isinstance(raw, str):
+            return ({} if raw is None else raw), None
+        if not raw.strip():
+            return {}, None
+        try:
+            return jsontext.loads(raw), None
+        except (ValueError, RecursionError):
+            note = self.warning(
+                f"the arguments of call {call_id} ({tool}) are not valid JSON; "
+                "replayed as raw text",
+                "bad-arguments",
+            )
+            return raw, note
+
+    def reply_calling(self, text: str, raw_calls: list[Any], nested: bool) -> Stream:
+        """The warnings about an assistant message's recorded calls, then its reply."""
+        calls, notes = self.tool_calls(raw_calls, nested)
+        yield from notes
+        yield self.reply(text, tuple(calls))
+
+    def tool_calls(
+        self, raw_calls: list[Any], nested: bool
+    ) -> tuple[list[ToolCall], list[Finding]]:
+        """An assistant message's recorded calls, and the warnings about them.
+
+        Each call is `{id, name, arguments}`, or with `nested` the Chat shape
+        `{id, function: {name, arguments}}`; a call without a name is skipped.
+        """
+        calls: list[ToolCall] = []
+        notes: list[Finding] = []
+        for index, raw in enumerate(raw_calls):
+            body = raw.get("function") if nested and isinstance(raw, dict) else raw
+            if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+                what = "function name" if nested else "name"
+                notes.append(
+                    self.warning(f"tool call #{index + 1} has no {what}; skipped", "bad-call")
+                )
+                continue
+            call_id = self.call_id(raw.get("id"), index)
+            args, note = self.arguments(body.get("arguments"), call_id, body["name"])
+            if note is not None:
+                notes.append(note)
+            calls.append(ToolCall(call_id, body["name"], args))
+        return calls, notes
+
 
 def transcript_text(content: Any) -> str:
     """The plain text of a message content: a string, a text block, or the text parts of a
@@ -139,40 +219,3 @@ def transcript_text(content: Any) -> str:
 def result_content(content: Any) -> Any:
     """A tool result's content: a list of parts as its transcript text, anything else as is."""
     return transcript_text(content) if isinstance(content, list) else content
-
-
-def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[Any, Finding | None]:
-    """Recorded arguments as a value; invalid JSON stays raw text, with a warning."""
-    if not isinstance(raw, str):
-        return ({} if raw is None else raw), None
-    if not raw.strip():
-        return {}, None
-    try:
-        return jsontext.loads(raw), None
-    except (ValueError, RecursionError):
-        note = ctx.warning(
-            f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",
-            "bad-arguments",
-        )
-        return raw, note
-
-
-def read_tool_calls(
-    raw_calls: list[Any], ctx: Context, nested: bool, calls: list[ToolCall]
-) -> Iterator[Finding]:
-    """Collect an assistant message's calls into `calls`, yielding warnings.
-
-    Each call is `{id, name, arguments}`, or with `nested` the Chat shape
-    `{id, function: {name, arguments}}`; a call without a name is skipped.
-    """
-    for index, raw in enumerate(raw_calls):
-        body = raw.get("function") if nested and isinstance(raw, dict) else raw
-        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-            what = "function name" if nested else "name"
-            yield ctx.warning(f"tool call #{index + 1} has no {what}; skipped", "bad-call")
-            continue
-        call_id = ctx.call_id(raw.get("id"), index)
-        args, note = parse_arguments(body.get("arguments"), ctx, call_id, body["name"])
-        if note is not None:
-            yield note
-        calls.append(ToolCall(call_id, body["name"], args))

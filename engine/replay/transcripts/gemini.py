@@ -19,14 +19,11 @@ holds it, or JSONL with one Content per line. Parts read:
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.replay.transcripts import gemini_cli
 from loopguard.replay.transcripts.conversation import no_events, read_conversations, system_context
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, Transcript
 
 NAME = "gemini"
 LABEL = "Gemini API contents"

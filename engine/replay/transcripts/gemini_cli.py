@@ -29,7 +29,7 @@ The session is named by its `sessionId` (a sub-agent's recording has its own), e
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.findings import Finding
 from loopguard.replay.transcripts.events import (
@@ -37,13 +37,11 @@ from loopguard.replay.transcripts.events import (
     Stream,
     ToolCall,
     ToolResult,
+    Transcript,
     transcript_text,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import Source, json_lines, not_found, warning
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "gemini"
 LABEL = "Gemini CLI chat recording"

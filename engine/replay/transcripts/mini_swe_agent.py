@@ -24,20 +24,17 @@ The file is one session, named after the file.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.replay.transcripts.events import (
     Context,
     Stream,
-    ToolCall,
-    read_tool_calls,
+    Transcript,
     transcript_text,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import not_found
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
+from loopguard.replay.transcripts.swe_agent import bash_call
 
 NAME = "mini-swe-agent"
 LABEL = "mini-swe-agent trajectory"
@@ -107,24 +104,23 @@ def _message(obj: dict[str, Any], run: _Run, ctx: Context) -> Stream:
 
 
 def _assistant(obj: dict[str, Any], text: str, run: _Run, ctx: Context) -> Stream:
-    calls: list[ToolCall] = []
     raw = obj.get("tool_calls")
     extra = obj.get("extra")
     actions = extra.get("actions") if isinstance(extra, dict) else None
     if isinstance(raw, list) and raw:
-        yield from read_tool_calls(raw, ctx, True, calls)
+        calls, notes = ctx.tool_calls(raw, True)
+        yield from notes
     elif isinstance(actions, list) and actions:
+        calls = []
         for index, action in enumerate(actions):
             command = action.get("command") if isinstance(action, dict) else None
             if not isinstance(command, str):
                 yield ctx.warning(f"action #{index + 1} has no command; skipped", "bad-call")
                 continue
-            call_id = ctx.call_id(action.get("tool_call_id"), index)
-            calls.append(ToolCall(call_id, "bash", {"command": command}))
+            calls.append(bash_call(ctx.call_id(action.get("tool_call_id"), index), command))
     else:
         blocks = _BASH_BLOCK.findall(text)
-        if len(blocks) == 1:
-            calls.append(ToolCall(f"call@{ctx.line}", "bash", {"command": blocks[0].strip()}))
+        calls = [bash_call(f"call@{ctx.line}", blocks[0].strip())] if len(blocks) == 1 else []
     run.pending = [call.id for call in calls]
     run.from_tool_calls = isinstance(raw, list) and bool(raw)
     yield ctx.reply(text, tuple(calls))

@@ -12,21 +12,17 @@ Containers: see `conversation.py`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.replay.transcripts.conversation import no_events, read_conversations
 from loopguard.replay.transcripts.events import (
     Context,
     Stream,
-    ToolCall,
     ToolResult,
-    read_tool_calls,
+    Transcript,
     result_content,
     transcript_text,
 )
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "openai-chat"
 LABEL = "OpenAI Chat"
@@ -80,7 +76,6 @@ class ChatTranslator:
             )
 
     def _assistant(self, obj: dict[str, Any], ctx: Context) -> Stream:
-        calls: list[ToolCall] = []
         raw_calls = obj.get("tool_calls") or []
         if isinstance(obj.get("function_call"), dict):
             raw_calls = [{"id": f"call@{ctx.line}", "function": obj["function_call"]}]
@@ -88,9 +83,8 @@ class ChatTranslator:
         if not isinstance(raw_calls, list):
             raw_calls = []
             yield ctx.warning("`tool_calls` is not a list; ignored", "bad-message")
-        yield from read_tool_calls(raw_calls, ctx, True, calls)
         text = transcript_text(obj.get("content")) or (obj.get("refusal") or "")
-        yield ctx.reply(text, tuple(calls))
+        yield from ctx.reply_calling(text, raw_calls, True)
 
     def _result(self, obj: dict[str, Any], ctx: Context) -> ToolResult:
         call_id = obj.get("tool_call_id")

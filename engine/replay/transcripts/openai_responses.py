@@ -14,20 +14,17 @@ assistant message and the function calls that follow it form one model reply.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.replay.transcripts.conversation import no_events, read_conversations, system_context
 from loopguard.replay.transcripts.events import (
     Context,
     Stream,
     ToolCall,
-    parse_arguments,
+    Transcript,
     result_content,
     transcript_text,
 )
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "openai-responses"
 LABEL = "OpenAI Responses"
@@ -139,7 +136,7 @@ class ResponsesTranslator:
         if custom:
             args: Any = obj.get("input", "")
         else:
-            args, note = parse_arguments(obj.get("arguments"), ctx, call_id, name)
+            args, note = ctx.arguments(obj.get("arguments"), call_id, name)
             if note is not None:
                 yield note
         self._calls.append(ToolCall(call_id, name, args))

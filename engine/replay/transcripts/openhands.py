@@ -26,17 +26,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, Transcript
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.regroup import Regrouper
 from loopguard.replay.transcripts.source import json_lines, not_found
 from loopguard.text import jsontext
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "openhands"
 LABEL = "OpenHands trajectory"

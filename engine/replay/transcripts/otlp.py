@@ -36,16 +36,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, Transcript
 from loopguard.replay.transcripts.jsonstream import _Cursor, stream_document
 from loopguard.replay.transcripts.source import Source, json_lines, not_found, warning
 from loopguard.text import jsontext
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "otlp"
 LABEL = "OpenTelemetry trace (OTLP JSON)"

@@ -25,20 +25,17 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.replay.transcripts.events import (
     Context,
     Stream,
     ToolCall,
-    read_tool_calls,
+    Transcript,
     transcript_text,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.source import not_found
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "swe-agent"
 LABEL = "SWE-agent trajectory"
@@ -76,6 +73,11 @@ def read(transcript: Transcript) -> Stream:
         yield from _prefix(history, ctx)
         yield from _text_actions(steps, ctx)
     yield ctx.end()
+
+
+def bash_call(call_id: str, command: str) -> ToolCall:
+    """A text action as a call: `bash` with `{"command": ...}` (mini-swe-agent's too)."""
+    return ToolCall(call_id, "bash", {"command": command})
 
 
 def _listish(value: Any) -> Any:
@@ -116,7 +118,7 @@ def _text_actions(steps: list[tuple[int, Any]], ctx: Context) -> Stream:
         command = step["action"].rstrip()
         if not command.strip() or _HARNESS_EXIT.fullmatch(command.strip()):
             continue
-        call = ToolCall(f"step{number}", "bash", {"command": command})
+        call = bash_call(f"step{number}", command)
         text = (
             step.get("response") if isinstance(step.get("response"), str) else step.get("thought")
         )
@@ -132,10 +134,9 @@ def _function_calling(history: list[tuple[int, Any]], ctx: Context) -> Stream:
             continue
         role = obj.get("role")
         if role == "assistant":
-            calls: list[ToolCall] = []
             raw = _listish(obj.get("tool_calls"))
-            yield from read_tool_calls(raw if isinstance(raw, list) else [], ctx, True, calls)
-            yield ctx.reply(transcript_text(obj.get("content")), tuple(calls))
+            text = transcript_text(obj.get("content"))
+            yield from ctx.reply_calling(text, raw if isinstance(raw, list) else [], True)
         elif role == "tool":
             ids = _listish(obj.get("tool_call_ids"))
             call_id = ids[0] if isinstance(ids, list) and ids else obj.get("tool_call_id")

@@ -15,17 +15,20 @@ run failed before the first message) is reported as a warning.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
+from loopguard.replay.transcripts.events import (
+    Context,
+    Stream,
+    ToolCall,
+    Transcript,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
 from loopguard.replay.transcripts.openai_chat import ChatTranslator
 from loopguard.replay.transcripts.source import json_lines, not_found, warning
 from loopguard.text import jsontext
-
-if TYPE_CHECKING:
-    from loopguard.replay.transcripts.detect import Transcript
 
 NAME = "tau-bench"
 LABEL = "tau-bench results"
