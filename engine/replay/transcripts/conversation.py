@@ -1,10 +1,10 @@
-"""The shared driver of the three conversation formats (OpenAI Chat, OpenAI
-Responses, Anthropic Messages).
+"""The shared driver of the conversation formats (OpenAI Chat, OpenAI Responses,
+Anthropic Messages, Gemini API contents).
 
-All three come in the same containers, which this module walks:
-- a JSON array of messages, or an object whose list member (`messages`, or
-  `input`/`output` for Responses) holds them: one conversation, named after
-  the file;
+All come in the same containers, which this module walks:
+- a JSON array of messages, or an object whose list member (`messages`;
+  `input`/`output` for Responses, `contents`/`history` for Gemini) holds them:
+  one conversation, named after the file;
 - a JSON array of such objects: one conversation per element;
 - JSONL with one message per line (one conversation for the file), or one
   conversation object per line (the shape of fine-tuning and eval datasets),

@@ -51,7 +51,7 @@ from loopguard.replay.transcripts.events import Format, Transcript
 from loopguard.replay.transcripts.source import HEAD_BYTES, Source, input_error
 from loopguard.text import jsontext
 
-SCAN_MAX_BYTES = 32 * 1024 * 1024
+SCAN_MAX_BYTES = 32 * 1024 * 1024  # how far detection looks for markers past the head
 WINDOW_BYTES = 1024 * 1024
 OVERLAP_CHARS = 512
 
@@ -71,6 +71,9 @@ class Reader:
         return re.compile(self.format.MARKERS)
 
 
+# Every format, in priority order: tier 0 is loopguard's own event log, 1 the agents' own
+# files, 2 the generic conversation formats; a tie within a tier goes to the earlier row,
+# and an element two generic formats claim belongs to the earlier one.
 READERS = (
     Reader(eventlog, 0, eventlog.claims),
     Reader(claude_code, 1),
