@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from loopguard.cli import main
-from loopguard.replay.transcripts import jsonstream, sniff, source
+from loopguard.replay.transcripts import detect, jsonstream, source
 
 LIMIT = 1 << 20
 
@@ -32,7 +32,7 @@ def small_limit(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     gunzip hands out."""
     monkeypatch.setattr(source, "MAX_ELEMENT_BYTES", LIMIT, raising=False)
     monkeypatch.setattr(jsonstream, "MAX_ELEMENT_CHARS", LIMIT)
-    monkeypatch.setattr(sniff, "SCAN_MAX_BYTES", LIMIT)
+    monkeypatch.setattr(detect, "SCAN_MAX_BYTES", LIMIT)
     counted = {"bytes": 0}
     read, readline = source._Gunzip.read, source._Gunzip.readline
 

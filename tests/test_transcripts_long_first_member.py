@@ -14,7 +14,7 @@ import pytest
 
 from loopguard.cli import main
 from loopguard.errors import InputError
-from loopguard.replay.transcripts import AssistantMessage, open_transcript, sniff
+from loopguard.replay.transcripts import AssistantMessage, detect, open_transcript
 from loopguard.replay.transcripts.source import HEAD_BYTES
 
 SAMPLE = Path(__file__).resolve().parent / "agent_samples" / "mini-swe-agent-v1.traj.json"
@@ -66,14 +66,14 @@ def test_a_marker_cut_by_a_window_edge_is_seen(
 ) -> None:
     text = long_trajectory(HEAD_BYTES * 2)
     at = text.index('"mini_version"')
-    monkeypatch.setattr(sniff, "WINDOW_BYTES", at + 5)  # the first window ends inside it
+    monkeypatch.setattr(detect, "WINDOW_BYTES", at + 5)  # the first window ends inside it
     path = tmp_path / "run.traj.json"
     path.write_text(text, encoding="utf-8")
     assert open_transcript(str(path)).format == "mini-swe-agent"
 
 
 def test_detection_stops_after_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sniff, "SCAN_MAX_BYTES", HEAD_BYTES * 2)
+    monkeypatch.setattr(detect, "SCAN_MAX_BYTES", HEAD_BYTES * 2)
     path = tmp_path / "run.traj.json"
     path.write_text(long_trajectory(HEAD_BYTES * 3), encoding="utf-8")
     with pytest.raises(InputError) as info:

@@ -64,7 +64,7 @@ def test_chat_document_with_messages(tmp_path: Path) -> None:
         "AssistantMessage",
         "EndOfSession",
     ]
-    assert got[1] == UserMessage(str(path), "hi", None, str(path), 8)  # the line of its "{"
+    assert got[1] == UserMessage(str(path), "hi", file=str(path), line=8)  # the line of its "{"
     assert got[2].tool_calls == (ToolCall("c1", "read", {"path": "a"}),)
     assert got[3].call_id == "c1" and got[3].content == "text of a" and not got[3].is_error
     assert got[4].text == "done"
@@ -210,7 +210,9 @@ def test_anthropic_tool_use_and_errors(tmp_path: Path) -> None:
         "EndOfSession",
     ]
     assert got[2].tool_calls == (ToolCall("t1", "bash", {"cmd": "make"}),)
-    assert got[3] == ToolResult(str(path), "t1", None, "make: *** failed", True, None, str(path), 1)
+    assert got[3] == ToolResult(
+        str(path), "t1", None, "make: *** failed", True, file=str(path), line=1
+    )
 
 
 def test_eventlog_sessions_runs_and_compaction(tmp_path: Path) -> None:
@@ -239,7 +241,7 @@ def test_eventlog_sessions_runs_and_compaction(tmp_path: Path) -> None:
         "EndOfSession",
     ]
     assert got[0].run_id == "r1" and got[0].line == 1 and got[2].session == "b"
-    assert got[3].content == {"ok": True} and got[4] == Compaction("a", None, str(path), 5)
+    assert got[3].content == {"ok": True} and got[4] == Compaction("a", file=str(path), line=5)
 
 
 def test_eventlog_without_session_uses_the_file_name(tmp_path: Path) -> None:
@@ -249,8 +251,8 @@ def test_eventlog_without_session_uses_the_file_name(tmp_path: Path) -> None:
     )
     got = events(path)
     assert got == [
-        UserMessage(str(path), "hi", None, str(path), 1),
-        SystemMessage(str(path), "s", None, str(path), 2),
+        UserMessage(str(path), "hi", file=str(path), line=1),
+        SystemMessage(str(path), "s", file=str(path), line=2),
     ]
 
 

@@ -1,1 +1,1 @@
-"""replay."""
+"""Replaying recorded transcripts through a guard: the readers, the replayer, its records."""

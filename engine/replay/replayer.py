@@ -33,8 +33,8 @@ from loopguard.errors import InputError
 from loopguard.findings import Finding
 from loopguard.replay.intents import matched_keyword
 from loopguard.replay.records import DROPS_DATA, DecisionRecord, Record, SessionSummary, SkippedTool
+from loopguard.replay.transcripts import Transcript, open_transcript
 from loopguard.replay.transcripts import events as ev
-from loopguard.replay.transcripts.detect import Transcript, open_transcript
 from loopguard.rules import default
 from loopguard.session import answers
 

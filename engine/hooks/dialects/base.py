@@ -96,23 +96,30 @@ def session_key(
     return f"{session}/{agent}" if agent else session
 
 
-def claude_style(event: HookEvent, answer: Answer) -> dict[str, Any]:
-    """The answer in Claude Code's output format (Codex and VS Code read it too)."""
+def claude_style(event: HookEvent, answer: Answer, deny_decision: bool = False) -> dict[str, Any]:
+    """The answer in Claude Code's output format (Codex and VS Code read it too).
+
+    With `deny_decision` (Gemini CLI's shape), a deny is the top-level `decision: "deny"`
+    with its reason, as a retry is, instead of a `permissionDecision`.
+    """
     out: dict[str, Any] = {}
-    if answer.deny is not None:
+    if answer.deny is not None and not deny_decision:
         out["hookSpecificOutput"] = {
             "hookEventName": event.name,
             "permissionDecision": "deny",
             "permissionDecisionReason": answer.deny,
         }
-    elif answer.context:
+    elif answer.context and answer.deny is None:
         out["hookSpecificOutput"] = {
             "hookEventName": event.name,
             "additionalContext": answer.context,
         }
+    reason = answer.deny if deny_decision else None
     if answer.retry is not None:
-        out["decision"] = "block"
-        out["reason"] = answer.retry
+        reason = answer.retry
+    if reason is not None:
+        out["decision"] = "deny" if deny_decision else "block"
+        out["reason"] = reason
     if answer.end_turn is not None:
         out["continue"] = False
         out["stopReason"] = answer.end_turn

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from loopguard.hooks import event as ev
-from loopguard.hooks.dialects.base import Dialect, Install, session_key, text
+from loopguard.hooks.dialects.base import Dialect, Install, claude_style, session_key, text
 
 EVENTS = {
     "BeforeAgent": ev.PROMPT,
@@ -83,24 +83,7 @@ def _read_response(event: ev.HookEvent, response: Any) -> None:
 
 
 def render_gemini(event: ev.HookEvent, answer: ev.Answer) -> ev.Rendered:
-    out: dict[str, Any] = {}
-    if answer.deny is not None:
-        out["decision"] = "deny"
-        out["reason"] = answer.deny
-    elif answer.context:
-        out["hookSpecificOutput"] = {
-            "hookEventName": event.name,
-            "additionalContext": answer.context,
-        }
-    if answer.retry is not None:
-        out["decision"] = "deny"
-        out["reason"] = answer.retry
-    if answer.end_turn is not None:
-        out["continue"] = False
-        out["stopReason"] = answer.end_turn
-    if answer.user:
-        out["systemMessage"] = answer.user
-    return ev.Rendered(out)
+    return ev.Rendered(claude_style(event, answer, deny_decision=True))
 
 
 DIALECT = Dialect(

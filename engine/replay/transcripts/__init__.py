@@ -1,13 +1,13 @@
 """Transcript readers: recorded agent conversations as one normalised event stream.
 
 `open_transcript(path, input_format=None).events()` yields `events` records
-(and warning `Finding`s) in file order, whatever the input format.
+(and warning `Finding`s) in file order, whatever the input format; `READERS`
+(in `detect`) is the table of formats.
 """
 
 from __future__ import annotations
 
-from loopguard.replay.transcripts.claims import claiming_format
-from loopguard.replay.transcripts.detect import FORMATS, Transcript, open_transcript
+from loopguard.replay.transcripts.detect import FORMATS, READERS, Transcript, open_transcript
 from loopguard.replay.transcripts.events import (
     AssistantMessage,
     Compaction,
@@ -22,6 +22,7 @@ from loopguard.replay.transcripts.events import (
 
 __all__ = [
     "FORMATS",
+    "READERS",
     "AssistantMessage",
     "Compaction",
     "EndOfSession",
@@ -31,7 +32,6 @@ __all__ = [
     "ToolResult",
     "Transcript",
     "UserMessage",
-    "claiming_format",
     "transcript_text",
     "open_transcript",
 ]

@@ -12,23 +12,38 @@ context compaction. Containers: see `conversation.py`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.conversation import no_events, system_context
+from loopguard.replay.transcripts.conversation import no_events, read_conversations, system_context
 from loopguard.replay.transcripts.events import (
     Context,
     Stream,
     ToolCall,
     ToolResult,
+    Transcript,
     result_content,
     transcript_text,
 )
 
 NAME = "anthropic"
 LABEL = "Anthropic Messages"
-LIST_KEYS = ("messages",)
+MARKERS = r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"tool_use_id"\s*:'
+_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
+
+
+def claims(obj: Any) -> bool:
+    """True for messages with content blocks only Anthropic uses."""
+    if not isinstance(obj, dict) or "event" in obj or not isinstance(obj.get("content"), list):
+        return False
+    return any(
+        isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"] in _BLOCKS
+        for block in obj["content"]
+    )
+
+
+def read(transcript: Transcript) -> Stream:
+    return read_conversations(transcript, ("messages",), AnthropicTranslator)
 
 
 def _blocks(content: Any) -> list[Any]:
@@ -68,9 +83,9 @@ class AnthropicTranslator:
             )
 
     def _assistant(self, blocks: list[Any], ctx: Context) -> Stream:
-        calls: list[ToolCall] = []
-        yield from read_tool_use_blocks(blocks, ctx, calls)
-        yield ctx.reply(transcript_text(blocks), tuple(calls))
+        calls, notes = tool_uses(blocks, ctx)
+        yield from notes
+        yield ctx.reply(transcript_text(blocks), calls)
 
     def _user(self, blocks: list[Any], ctx: Context) -> Stream:
         answered = False
@@ -82,19 +97,22 @@ class AnthropicTranslator:
             yield ctx.user(transcript_text(blocks))
 
 
-def read_tool_use_blocks(
-    blocks: list[Any], ctx: Context, calls: list[ToolCall]
-) -> Iterator[Finding]:
-    """Collect the calls of a message's `tool_use` blocks into `calls`, yielding warnings."""
+def tool_uses(blocks: list[Any], ctx: Context) -> tuple[tuple[ToolCall, ...], list[Finding]]:
+    """The calls of a message's `tool_use` blocks, and the warnings about blocks skipped."""
+    calls: list[ToolCall] = []
+    notes: list[Finding] = []
     for index, block in enumerate(blocks):
         if not isinstance(block, dict) or block.get("type") != "tool_use":
             continue
         if not isinstance(block.get("name"), str):
-            yield ctx.warning(f"tool_use block #{index + 1} has no name; skipped", "bad-call")
+            notes.append(
+                ctx.warning(f"tool_use block #{index + 1} has no name; skipped", "bad-call")
+            )
             continue
         calls.append(
             ToolCall(ctx.call_id(block.get("id"), index), block["name"], block.get("input", {}))
         )
+    return tuple(calls), notes
 
 
 def tool_result(block: dict[str, Any], ctx: Context) -> ToolResult:
@@ -104,7 +122,3 @@ def tool_result(block: dict[str, Any], ctx: Context) -> ToolResult:
         result_content(block.get("content")),
         bool(block.get("is_error")),
     )
-
-
-def new_translator() -> AnthropicTranslator:
-    return AnthropicTranslator()

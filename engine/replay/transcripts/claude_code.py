@@ -32,11 +32,10 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.anthropic import read_tool_use_blocks, tool_result
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
-from loopguard.replay.transcripts.naming import file_session
+from loopguard.replay.transcripts.anthropic import tool_result, tool_uses
+from loopguard.replay.transcripts.events import Context, Stream, Transcript, transcript_text
 from loopguard.replay.transcripts.regroup import Regrouper
-from loopguard.replay.transcripts.source import Source, json_lines
+from loopguard.replay.transcripts.source import json_lines
 
 NAME = "claude-code"
 LABEL = "Claude Code session"
@@ -75,9 +74,10 @@ def _text_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def read(source: Source, layout: str = "jsonl") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of one Claude Code session file, in the order the model produced them."""
-    sessions = _Sessions(file_session(source))
+    source = transcript.source
+    sessions = _Sessions(source.default_session)
     ctx = Context(sessions.fallback, source.name, 0)
     for item in json_lines(source):
         if isinstance(item, Finding):
@@ -121,11 +121,11 @@ def _assistant(message: dict[str, Any], content: Any, group: Regrouper, ctx: Con
         if isinstance(content, list)
         else [{"type": "text", "text": transcript_text(content)}]
     )
-    calls: list[ToolCall] = []
-    yield from read_tool_use_blocks(blocks, ctx, calls)
+    calls, notes = tool_uses(blocks, ctx)
+    yield from notes
     key = message.get("id")
     yield from group.part(
-        str(key) if key else f"line{ctx.line}", ctx, transcript_text(blocks), tuple(calls)
+        str(key) if key else f"line{ctx.line}", ctx, transcript_text(blocks), calls
     )
 
 

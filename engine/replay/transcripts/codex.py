@@ -29,10 +29,9 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream
-from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.openai_responses import ResponsesTranslator
-from loopguard.replay.transcripts.source import Source, json_lines
+from loopguard.replay.transcripts.events import Context, Stream, Transcript
+from loopguard.replay.transcripts.openai_responses import ResponsesTranslator, type_of
+from loopguard.replay.transcripts.source import json_lines
 
 NAME = "codex"
 LABEL = "Codex CLI rollout"
@@ -51,10 +50,11 @@ _INJECTED = (
 )
 
 
-def read(source: Source, layout: str = "jsonl") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of one Codex rollout file (one session)."""
+    source = transcript.source
     translator = ResponsesTranslator()
-    ctx = Context(file_session(source), source.name, 1)
+    ctx = Context(source.default_session, source.name, 1)
     named = False  # the session id is taken from the first meta line, before any event
     for item in json_lines(source):
         if isinstance(item, Finding):
@@ -64,7 +64,7 @@ def read(source: Source, layout: str = "jsonl") -> Stream:
         if not isinstance(obj, dict):
             yield ctx.warning("not a rollout line (expected a JSON object); skipped", "bad-message")
             continue
-        kind = _kind(obj.get("type"))
+        kind = type_of(obj.get("type"))
         legacy = _is_legacy_meta(obj, ctx.line)
         if not named and (legacy or kind == "session_meta"):
             ident = obj.get("id") if legacy else _payload_id(obj.get("payload"))
@@ -90,11 +90,6 @@ def _payload_id(payload: Any) -> Any:
     return payload.get("id") if isinstance(payload, dict) else None
 
 
-def _kind(value: Any) -> str | None:
-    """A `type` field as text; anything else (a list, a number) names no known type."""
-    return value if isinstance(value, str) else None
-
-
 def _is_legacy_meta(obj: dict[str, Any], line: int) -> bool:
     return (
         line == 1 and "type" not in obj and "role" not in obj and "id" in obj and "timestamp" in obj
@@ -102,7 +97,7 @@ def _is_legacy_meta(obj: dict[str, Any], line: int) -> bool:
 
 
 def _item(item: dict[str, Any], translator: ResponsesTranslator, ctx: Context) -> Stream:
-    kind = _kind(item.get("type", "message"))
+    kind = type_of(item.get("type", "message"))
     if kind in _SKIPPED_ITEMS:
         return
     if kind in ("compaction", "compaction_summary"):

@@ -1,33 +1,30 @@
-"""The shared driver of the three conversation formats (OpenAI Chat, OpenAI
-Responses, Anthropic Messages).
+"""The shared driver of the conversation formats (OpenAI Chat, OpenAI Responses,
+Anthropic Messages, Gemini API contents).
 
-All three come in the same containers, which this module walks:
-- a JSON array of messages, or an object whose list member (`messages`, or
-  `input`/`output` for Responses) holds them: one conversation, named after
-  the file;
+All come in the same containers, which this module walks:
+- a JSON array of messages, or an object whose list member (`messages`;
+  `input`/`output` for Responses, `contents`/`history` for Gemini) holds them:
+  one conversation, named after the file;
 - a JSON array of such objects: one conversation per element;
 - JSONL with one message per line (one conversation for the file), or one
   conversation object per line (the shape of fine-tuning and eval datasets),
   each named `file:line` unless it carries `session_id`, `id` or `custom_id`.
 
 A `Translator` turns each message of its format into events. An element that
-another format claims (see `claims.claiming_format`) stops the replay with a
+another generic format claims (`Transcript.claimed_by`) stops the replay with a
 "mixed formats" error; any other odd element is skipped with a warning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.claims import claiming_format
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall
+from loopguard.replay.transcripts.events import Context, Stream, Transcript
 from loopguard.replay.transcripts.jsonstream import stream_document
-from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error, json_lines
-from loopguard.text import jsontext
+from loopguard.replay.transcripts.source import input_error, json_lines
 
 
 class Translator(Protocol):
@@ -38,14 +35,13 @@ class Translator(Protocol):
     def flush(self, ctx: Context) -> Stream: ...
 
 
-class Format(Protocol):
-    """What a conversation format module provides."""
+@dataclass
+class _Format:
+    """The conversation format being read: the transcript, its list members, its translator."""
 
-    NAME: str
-    LABEL: str
-    LIST_KEYS: tuple[str, ...]
-
-    def new_translator(self) -> Translator: ...
+    transcript: Transcript
+    list_keys: tuple[str, ...]
+    new_translator: Callable[[], Translator]
 
 
 @dataclass
@@ -54,12 +50,16 @@ class _State:
     file_level: bool = False  # the file itself is one conversation (not one per line/element)
 
 
-def read_conversations(source: Source, fmt: Format, layout: str) -> Stream:
-    """Events of every conversation in `source`, read as `layout` ("jsonl" or "document")."""
-    if layout == "jsonl":
-        yield from _jsonl(source, fmt)
+def read_conversations(
+    transcript: Transcript, list_keys: tuple[str, ...], new_translator: Callable[[], Translator]
+) -> Stream:
+    """Events of every conversation in the transcript, whose messages `new_translator()`'s
+    translator reads; `list_keys` are the container members that hold them."""
+    fmt = _Format(transcript, list_keys, new_translator)
+    if transcript.layout == "jsonl":
+        yield from _jsonl(fmt)
     else:
-        yield from _document(source, fmt)
+        yield from _document(fmt)
 
 
 def system_context(text: str, ctx: Context) -> Stream:
@@ -73,48 +73,11 @@ def no_events(ctx: Context) -> Stream:
     return iter(())
 
 
-def parse_arguments(raw: Any, ctx: Context, call_id: str, tool: str) -> tuple[Any, Finding | None]:
-    """Recorded arguments as a value; invalid JSON stays raw text, with a warning."""
-    if not isinstance(raw, str):
-        return ({} if raw is None else raw), None
-    if not raw.strip():
-        return {}, None
-    try:
-        return jsontext.loads(raw), None
-    except (ValueError, RecursionError):
-        note = ctx.warning(
-            f"the arguments of call {call_id} ({tool}) are not valid JSON; replayed as raw text",
-            "bad-arguments",
-        )
-        return raw, note
-
-
-def read_tool_calls(
-    raw_calls: list[Any], ctx: Context, nested: bool, calls: list[ToolCall]
-) -> Iterator[Finding]:
-    """Collect an assistant message's calls into `calls`, yielding warnings.
-
-    Each call is `{id, name, arguments}`, or with `nested` the Chat shape
-    `{id, function: {name, arguments}}`; a call without a name is skipped.
-    """
-    for index, raw in enumerate(raw_calls):
-        body = raw.get("function") if nested and isinstance(raw, dict) else raw
-        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-            what = "function name" if nested else "name"
-            yield ctx.warning(f"tool call #{index + 1} has no {what}; skipped", "bad-call")
-            continue
-        call_id = ctx.call_id(raw.get("id"), index)
-        args, note = parse_arguments(body.get("arguments"), ctx, call_id, body["name"])
-        if note is not None:
-            yield note
-        calls.append(ToolCall(call_id, body["name"], args))
-
-
-def _is_conversation(obj: Any, fmt: Format) -> bool:
+def _is_conversation(obj: Any, fmt: _Format) -> bool:
     return (
         isinstance(obj, dict)
         and "role" not in obj
-        and any(isinstance(obj.get(key), list) for key in fmt.LIST_KEYS)
+        and any(isinstance(obj.get(key), list) for key in fmt.list_keys)
     )
 
 
@@ -128,11 +91,11 @@ def _session_name(obj: dict[str, Any], default: str) -> str:
     return default
 
 
-def _whole_conversation(obj: dict[str, Any], fmt: Format, ctx: Context) -> Stream:
+def _whole_conversation(obj: dict[str, Any], fmt: _Format, ctx: Context) -> Stream:
     """A conversation object already in memory (one JSONL line or one array element)."""
     translator = fmt.new_translator()
     for key, value in obj.items():
-        if key in fmt.LIST_KEYS and isinstance(value, list):
+        if key in fmt.list_keys and isinstance(value, list):
             for item in value:
                 yield from _element(item, translator, fmt, ctx)
         else:
@@ -141,27 +104,30 @@ def _whole_conversation(obj: dict[str, Any], fmt: Format, ctx: Context) -> Strea
     yield ctx.end()
 
 
-def _element(obj: Any, translator: Translator, fmt: Format, ctx: Context) -> Stream:
-    other = claiming_format(obj)
-    if other is not None and other != fmt.NAME:
+def _element(obj: Any, translator: Translator, fmt: _Format, ctx: Context) -> Stream:
+    name = fmt.transcript.format
+    other = fmt.transcript.claimed_by(obj)
+    if other is not None and other != name:
         raise input_error(
             ctx.file,
             ctx.line,
-            f"mixed formats: this element looks like {other} but the file was read as {fmt.NAME}",
+            f"mixed formats: this element looks like {other} but the file was read as {name}",
             code="mixed-formats",
             hint="split the file, or pass --input-format if detection guessed wrong",
         )
     if not isinstance(obj, dict):
         yield ctx.warning(
-            f"expected a {fmt.LABEL} message object, found {type(obj).__name__}; skipped",
+            f"expected a {fmt.transcript.label} message object, found {type(obj).__name__}; "
+            "skipped",
             "bad-message",
         )
         return
     yield from translator.message(obj, ctx)
 
 
-def _jsonl(source: Source, fmt: Format) -> Stream:
-    name = file_session(source)
+def _jsonl(fmt: _Format) -> Stream:
+    source = fmt.transcript.source
+    name = source.default_session
     translator = fmt.new_translator()
     ctx = Context(name, source.name, 0)
     state = _State()
@@ -179,16 +145,17 @@ def _jsonl(source: Source, fmt: Format) -> Stream:
             state.found = state.found or isinstance(obj, dict)
             state.file_level = True
             yield from _element(obj, translator, fmt, ctx)
-    yield from _finish(state, source, fmt, translator, ctx)
+    yield from _finish(state, fmt, translator, ctx)
 
 
-def _document(source: Source, fmt: Format) -> Stream:
-    name = file_session(source)
+def _document(fmt: _Format) -> Stream:
+    source = fmt.transcript.source
+    name = source.default_session
     translator = fmt.new_translator()
     ctx = Context(name, source.name, 1)
     seen_items = False
     state = _State()
-    for kind, key, line, value in stream_document(source, fmt.LIST_KEYS):
+    for kind, key, line, value in stream_document(source, fmt.list_keys):
         ctx.line = line
         if kind == "field":
             if key in ("session_id", "id") and isinstance(value, str) and not seen_items:
@@ -203,26 +170,24 @@ def _document(source: Source, fmt: Format) -> Stream:
             state.found = state.found or isinstance(value, dict)
             state.file_level = True
             yield from _element(value, translator, fmt, ctx)
-    yield from _finish(state, source, fmt, translator, ctx)
+    yield from _finish(state, fmt, translator, ctx)
 
 
-def _finish(
-    state: _State, source: Source, fmt: Format, translator: Translator, ctx: Context
-) -> Stream:
+def _finish(state: _State, fmt: _Format, translator: Translator, ctx: Context) -> Stream:
     """End of a file: no conversation at all is an error; else flush the file-level one."""
     if not state.found:
-        raise _no_messages(source, fmt)
+        raise _no_messages(fmt)
     yield from translator.flush(ctx)
     if state.file_level:
         yield ctx.end()
 
 
-def _no_messages(source: Source, fmt: Format) -> Exception:
-    keys = " or ".join(f"`{key}`" for key in fmt.LIST_KEYS)
+def _no_messages(fmt: _Format) -> Exception:
+    keys = " or ".join(f"`{key}`" for key in fmt.list_keys)
     return input_error(
-        source.name,
+        fmt.transcript.source.name,
         1,
-        f"no {fmt.LABEL} messages found in this JSON document",
+        f"no {fmt.transcript.label} messages found in this JSON document",
         code="wrong-shape",
         hint=f"expected an array of messages, or an object with a {keys} list",
     )

@@ -1,36 +1,36 @@
-"""Choosing the reader for a file, from its first kilobytes (further only when they hold no marker).
+"""The transcript formats (`READERS`) and choosing one for a file from its first kilobytes.
 
 The layout comes first: a file whose first line is a complete JSON value
 followed by more lines is JSONL; anything else starting with `[` or `{` is
 one JSON document (streamed). When the first line is longer than the sniffed
 head, the file is JSONL if anything follows that first line.
 
-The format comes from markers only one format uses (counted in the head).
-The agents' own formats are tried first, each by the keys only it writes
-(Claude Code's `parentUuid`/`isSidechain`, Codex's `session_meta`/
-`response_item` lines, OpenHands' `action`/`observation` events, SWE-agent's
-`trajectory` steps, mini-swe-agent's `mini_version`, tau-bench's `traj` runs,
-OpenTelemetry traces' `resourceSpans`/`spanId`, Gemini's `parts`, Gemini CLI's
-`projectHash`); then the generic
-ones: `"event": "user_message"` and friends (event log), `tool_use`/`tool_result` blocks
-(Anthropic), `function_call` items or `input_text` parts (Responses),
-`tool_calls`/`tool_call_id`/`role: tool` (Chat). Plain user/assistant text
-messages read the same in every generic format, so without markers Chat is
-used; a file with none of these is an error listing the formats tried.
-A head with no marker of any format is not the end: a document can open with a long
-member (mini-swe-agent writes `info`, with the whole diff, before `messages`), so the
-markers are looked for further, window by window, up to `sniff.SCAN_MAX_BYTES`, before
-the plain-message fallbacks apply. `--input-format` skips all of this.
+The format comes from markers, keys only that format writes (each reader's `MARKERS`),
+counted in the head. `READERS` is tried tier by tier: loopguard's own event log, then
+the agents' own files, then the generic conversation formats; in a tier the format with
+the most markers wins, the first one on a tie. Plain user/assistant text messages read
+the same in every generic format, so without markers Chat is used (Responses for a
+document with an `input` or `output` list and no `messages`); a file with none of these
+is an error listing the formats tried. A head with no marker of any format is not the
+end: a document can open with a long member (mini-swe-agent writes `info`, with the whole
+diff, before `messages`), so the markers are looked for further, window by window
+(`WINDOW_BYTES`, each with the end of the one before, so a marker a window edge cuts is
+still seen), up to `SCAN_MAX_BYTES`, before the plain-message fallbacks apply.
+`--input-format` skips all of this.
+
+Adding a format is its module (`NAME`, `LABEL`, `MARKERS`, `read(transcript)`; a generic
+format also `claims(element)`), one row of `READERS` and its tests.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
-from loopguard.findings import Finding
 from loopguard.replay.transcripts import (
     anthropic,
     claude_code,
@@ -47,96 +47,63 @@ from loopguard.replay.transcripts import (
     tau_bench,
 )
 from loopguard.replay.transcripts import source as source_module
-from loopguard.replay.transcripts.claims import EVENTS
-from loopguard.replay.transcripts.conversation import read_conversations
-from loopguard.replay.transcripts.events import Event
-from loopguard.replay.transcripts.sniff import windows
+from loopguard.replay.transcripts.events import Format, Transcript
 from loopguard.replay.transcripts.source import HEAD_BYTES, Source, input_error
 from loopguard.text import jsontext
 
-_AGENT_READERS: dict[str, Callable[[Source, str], Iterator[Event | Finding]]] = {
-    "claude-code": claude_code.read,
-    "codex": codex.read,
-    "openhands": openhands.read,
-    "swe-agent": swe_agent.read,
-    "mini-swe-agent": mini_swe_agent.read,
-    "tau-bench": tau_bench.read,
-    "otlp": otlp.read,
-}
-_CONVERSATION_FORMATS = {
-    "openai-chat": openai_chat,
-    "openai-responses": openai_responses,
-    "anthropic": anthropic,
-    "gemini": gemini,
-}
-FORMATS = ("eventlog", *_AGENT_READERS, "gemini", "openai-chat", "openai-responses", "anthropic")
-LABELS = {
-    "eventlog": eventlog.LABEL,
-    "claude-code": claude_code.LABEL,
-    "codex": codex.LABEL,
-    "openhands": openhands.LABEL,
-    "swe-agent": swe_agent.LABEL,
-    "mini-swe-agent": mini_swe_agent.LABEL,
-    "tau-bench": tau_bench.LABEL,
-    "otlp": otlp.LABEL,
-    "gemini": gemini.LABEL,
-    "openai-chat": openai_chat.LABEL,
-    "openai-responses": openai_responses.LABEL,
-    "anthropic": anthropic.LABEL,
-}
-_AGENT_MARKERS = {
-    name: re.compile(module.MARKERS)
-    for name, module in (
-        ("claude-code", claude_code),
-        ("codex", codex),
-        ("openhands", openhands),
-        ("swe-agent", swe_agent),
-        ("mini-swe-agent", mini_swe_agent),
-        ("tau-bench", tau_bench),
-        ("otlp", otlp),
-        ("gemini", gemini),
-    )
-}
-# Gemini CLI's chat recordings are read by `--input-format gemini` too (see Transcript).
-_AGENT_MARKERS["gemini"] = re.compile(f"{gemini.MARKERS}|{gemini_cli.MARKERS}")
-_MARKERS = {
-    "eventlog": re.compile(r'"event"\s*:\s*"(?:' + "|".join(EVENTS) + ')"'),
-    "anthropic": re.compile(
-        r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|redacted_thinking)"|"tool_use_id"\s*:'
-    ),
-    "openai-responses": re.compile(
-        r'"type"\s*:\s*"(?:function_call|function_call_output|reasoning|custom_tool_call|input_text|output_text)"'
-        r'|"call_id"\s*:'
-    ),
-    "openai-chat": re.compile(r'"tool_calls"\s*:|"tool_call_id"\s*:|"role"\s*:\s*"tool"'),
-}
+SCAN_MAX_BYTES = 32 * 1024 * 1024  # how far detection looks for markers past the head
+WINDOW_BYTES = 1024 * 1024
+OVERLAP_CHARS = 512
 
 
-@dataclass
-class Transcript:
-    """An opened input file with its detected (or forced) format and layout."""
+@dataclass(frozen=True)
+class Reader:
+    """One row of `READERS`: a format and how detection tells it."""
 
-    source: Source
-    format: str
-    layout: str  # "jsonl" or "document"
-
-    @property
-    def label(self) -> str:
-        return gemini_cli.LABEL if self._gemini_cli else LABELS[self.format]
+    format: Format
+    tier: int  # detection tries the tiers in order (see the module docstring)
+    # a generic format's test of one element: a reader that meets an element another
+    # generic format claims stops with a "mixed formats" error
+    claims: Callable[[Any], bool] | None = None
 
     @cached_property
-    def _gemini_cli(self) -> bool:
-        """A `gemini` file that is a Gemini CLI chat recording, not API `contents`."""
-        return self.format == "gemini" and gemini_cli.is_recording(self.source.head())
+    def markers(self) -> re.Pattern[str]:
+        return re.compile(self.format.MARKERS)
 
-    def events(self) -> Iterator[Event | Finding]:
-        if self._gemini_cli:
-            return gemini_cli.read(self.source, self.layout)
-        if self.format == "eventlog":
-            return eventlog.read(self.source)
-        if self.format in _AGENT_READERS:
-            return _AGENT_READERS[self.format](self.source, self.layout)
-        return read_conversations(self.source, _CONVERSATION_FORMATS[self.format], self.layout)
+
+# Every format, in priority order: tier 0 is loopguard's own event log, 1 the agents' own
+# files, 2 the generic conversation formats; a tie within a tier goes to the earlier row,
+# and an element two generic formats claim belongs to the earlier one.
+READERS = (
+    Reader(eventlog, 0, eventlog.claims),
+    Reader(claude_code, 1),
+    Reader(codex, 1),
+    Reader(openhands, 1),
+    Reader(swe_agent, 1),
+    Reader(mini_swe_agent, 1),
+    Reader(tau_bench, 1),
+    Reader(otlp, 1),
+    Reader(gemini, 1),
+    Reader(anthropic, 2, anthropic.claims),
+    Reader(openai_responses, 2, openai_responses.claims),
+    Reader(openai_chat, 2, openai_chat.claims),
+)
+_BY_NAME = {reader.format.NAME: reader for reader in READERS}
+_TIERS = sorted({reader.tier for reader in READERS})
+# The names `--input-format` takes, listed (as they always were) with the generic
+# conversation formats from the plainest to the most specific.
+FORMATS = (
+    *(r.format.NAME for r in READERS if r.tier < _TIERS[-1]),
+    *(r.format.NAME for r in reversed(READERS) if r.tier == _TIERS[-1]),
+)
+
+
+def _claimed_by(element: Any) -> str | None:
+    """The one generic format whose own markers this element carries, if any."""
+    for reader in READERS:
+        if reader.claims is not None and reader.claims(element):
+            return reader.format.NAME
+    return None
 
 
 def open_transcript(path: str, input_format: str | None = None) -> Transcript:
@@ -145,7 +112,7 @@ def open_transcript(path: str, input_format: str | None = None) -> Transcript:
     Raises `InputError` when it cannot be read.
     """
     source = Source(path)
-    if input_format is not None and input_format not in FORMATS:
+    if input_format is not None and input_format not in _BY_NAME:
         raise input_error(
             source.name,
             0,
@@ -154,7 +121,10 @@ def open_transcript(path: str, input_format: str | None = None) -> Transcript:
         )
     head = source.head()
     layout = _layout(source, head)
-    return Transcript(source, input_format or _detect(source, head), layout)
+    reader = _BY_NAME[input_format or _detect(source, head)].format
+    if reader is gemini and gemini_cli.is_recording(head):
+        reader = gemini_cli  # Gemini CLI's own recordings: format `gemini`, their own reader
+    return Transcript(source, reader, layout, _claimed_by)
 
 
 def _layout(source: Source, head: str) -> str:
@@ -207,44 +177,46 @@ def _more_after_first_line(source: Source) -> bool:
 
 
 def _detect(source: Source, head: str) -> str:
-    """The format by its markers in the head, else further in the file, else `_format`'s."""
+    """The format by its markers in the head, else further in the file, else a fallback."""
     found = _marked_format(head)
     if found is None and not source.head_complete:
-        found = next((f for text in windows(source) if (f := _marked_format(text))), None)
-    return found or _format(source.name, head)
-
-
-def _marked_format(head: str) -> str | None:
-    """The format whose markers `head` holds (the most of them), or None."""
-    if _MARKERS["eventlog"].search(head):
-        return "eventlog"
-    agents = {name: len(pattern.findall(head)) for name, pattern in _AGENT_MARKERS.items()}
-    best = max(agents, key=lambda name: agents[name])
-    if agents[best]:
-        return best
-    scores = {
-        name: len(_MARKERS[name].findall(head))
-        for name in ("anthropic", "openai-responses", "openai-chat")
-    }
-    best = max(scores, key=lambda name: scores[name])
-    if scores[best]:
-        return best
-    return None
-
-
-def _format(path: str, head: str) -> str:
-    found = _marked_format(head)
+        found = next((f for text in _windows(source) if (f := _marked_format(text))), None)
     if found is not None:
         return found
     if re.search(r'"(?:input|output)"\s*:\s*\[', head) and not re.search(r'"messages"\s*:', head):
-        return "openai-responses"
+        return openai_responses.NAME
     if re.search(r'"role"\s*:', head):
-        return "openai-chat"
+        return openai_chat.NAME
     raise input_error(
-        path,
+        source.name,
         1,
         "cannot tell the transcript format: no messages or events found at the start; "
         "tried " + ", ".join(FORMATS),
         code="wrong-shape",
         hint="force one with --input-format " + "|".join(FORMATS),
     )
+
+
+def _marked_format(text: str) -> str | None:
+    """The format whose markers `text` holds (the most of them, in the first tier with any)."""
+    for tier in _TIERS:
+        counts = [(len(r.markers.findall(text)), r) for r in READERS if r.tier == tier]
+        count, reader = max(counts, key=lambda item: item[0])
+        if count:
+            return reader.format.NAME
+    return None
+
+
+def _windows(source: Source) -> Iterator[str]:
+    """Text windows from the start of `source` (decompressed), at most SCAN_MAX_BYTES."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    read, carry = 0, ""
+    with source.open_binary() as fh:
+        while read < SCAN_MAX_BYTES:
+            raw = fh.read(min(WINDOW_BYTES, SCAN_MAX_BYTES - read))
+            if not raw:
+                return
+            read += len(raw)
+            text = carry + decoder.decode(raw)
+            yield text
+            carry = text[-OVERLAP_CHARS:]

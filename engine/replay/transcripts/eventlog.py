@@ -20,54 +20,63 @@ fit are skipped with a warning naming the line; the replay goes on.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts import claims
-from loopguard.replay.transcripts.conversation import read_tool_calls
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall
-from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.replay.transcripts.events import Context, Stream, Transcript
+from loopguard.replay.transcripts.source import input_error, json_lines, not_found, warning
 
 NAME = "eventlog"
 LABEL = "loopguard event log"
+EVENTS = (
+    "system_message",
+    "user_message",
+    "assistant_message",
+    "tool_result",
+    "compaction",
+    "session_end",
+)
+MARKERS = r'"event"\s*:\s*"(?:' + "|".join(EVENTS) + ')"'
 
 
-def read(source: Source) -> Stream:
+def claims(obj: Any) -> bool:
+    """True for objects with an `event` member naming an event-log event."""
+    return isinstance(obj, dict) and obj.get("event") in EVENTS and "role" not in obj
+
+
+def read(transcript: Transcript) -> Stream:
     """Events of every session in the log, in file order."""
-    default_session = file_session(source)
+    source = transcript.source
     found = False
     for item in json_lines(source):
         if isinstance(item, Finding):
             yield item
             continue
         line, obj = item
-        if not claims.eventlog(obj):
-            yield from _not_an_event(obj, source.name, line)
+        if not claims(obj):
+            yield from _not_an_event(obj, transcript, line)
             continue
         found = True
         session = obj.get("session_id")
         run = obj.get("run_id")
         ctx = Context(
-            str(session) if session is not None else default_session,
+            str(session) if session is not None else source.default_session,
             source.name,
             line,
             str(run) if run is not None else None,
         )
         yield from _event(obj, ctx)
     if not found:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no loopguard events found",
-            code="wrong-shape",
-            hint='each line must be an object like {"event": "user_message", "text": "..."}',
+            "loopguard events",
+            'each line must be an object like {"event": "user_message", "text": "..."}',
         )
 
 
-def _not_an_event(obj: Any, file: str, line: int) -> Iterator[Finding]:
-    other = claims.claiming_format(obj)
+def _not_an_event(obj: Any, transcript: Transcript, line: int) -> Stream:
+    file = transcript.source.name
+    other = transcript.claimed_by(obj)
     if other is not None:
         raise input_error(
             file,
@@ -83,9 +92,7 @@ def _not_an_event(obj: Any, file: str, line: int) -> Iterator[Finding]:
         if kind is not None
         else "not a loopguard event (no `event` member)"
     )
-    yield warning(
-        file, line, f"{what}; skipped", "bad-event", hint="events: " + ", ".join(claims.EVENTS)
-    )
+    yield warning(file, line, f"{what}; skipped", "bad-event", hint="events: " + ", ".join(EVENTS))
 
 
 def _text(obj: dict[str, Any]) -> str:
@@ -100,12 +107,10 @@ def _event(obj: dict[str, Any], ctx: Context) -> Stream:
     elif kind == "system_message":
         yield ctx.system(_text(obj))
     elif kind == "assistant_message":
-        calls: list[ToolCall] = []
         raw_calls = obj.get("tool_calls") or []
-        yield from read_tool_calls(
-            raw_calls if isinstance(raw_calls, list) else [], ctx, False, calls
+        yield from ctx.reply_calling(
+            _text(obj), raw_calls if isinstance(raw_calls, list) else [], False
         )
-        yield ctx.reply(_text(obj), tuple(calls))
     elif kind == "tool_result":
         name = obj.get("name")
         yield ctx.result(

@@ -21,13 +21,18 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from loopguard.replay.transcripts.conversation import no_events, system_context
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall
+from loopguard.replay.transcripts import gemini_cli
+from loopguard.replay.transcripts.conversation import no_events, read_conversations, system_context
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, Transcript
 
 NAME = "gemini"
 LABEL = "Gemini API contents"
-LIST_KEYS = ("contents", "history")
-MARKERS = r'"parts"\s*:\s*\[|"functionCall"\s*:|"functionResponse"\s*:'
+# Gemini CLI's chat recordings are format `gemini` too (read by `gemini_cli`).
+MARKERS = rf'"parts"\s*:\s*\[|"functionCall"\s*:|"functionResponse"\s*:|{gemini_cli.MARKERS}'
+
+
+def read(transcript: Transcript) -> Stream:
+    return read_conversations(transcript, ("contents", "history"), GeminiTranslator)
 
 
 def _parts(obj: dict[str, Any]) -> list[dict[str, Any]]:
@@ -104,7 +109,3 @@ class GeminiTranslator:
             yield ctx.result(
                 str(call_id or ""), body, failed, name if isinstance(name, str) else None
             )
-
-
-def new_translator() -> GeminiTranslator:
-    return GeminiTranslator()

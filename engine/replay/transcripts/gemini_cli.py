@@ -37,11 +37,11 @@ from loopguard.replay.transcripts.events import (
     Stream,
     ToolCall,
     ToolResult,
+    Transcript,
     transcript_text,
 )
 from loopguard.replay.transcripts.jsonstream import stream_document
-from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.replay.transcripts.source import Source, json_lines, not_found, warning
 
 NAME = "gemini"
 LABEL = "Gemini CLI chat recording"
@@ -85,7 +85,7 @@ class _Recording:
     """One recording's session and the calls still waiting for a result."""
 
     def __init__(self, source: Source) -> None:
-        self.ctx = Context(file_session(source), source.name, 1)
+        self.ctx = Context(source.default_session, source.name, 1)
         self.pending: dict[str, str] = {}  # call id -> tool name, answered by later parts
         self.seen: set[str] = set()  # message ids already fed
         self.found = False
@@ -179,10 +179,11 @@ def _args(value: Any) -> Any:
     return {} if value is None else value
 
 
-def read(source: Source, layout: str = "document") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of one Gemini CLI chat recording (one session)."""
+    source = transcript.source
     rec = _Recording(source)
-    if layout == "jsonl":
+    if transcript.layout == "jsonl":
         yield from _jsonl(source, rec)
     else:
         for kind, key, line, value in stream_document(source, ("messages",)):
@@ -194,12 +195,10 @@ def read(source: Source, layout: str = "document") -> Stream:
                 else:
                     yield _not_a_message(source, line)
     if not rec.found:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no Gemini CLI chat messages found",
-            code="wrong-shape",
-            hint='a recording is {"sessionId", ..., "messages": [...]}, or JSONL of its lines',
+            "Gemini CLI chat messages",
+            'a recording is {"sessionId", ..., "messages": [...]}, or JSONL of its lines',
         )
     yield rec.ctx.end()
 

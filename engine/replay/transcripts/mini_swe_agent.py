@@ -26,11 +26,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from loopguard.replay.transcripts.conversation import read_tool_calls
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
+from loopguard.replay.transcripts.events import (
+    Context,
+    Stream,
+    Transcript,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
-from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error
+from loopguard.replay.transcripts.source import not_found
+from loopguard.replay.transcripts.swe_agent import bash_call
 
 NAME = "mini-swe-agent"
 LABEL = "mini-swe-agent trajectory"
@@ -51,9 +55,10 @@ class _Run:
         self.found = False
 
 
-def read(source: Source, layout: str = "document") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of one mini-swe-agent run."""
-    ctx = Context(file_session(source), source.name, 1)
+    source = transcript.source
+    ctx = Context(source.default_session, source.name, 1)
     run = _Run()
     for kind, key, ctx.line, value in stream_document(source, ("messages",)):
         if kind != "item" or key != "messages":
@@ -64,12 +69,10 @@ def read(source: Source, layout: str = "document") -> Stream:
             continue
         yield from _message(value, run, ctx)
     if not run.found:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no mini-swe-agent `messages` found",
-            code="wrong-shape",
-            hint='a trajectory is an object like {"messages": [...], "trajectory_format": ...}',
+            "mini-swe-agent `messages`",
+            'a trajectory is an object like {"messages": [...], "trajectory_format": ...}',
         )
     yield ctx.end()
 
@@ -101,24 +104,23 @@ def _message(obj: dict[str, Any], run: _Run, ctx: Context) -> Stream:
 
 
 def _assistant(obj: dict[str, Any], text: str, run: _Run, ctx: Context) -> Stream:
-    calls: list[ToolCall] = []
     raw = obj.get("tool_calls")
     extra = obj.get("extra")
     actions = extra.get("actions") if isinstance(extra, dict) else None
     if isinstance(raw, list) and raw:
-        yield from read_tool_calls(raw, ctx, True, calls)
+        calls, notes = ctx.tool_calls(raw, True)
+        yield from notes
     elif isinstance(actions, list) and actions:
+        calls = []
         for index, action in enumerate(actions):
             command = action.get("command") if isinstance(action, dict) else None
             if not isinstance(command, str):
                 yield ctx.warning(f"action #{index + 1} has no command; skipped", "bad-call")
                 continue
-            call_id = ctx.call_id(action.get("tool_call_id"), index)
-            calls.append(ToolCall(call_id, "bash", {"command": command}))
+            calls.append(bash_call(ctx.call_id(action.get("tool_call_id"), index), command))
     else:
         blocks = _BASH_BLOCK.findall(text)
-        if len(blocks) == 1:
-            calls.append(ToolCall(f"call@{ctx.line}", "bash", {"command": blocks[0].strip()}))
+        calls = [bash_call(f"call@{ctx.line}", blocks[0].strip())] if len(blocks) == 1 else []
     run.pending = [call.id for call in calls]
     run.from_tool_calls = isinstance(raw, list) and bool(raw)
     yield ctx.reply(text, tuple(calls))

@@ -14,19 +14,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.replay.transcripts.conversation import no_events, read_tool_calls
+from loopguard.replay.transcripts.conversation import no_events, read_conversations
 from loopguard.replay.transcripts.events import (
     Context,
     Stream,
-    ToolCall,
     ToolResult,
+    Transcript,
     result_content,
     transcript_text,
 )
 
 NAME = "openai-chat"
 LABEL = "OpenAI Chat"
-LIST_KEYS = ("messages",)
+MARKERS = r'"tool_calls"\s*:|"tool_call_id"\s*:|"role"\s*:\s*"tool"'
+
+
+def claims(obj: Any) -> bool:
+    """True for elements only the Chat format has (tool calls, tool messages)."""
+    if not isinstance(obj, dict) or "event" in obj:
+        return False
+    return (
+        "tool_calls" in obj
+        or "tool_call_id" in obj
+        or obj.get("role") in ("tool", "function")
+        or (obj.get("role") == "assistant" and isinstance(obj.get("function_call"), dict))
+    )
+
+
+def read(transcript: Transcript) -> Stream:
+    return read_conversations(transcript, ("messages",), ChatTranslator)
 
 
 class ChatTranslator:
@@ -60,7 +76,6 @@ class ChatTranslator:
             )
 
     def _assistant(self, obj: dict[str, Any], ctx: Context) -> Stream:
-        calls: list[ToolCall] = []
         raw_calls = obj.get("tool_calls") or []
         if isinstance(obj.get("function_call"), dict):
             raw_calls = [{"id": f"call@{ctx.line}", "function": obj["function_call"]}]
@@ -68,9 +83,8 @@ class ChatTranslator:
         if not isinstance(raw_calls, list):
             raw_calls = []
             yield ctx.warning("`tool_calls` is not a list; ignored", "bad-message")
-        yield from read_tool_calls(raw_calls, ctx, True, calls)
         text = transcript_text(obj.get("content")) or (obj.get("refusal") or "")
-        yield ctx.reply(text, tuple(calls))
+        yield from ctx.reply_calling(text, raw_calls, True)
 
     def _result(self, obj: dict[str, Any], ctx: Context) -> ToolResult:
         call_id = obj.get("tool_call_id")
@@ -82,7 +96,3 @@ class ChatTranslator:
             bool(obj.get("is_error")),
             obj.get("name"),
         )
-
-
-def new_translator() -> ChatTranslator:
-    return ChatTranslator()

@@ -13,23 +13,59 @@ assistant message and the function calls that follow it form one model reply.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from loopguard.replay.transcripts.claims import kind as _kind
-from loopguard.replay.transcripts.conversation import no_events, parse_arguments, system_context
+from loopguard.replay.transcripts.conversation import no_events, read_conversations, system_context
 from loopguard.replay.transcripts.events import (
-    AssistantMessage,
     Context,
     Stream,
     ToolCall,
+    Transcript,
     result_content,
     transcript_text,
 )
 
 NAME = "openai-responses"
 LABEL = "OpenAI Responses"
-LIST_KEYS = ("input", "output", "items")
+MARKERS = (
+    r'"type"\s*:\s*"(?:function_call|function_call_output|reasoning|custom_tool_call|input_text|'
+    r'output_text)"|"call_id"\s*:'
+)
 _SKIPPED = frozenset({"reasoning", "web_search_call", "file_search_call", "item_reference"})
+_TYPES = frozenset(
+    {
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "web_search_call",
+        "file_search_call",
+    }
+)
+_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
+
+
+def type_of(value: Any) -> str | None:
+    """A `type` field as text; anything else (a list, a number) names no known type."""
+    return value if isinstance(value, str) else None
+
+
+def claims(obj: Any) -> bool:
+    """True for items only the Responses format has."""
+    if not isinstance(obj, dict) or "event" in obj:
+        return False
+    if type_of(obj.get("type")) in _TYPES:
+        return True
+    content = obj.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and type_of(part.get("type")) in _PARTS for part in content
+    )
+
+
+def read(transcript: Transcript) -> Stream:
+    return read_conversations(transcript, ("input", "output", "items"), ResponsesTranslator)
 
 
 class ResponsesTranslator:
@@ -48,9 +84,7 @@ class ResponsesTranslator:
     def flush(self, ctx: Context) -> Stream:
         if self._text is not None or self._calls:
             file, line = self._where
-            yield AssistantMessage(
-                ctx.session, self._text or "", tuple(self._calls), ctx.run_id, file, line
-            )
+            yield replace(ctx, file=file, line=line).reply(self._text or "", tuple(self._calls))
         self._text, self._calls = None, []
 
     def _start_reply(self, ctx: Context) -> None:
@@ -58,7 +92,7 @@ class ResponsesTranslator:
             self._where = (ctx.file, ctx.line)
 
     def message(self, obj: dict[str, Any], ctx: Context) -> Stream:
-        kind = _kind(obj.get("type", "message"))
+        kind = type_of(obj.get("type", "message"))
         role = obj.get("role")
         if kind in _SKIPPED:
             return  # reasoning between a reply's parts does not end the reply
@@ -102,11 +136,7 @@ class ResponsesTranslator:
         if custom:
             args: Any = obj.get("input", "")
         else:
-            args, note = parse_arguments(obj.get("arguments"), ctx, call_id, name)
+            args, note = ctx.arguments(obj.get("arguments"), call_id, name)
             if note is not None:
                 yield note
         self._calls.append(ToolCall(call_id, name, args))
-
-
-def new_translator() -> ResponsesTranslator:
-    return ResponsesTranslator()

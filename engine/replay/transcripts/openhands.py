@@ -29,11 +29,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, Transcript
 from loopguard.replay.transcripts.jsonstream import stream_document
-from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.regroup import Regrouper
-from loopguard.replay.transcripts.source import Source, input_error, json_lines
+from loopguard.replay.transcripts.source import json_lines, not_found
 from loopguard.text import jsontext
 
 NAME = "openhands"
@@ -96,12 +95,13 @@ class _Trajectory:
             self.calls.popitem(last=False)
 
 
-def read(source: Source, layout: str) -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of every trajectory in the file."""
+    source = transcript.source
     found = False
-    file_level = _Trajectory(Context(file_session(source), source.name, 1))
+    file_level = _Trajectory(Context(source.default_session, source.name, 1))
     items: Iterator[Any]
-    if layout == "jsonl":
+    if transcript.layout == "jsonl":
         items = (
             item if isinstance(item, Finding) else ("item", None, *item)
             for item in json_lines(source)
@@ -117,19 +117,17 @@ def read(source: Source, layout: str) -> Stream:
             continue
         if isinstance(obj, dict) and isinstance(obj.get("history"), list) and "action" not in obj:
             found = True
-            name = obj.get("instance_id") or obj.get("id") or f"{file_session(source)}:{line}"
+            name = obj.get("instance_id") or obj.get("id") or f"{source.default_session}:{line}"
             yield from _instance(obj["history"], _Trajectory(Context(str(name), source.name, line)))
             continue
         file_level.ctx.line = line
         found = found or isinstance(obj, dict) and ("action" in obj or "observation" in obj)
         yield from _event(obj, file_level)
     if not found:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no OpenHands events found",
-            code="wrong-shape",
-            hint="a trajectory is a list of events with `action` or `observation` members",
+            "OpenHands events",
+            "a trajectory is a list of events with `action` or `observation` members",
         )
     yield from file_level.group.flush()
     yield file_level.ctx.end()

@@ -39,16 +39,9 @@ from datetime import datetime
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    EndOfSession,
-    Stream,
-    ToolCall,
-    ToolResult,
-    UserMessage,
-)
+from loopguard.replay.transcripts.events import Context, Stream, ToolCall, Transcript
 from loopguard.replay.transcripts.jsonstream import _Cursor, stream_document
-from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.replay.transcripts.source import Source, json_lines, not_found, warning
 from loopguard.text import jsontext
 
 NAME = "otlp"
@@ -105,11 +98,12 @@ class _Index:
     spans: int = 0
 
 
-def read(source: Source, layout: str) -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of every session in the trace file (see the module docstring)."""
+    source = transcript.source
     index = _Index()
     elements: Iterator[Any]
-    if layout == "jsonl":
+    if transcript.layout == "jsonl":
         elements = (
             item if isinstance(item, Finding) else ("item", None, *item)
             for item in json_lines(source)
@@ -132,12 +126,10 @@ def read(source: Source, layout: str) -> Stream:
             continue
         yield from _element(value, line, index, source.name, key)
     if not index.spans:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no spans found",
-            code="wrong-shape",
-            hint='an OTLP JSON trace is {"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}',
+            "spans",
+            'an OTLP JSON trace is {"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}',
         )
     yield from _sessions(index, source.name)
 
@@ -175,7 +167,7 @@ def _element(
             yield from _resource(value, line, index, file)
             return
         if isinstance(value.get("context"), dict) and "name" in value:
-            _python_span(value, line, index)
+            _add(_as_otlp(value), line, index)
             return
     yield warning(
         file,
@@ -196,72 +188,37 @@ def _resource(resource: Any, line: int, index: _Index, file: str) -> Stream:
             spans = scope.get("spans") if isinstance(scope, dict) else None
             for span in spans if isinstance(spans, list) else ():
                 if isinstance(span, dict):
-                    _otlp_span(span, line, index)
+                    _add(span, line, index)
                 else:
                     yield warning(file, line, "a span is not an object; skipped", "bad-message")
 
 
-def _otlp_span(span: dict[str, Any], line: int, index: _Index) -> None:
+def _as_otlp(span: dict[str, Any]) -> dict[str, Any]:
+    """A span of the Python SDK's JSON with the members OTLP JSON names them by."""
+    context, status = span["context"], _dict(span.get("status"))
+    return {
+        "traceId": context.get("trace_id"),
+        "spanId": context.get("span_id"),
+        "parentSpanId": span.get("parent_id"),
+        "name": span.get("name"),
+        "startTimeUnixNano": _iso_nanos(span.get("start_time")),
+        "attributes": _dict(span.get("attributes")),
+        "status": {"code": status.get("status_code"), "message": status.get("description")},
+        "events": [
+            {"name": event.get("name"), "attributes": _dict(event.get("attributes"))}
+            for event in _list(span.get("events"))
+            if isinstance(event, dict)
+        ],
+    }
+
+
+def _add(span: dict[str, Any], line: int, index: _Index) -> None:
+    """Index one OTLP JSON span: its place in the trace, and a tool call's data."""
+    trace, parent = _text(span.get("traceId")), _text(span.get("parentSpanId"))
     attributes = _otlp_attributes(span.get("attributes"))
-    status = _dict(span.get("status"))
-    _add(
-        index,
-        line,
-        trace=_text(span.get("traceId")),
-        span_id=_text(span.get("spanId")),
-        parent=_text(span.get("parentSpanId")),
-        name=_text(span.get("name")),
-        start=_int(span.get("startTimeUnixNano")),
-        attributes=attributes,
-        failed=_label(status.get("code")) in _ERROR_CODES,
-        status_text=_text(status.get("message")),
-        events=[
-            (_text(event.get("name")), _otlp_attributes(event.get("attributes")))
-            for event in _list(span.get("events"))
-            if isinstance(event, dict)
-        ],
-    )
-
-
-def _python_span(span: dict[str, Any], line: int, index: _Index) -> None:
-    context = span["context"]
-    status = _dict(span.get("status"))
-    attributes = span.get("attributes")
-    _add(
-        index,
-        line,
-        trace=_text(context.get("trace_id")),
-        span_id=_text(context.get("span_id")),
-        parent=_text(span.get("parent_id")),
-        name=_text(span.get("name")),
-        start=_iso_nanos(span.get("start_time")),
-        attributes=attributes if isinstance(attributes, dict) else {},
-        failed=_label(status.get("status_code")) in _ERROR_CODES,
-        status_text=_text(status.get("description")),
-        events=[
-            (_text(event.get("name")), event.get("attributes") or {})
-            for event in _list(span.get("events"))
-            if isinstance(event, dict)
-        ],
-    )
-
-
-def _add(
-    index: _Index,
-    line: int,
-    *,
-    trace: str,
-    span_id: str,
-    parent: str,
-    name: str,
-    start: int,
-    attributes: dict[str, Any],
-    failed: bool,
-    status_text: str,
-    events: list[tuple[str, Any]],
-) -> None:
+    start = _int(span.get("startTimeUnixNano"))
     index.spans += 1
-    span_id = span_id or f"#{index.spans}"  # a span without an id is nobody's parent
+    span_id = _text(span.get("spanId")) or f"#{index.spans}"  # a span without an id: no parent
     conversation = attributes.get("gen_ai.conversation.id") or attributes.get("session.id")
     index.nodes[span_id] = _Node(
         trace, parent, None if conversation is None else _text(conversation)
@@ -284,13 +241,22 @@ def _add(
         prefix = ""
     else:
         return
+    name = _text(span.get("name"))
     if not isinstance(tool_name, str) or not tool_name:
         tool_name = name[len(prefix) :] if prefix and name.startswith(prefix) else name
+    status = _dict(span.get("status"))
     error_type = attributes.get("error.type")
-    failed = failed or error_type is not None
+    failed = _label(status.get("code")) in _ERROR_CODES or error_type is not None
     error = ""
     if failed:
-        error = status_text or _exception_text(events) or _text(error_type) or "error"
+        events = [
+            (_text(event.get("name")), _otlp_attributes(event.get("attributes")))
+            for event in _list(span.get("events"))
+            if isinstance(event, dict)
+        ]
+        error = (
+            _text(status.get("message")) or _exception_text(events) or _text(error_type) or "error"
+        )
     index.tools.append(
         _Tool(
             len(index.tools),
@@ -456,20 +422,23 @@ def _sessions(index: _Index, file: str) -> Stream:
 
 def _session(name: str, tools: list[_Tool], models: dict[str, list[int]], file: str) -> Stream:
     """One session: a turn per trace (in order of its first call), a round per response."""
+    ctx = Context(name, file, 0)
     turns: dict[str, list[_Tool]] = {}
     for tool in tools:
         turns.setdefault(tool.trace, []).append(tool)
     for trace, calls in turns.items():
-        yield UserMessage(name, "", None, file, calls[0].line)
+        ctx.line = calls[0].line
+        yield ctx.user("")
         starts = sorted(models.get(trace, ()))
         round_: list[_Tool] = []
         for tool in calls:
             if round_ and not _same_round(round_[-1], tool, starts):
-                yield from _round(name, round_, file)
+                yield from _round(round_, ctx)
                 round_ = []
             round_.append(tool)
-        yield from _round(name, round_, file)
-    yield EndOfSession(name, file, tools[-1].line)
+        yield from _round(round_, ctx)
+    ctx.line = tools[-1].line
+    yield ctx.end()
 
 
 def _same_round(previous: _Tool, tool: _Tool, model_starts: list[int]) -> bool:
@@ -479,20 +448,15 @@ def _same_round(previous: _Tool, tool: _Tool, model_starts: list[int]) -> bool:
     return not any(previous.start < start <= tool.start for start in model_starts)
 
 
-def _round(session: str, calls: list[_Tool], file: str) -> Stream:
+def _round(calls: list[_Tool], ctx: Context) -> Stream:
     if not calls:
         return
-    yield AssistantMessage(
-        session,
-        "",
-        tuple(ToolCall(t.call_id, t.name, t.arguments) for t in calls),
-        None,
-        file,
-        calls[0].line,
-    )
+    ctx.line = calls[0].line
+    yield ctx.reply("", tuple(ToolCall(t.call_id, t.name, t.arguments) for t in calls))
     for t in calls:
+        ctx.line = t.line
         content = t.error if t.failed else t.result if t.has_result else ""
-        yield ToolResult(session, t.call_id, t.name, content, t.failed, None, file, t.line)
+        yield ctx.result(t.call_id, content, t.failed, t.name)
 
 
 def _capture_warnings(index: _Index, file: str) -> Stream:

@@ -21,24 +21,15 @@ stays bounded on files where results never come.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from loopguard.replay.transcripts.events import (
-    AssistantMessage,
-    Context,
-    Event,
-    ToolCall,
-    ToolResult,
-)
+from loopguard.replay.transcripts.events import Context, Event, ToolCall, ToolResult
 
 
 @dataclass
 class _Reply:
     key: str
-    session: str
-    run_id: str | None
-    file: str
-    line: int
+    where: Context  # where the response began
     texts: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     results: list[ToolResult] = field(default_factory=list)
@@ -48,10 +39,7 @@ class _Reply:
         return all(call.id in self.answered for call in self.calls)
 
     def events(self) -> Iterator[Event]:
-        text = "\n".join(t for t in self.texts if t)
-        yield AssistantMessage(
-            self.session, text, tuple(self.calls), self.run_id, self.file, self.line
-        )
+        yield self.where.reply("\n".join(t for t in self.texts if t), tuple(self.calls))
         yield from self.results
 
 
@@ -68,7 +56,7 @@ class Regrouper:
         """Add text and calls of the response `key` (a new key starts a new response at `ctx`)."""
         newest = self._open[-1] if self._open else None
         if newest is None or newest.key != key:
-            newest = _Reply(key, ctx.session, ctx.run_id, ctx.file, ctx.line)
+            newest = _Reply(key, replace(ctx))
             self._open.append(newest)
             yield from self._release()
         if text:

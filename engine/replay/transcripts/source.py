@@ -49,6 +49,11 @@ def warning(file: str, line: int, message: str, code: str, hint: str = "") -> Fi
     return Finding(file, max(line, 1), 1, "warning", message, hint=hint, code=code)
 
 
+def not_found(file: str, what: str, hint: str) -> InputError:
+    """A reader found nothing of its format in the file: `no WHAT found`."""
+    return input_error(file, 1, f"no {what} found", code="wrong-shape", hint=hint)
+
+
 def _spool_stdin() -> IO[bytes]:
     """Standard input copied into a temporary file that has no name on disk.
 
@@ -162,6 +167,16 @@ class Source:
             raise input_error(
                 path, 0, f"cannot read the file: {exc.strerror or exc}", code="unreadable"
             ) from None
+
+    @property
+    def default_session(self) -> str:
+        """The session name of a file that does not name its own session: its path, normalised.
+
+        Readers name a session by what the file says; only a file that says nothing is named
+        after its path, written one way however it was given (`./a/b.jsonl` and `a/b.jsonl`
+        are `a/b.jsonl`), so two spellings of one file are one session.
+        """
+        return STDIN_NAME if self.path == STDIN else os.path.normpath(self.path)
 
     def open_binary(self) -> BinaryIO | gzip.GzipFile:
         """The file's bytes (decompressed when gzipped)."""

@@ -27,11 +27,15 @@ import ast
 import re
 from typing import Any
 
-from loopguard.replay.transcripts.conversation import read_tool_calls
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
+from loopguard.replay.transcripts.events import (
+    Context,
+    Stream,
+    ToolCall,
+    Transcript,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
-from loopguard.replay.transcripts.naming import file_session
-from loopguard.replay.transcripts.source import Source, input_error
+from loopguard.replay.transcripts.source import not_found
 
 NAME = "swe-agent"
 LABEL = "SWE-agent trajectory"
@@ -43,8 +47,9 @@ MARKERS = (
 _HARNESS_EXIT = re.compile(r"exit_[a-z_]+")
 
 
-def read(source: Source, layout: str = "document") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of one SWE-agent run."""
+    source = transcript.source
     history: list[tuple[int, Any]] = []
     steps: list[tuple[int, Any]] = []
     for kind, key, line, value in stream_document(source, ("history", "trajectory")):
@@ -53,14 +58,12 @@ def read(source: Source, layout: str = "document") -> Stream:
         elif kind == "item" and key == "trajectory":
             steps.append((line, value))
     if not history and not steps:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no SWE-agent `history` or `trajectory` found",
-            code="wrong-shape",
-            hint="a .traj file is an object with `trajectory` steps and `history` messages",
+            "SWE-agent `history` or `trajectory`",
+            "a .traj file is an object with `trajectory` steps and `history` messages",
         )
-    ctx = Context(file_session(source), source.name, 1)
+    ctx = Context(source.default_session, source.name, 1)
     if any(
         isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")
         for _, m in history
@@ -70,6 +73,11 @@ def read(source: Source, layout: str = "document") -> Stream:
         yield from _prefix(history, ctx)
         yield from _text_actions(steps, ctx)
     yield ctx.end()
+
+
+def bash_call(call_id: str, command: str) -> ToolCall:
+    """A text action as a call: `bash` with `{"command": ...}` (mini-swe-agent's too)."""
+    return ToolCall(call_id, "bash", {"command": command})
 
 
 def _listish(value: Any) -> Any:
@@ -110,7 +118,7 @@ def _text_actions(steps: list[tuple[int, Any]], ctx: Context) -> Stream:
         command = step["action"].rstrip()
         if not command.strip() or _HARNESS_EXIT.fullmatch(command.strip()):
             continue
-        call = ToolCall(f"step{number}", "bash", {"command": command})
+        call = bash_call(f"step{number}", command)
         text = (
             step.get("response") if isinstance(step.get("response"), str) else step.get("thought")
         )
@@ -126,10 +134,9 @@ def _function_calling(history: list[tuple[int, Any]], ctx: Context) -> Stream:
             continue
         role = obj.get("role")
         if role == "assistant":
-            calls: list[ToolCall] = []
             raw = _listish(obj.get("tool_calls"))
-            yield from read_tool_calls(raw if isinstance(raw, list) else [], ctx, True, calls)
-            yield ctx.reply(transcript_text(obj.get("content")), tuple(calls))
+            text = transcript_text(obj.get("content"))
+            yield from ctx.reply_calling(text, raw if isinstance(raw, list) else [], True)
         elif role == "tool":
             ids = _listish(obj.get("tool_call_ids"))
             call_id = ids[0] if isinstance(ids, list) and ids else obj.get("tool_call_id")

@@ -18,11 +18,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.replay.transcripts.events import Context, Stream, ToolCall, transcript_text
+from loopguard.replay.transcripts.events import (
+    Context,
+    Stream,
+    ToolCall,
+    Transcript,
+    transcript_text,
+)
 from loopguard.replay.transcripts.jsonstream import stream_document
-from loopguard.replay.transcripts.naming import file_session
 from loopguard.replay.transcripts.openai_chat import ChatTranslator
-from loopguard.replay.transcripts.source import Source, input_error, json_lines, warning
+from loopguard.replay.transcripts.source import json_lines, not_found, warning
 from loopguard.text import jsontext
 
 NAME = "tau-bench"
@@ -31,10 +36,11 @@ MARKERS = r'"traj"\s*:\s*\[|"task_id"\s*:[^,]*,\s*"reward"\s*:'
 _API_OUTPUT = "API output: "
 
 
-def read(source: Source, layout: str = "document") -> Stream:
+def read(transcript: Transcript) -> Stream:
     """Events of every run in a results file, one session per run."""
+    source = transcript.source
     found = False
-    if layout == "jsonl":
+    if transcript.layout == "jsonl":
         items: Iterator[Any] = (
             item if isinstance(item, Finding) else ("item", None, *item)
             for item in json_lines(source)
@@ -53,15 +59,13 @@ def read(source: Source, layout: str = "document") -> Stream:
             continue
         found = True
         yield from _run(
-            run, Context(_name(run, f"{file_session(source)}:{line}"), source.name, line)
+            run, Context(_name(run, f"{source.default_session}:{line}"), source.name, line)
         )
     if not found:
-        raise input_error(
+        raise not_found(
             source.name,
-            1,
-            "no tau-bench runs found",
-            code="wrong-shape",
-            hint='a results file is a JSON array of {"task_id", "trial", "traj": [...]} runs',
+            "tau-bench runs",
+            'a results file is a JSON array of {"task_id", "trial", "traj": [...]} runs',
         )
 
 
