@@ -1,24 +1,22 @@
 """Plugins: find them (metadata only), load them (import, pluggy, contract check), keep them.
 
-One path for every plugin, built-in or not: an entry point of the group
-`loopguard.detectors` names a module (or `module:attribute`) that implements the
-hooks of `hookspecs` with `@loopguard.hookimpl`. This distribution's own entry
-points (pyproject.toml) are the built-in detectors and lint checks, and the only
-list of them.
+One path for every plugin, built-in or not: an entry point of the group `loopguard.detectors`
+names a module (or `module:attribute`) that implements the hooks of `hookspecs` with
+`@loopguard.hookimpl`. This distribution's own entry points (pyproject.toml) are the
+built-in detectors and lint checks, and the only list of them.
 
-- `find_plugins` reads metadata only, so a plugin broken (or hostile) at import
-  cannot change what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` (built-ins
-  only) and `LOOPGUARD_BLOCK_PLUGINS=a,b` (entry name, `distribution[entry]` or
-  detector id) apply before any third-party code runs. Order: the built-ins, then
-  other distributions' plugins sorted by (distribution, entry name), the first
-  found on `sys.path` winning, as for imports. An optional plugin of this
-  distribution (`OPTIONAL_PLUGINS`) is found only when its extra is installed.
-- `load_plugins` imports, registers and checks one plugin at a time: what fails is
-  a `PluginFault` naming `distribution[entry]` and its stage (`import`,
-  `register`, `schema`) and the plugin is left out; the rest still work. Only
-  `KeyboardInterrupt` passes: `SystemExit` from plugin code must not end the host.
-- A detector must subclass `Detector` and declare usable values
-  (`detector_problem`), checked once here so the engine can trust them after.
+- `find_plugins` reads metadata only, so a plugin broken (or hostile) at import cannot
+  change what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` (built-ins only) and
+  `LOOPGUARD_BLOCK_PLUGINS=a,b` (entry name, `distribution[entry]` or detector id) apply
+  before any third-party code runs. Order: the built-ins, then the others sorted by
+  (distribution, entry name), the first found on `sys.path` winning. An optional plugin
+  of this distribution (`OPTIONAL_PLUGINS`) is found only when its extra is installed.
+- `load_plugins` imports, registers and checks one plugin at a time: what fails is a
+  `PluginFault` naming `distribution[entry]` and its stage (`import`, `register`,
+  `schema`), and the plugin is left out. Only `KeyboardInterrupt` passes: `SystemExit`
+  from plugin code must not end the host.
+- A detector must subclass `Detector` and declare usable values (`detector_problem`),
+  checked once here so the engine can trust them after.
 """
 
 from __future__ import annotations
@@ -118,11 +116,8 @@ def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[
 
 
 def distribution_name(dist: Any) -> str:
-    """The distribution's `Name`, or "unknown" when its metadata has none or is unreadable.
-
-    `Distribution.name` indexes the metadata, which is deprecated for a missing key on
-    Python 3.12+ (a KeyError later); `.get` asks without warning on every version.
-    """
+    """The distribution's `Name`, or "unknown" when its metadata has none or is unreadable
+    (`.get`: `Distribution.name` warns on Python 3.12+ for a missing key)."""
     try:
         name = dist.metadata.get("Name") if dist is not None else None
     except Exception:  # unreadable metadata is no reason to skip every plugin
@@ -250,9 +245,8 @@ def _import(value: str) -> Any:
 
 
 def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any, known_good: bool) -> list[Any]:
-    """pluggy's own validation, one plugin at a time, so a fault is this plugin's (our
-    checks of its hook functions skipped when it passed them before); then the detectors
-    its `loopguard_register_detectors` returns (called on it alone)."""
+    """pluggy's validation and ours (unless it passed them before), one plugin at a time so a
+    fault is this plugin's; then what its `loopguard_register_detectors` returns."""
 
     def unregister() -> None:
         if pm.get_plugin(plugin.source) is not None:  # pluggy < 1.6 registers part of it first

@@ -8,8 +8,7 @@ make the host's call raise:
   view of the session (`StateView`): history entries are immutable snapshots
   (`EntryView`), and `scratch` holds only its own slot, `state.scratch[its id]`. A view
   costs about a microsecond a hook call, plus a snapshot per entry read.
-- Its vote must be a well-formed `Vote` under its own id (`vote_problem`,
-  `ownership_problem`).
+- Its vote must be a well-formed `Vote` under its own id (`vote_problem`).
 - A hook call over `SLOW_S` is an overrun, logged; the `MAX_OVERRUNS`th overrun, or one
   call over `STOP_S`, disables the detector for the process (its `Budget` lives in the
   registry entry): every later call is a fault, handled per `fail_mode`. A running hook is
@@ -47,8 +46,9 @@ def safe_repr(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def vote_problem(vote: Any) -> str | None:
-    """Why a value a detector returned is not a usable `Vote`, or None (checked on every vote).
+def vote_problem(vote: Any, ident: str | None = None) -> str | None:
+    """Why a value a detector returned is not a usable `Vote` (from detector `ident`: under
+    its own id, with its own key prefix), or None (checked on every vote).
 
     Every field must have its declared type (the aggregator, the log and the stores read
     it), tested with `type()` before any comparison: a `str` subclass whose `__eq__` raises
@@ -74,6 +74,10 @@ def vote_problem(vote: Any) -> str | None:
             f"returned a Vote whose evidence has more than {EVIDENCE_MAX} entries or a seq "
             "outside 0..2**63-1"
         )
+    if ident is not None and detector != ident:
+        return f"voted under the detector id {detector[:80]!r}, not its own {ident!r}"
+    if ident is not None and not key.startswith(ident + ":"):
+        return f"returned a Vote whose key {key[:80]!r} does not start with {ident + ':'!r}"
     return None
 
 
@@ -382,15 +386,6 @@ def call_view(call: Call) -> CallView:
     )
 
 
-def ownership_problem(vote: Any, ident: str) -> str | None:
-    """Why a well-formed vote may not come from detector `ident` (another id, a foreign key)."""
-    if vote.detector != ident:
-        return f"voted under the detector id {vote.detector[:80]!r}, not its own {ident!r}"
-    if not vote.key.startswith(ident + ":"):
-        return f"returned a Vote whose key {vote.key[:80]!r} does not start with {ident + ':'!r}"
-    return None
-
-
 def wrap(hook: str, method: Callable[..., Any], ident: str, budget: Budget) -> Callable[..., Any]:
     """`method` (a plugin detector's `check`, `after` or `compacted`) behind the views, the vote
     checks and the time budget. What it raises (a fault, a disabled detector) the session
@@ -415,7 +410,7 @@ def wrap(hook: str, method: Callable[..., Any], ident: str, budget: Budget) -> C
             raise Disabled(budget.disabled)
         if vote is None or call is None:
             return None
-        problem = vote_problem(vote) or ownership_problem(vote, ident)
+        problem = vote_problem(vote, ident)
         if problem is not None:
             raise TypeError(problem)
         return vote
