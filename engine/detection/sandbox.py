@@ -23,10 +23,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from operator import attrgetter, itemgetter
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from loopguard.decision import LEVELS, Vote
 from loopguard.state.history import EVIDENCE_MAX, Bucket, Call, HistoryEntry, SessionState
@@ -131,18 +132,8 @@ class Disabled(RuntimeError):
     """A plugin detector is skipped: it overran its time budget."""
 
 
-class _EntryFields(NamedTuple):
-    seq: int
-    tool: str
-    digest: bytes
-    outcome: bytes | None
-    run_id: str | None
-    turn: int
-    call_id: str | None
-    unknown: str | None
-    round: int
-    shape: bytes | None
-    flags: int
+# HistoryEntry's fields, in its slots' order (`snapshot` writes them out in that order)
+_EntryFields = namedtuple("_EntryFields", HistoryEntry.__slots__)  # type: ignore[misc]
 
 
 class EntryView(_EntryFields):
