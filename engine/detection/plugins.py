@@ -178,11 +178,10 @@ def _contained(
 
 
 class LoadedPlugin(NamedTuple):
-    """A plugin registered with the plugin manager, and the detectors it handed over."""
+    """A plugin registered with the plugin manager."""
 
     plugin: Plugin
     obj: Any  # the module or object pluggy registered
-    detectors: tuple[Detector, ...] = ()
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
@@ -216,7 +215,6 @@ def load_plugins(
         except _Refused as exc:
             faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
             continue
-        kept: list[Detector] = []
         for detector in offered:
             if known_good:
                 ident = detector.id
@@ -228,9 +226,8 @@ def load_plugins(
                 faults.append(PluginFault(plugin.source, stage, problem))
             elif detector.id not in skip:
                 seen.add(detector.id)
-                kept.append(detector)
-        entries.extend(Registered(d, plugin.source, plugin.builtin) for d in kept)
-        loaded.append(LoadedPlugin(plugin, obj, tuple(kept)))
+                entries.append(Registered(detector, plugin.source, plugin.builtin))
+        loaded.append(LoadedPlugin(plugin, obj))
     return Registry(tuple(entries), tuple(faults), pm, tuple(loaded))
 
 
