@@ -96,12 +96,12 @@ class Aggregator:
         phase: str,
     ) -> Decision:
         """The decision for `call`; updates escalation and warning state."""
-        action = "allow"  # (this runs on every call)
+        action = "allow"
         ordered: tuple[Vote, ...] = ()
         text: str | None = None
         detector: str | None = None
         escalated = notify = False
-        if votes:  # one vote (the usual case) needs no sorting
+        if votes:  # (one vote, the usual case, needs no sorting)
             ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
             top = ordered[0]
             action, detector = top.level, top.detector
@@ -127,7 +127,6 @@ class Aggregator:
                     "tool": call.tool,
                 }
                 text = self._fill(state, _TEMPLATE_KEYS[action], fields)
-        # a plain tuple makes the Decision (no keyword handling, no `_make` check)
         return _new_decision(
             Decision,
             (
