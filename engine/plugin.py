@@ -38,7 +38,7 @@ from loopguard.detection.detector import (
     thresholds,
 )
 from loopguard.detection.hookspecs import hookimpl
-from loopguard.detection.polls import PollMatcher
+from loopguard.detection.marks import PollMatcher
 from loopguard.findings import Finding
 from loopguard.state.history import (
     EVIDENCE_MAX,

@@ -12,7 +12,7 @@ from fakes import AsyncScriptedModel, ScriptedModel, calls, say
 
 import loopguard
 from loopguard.errors import RulesError
-from loopguard.policy.argmatch import arg_matches
+from loopguard.policy.turns import arg_matches
 from loopguard.runtime.loop import TurnResult, arun_turn, run_turn
 from loopguard.state.turn import format_call
 from loopguard.stores.codec import decode, encode

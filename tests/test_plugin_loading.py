@@ -56,7 +56,7 @@ def test_discovery_does_not_import_plugin_code(site: FakeSite) -> None:
     assert [str(f) for f in loaded.faults] == [
         "lgfake-boom[boom]: import failed: RuntimeError: imported at discovery"
     ]
-    assert [d.id for _, d in loaded.detectors()] == list(BUILTINS)
+    assert [entry.id for entry in loaded.entries] == list(BUILTINS)
 
 
 def test_a_blocked_or_disabled_plugin_is_never_imported(

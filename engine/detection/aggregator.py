@@ -25,11 +25,7 @@ _MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is 
 _MAX_RANKS = 256  # (level, detector) sort keys remembered per policy
 decision_log = logging.getLogger("loopguard.decisions")
 _new_decision = tuple.__new__  # Decision(*fields) without the keyword handling or `_make`'s check
-_TEMPLATE_KEYS = {
-    "warn": "warn_note",
-    "critical": "blocked",
-    "breaker": "breaker",
-}  # action -> message key
+_TEMPLATE_KEYS = {"warn": "warn_note", "critical": "blocked", "breaker": "breaker"}  # by action
 
 
 def _log_has_handlers() -> bool:
@@ -100,57 +96,37 @@ class Aggregator:
         phase: str,
     ) -> Decision:
         """The decision for `call`; updates escalation and warning state."""
-        if not votes:  # (a plain tuple made a Decision: this runs on every call)
-            return _new_decision(
-                Decision,
-                (
-                    "allow",
-                    (),
-                    None,
-                    call.tool,
-                    call.call_id,
-                    call.seq,
-                    call.turn,
-                    call.run_id,
-                    phase,
-                    None,
-                    False,
-                    False,
-                    tuple(faults) if faults else (),
-                ),
-            )
-        # One vote (the usual case) needs no sorting.
-        ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
-        top = ordered[0]
-        action = top.level
-        escalated = False
-        notify = False
-        if action == "critical":
-            count = state.criticals.pop(call.run_id, 0) + 1
-            state.criticals[call.run_id] = count  # newest last: the oldest runs are dropped
-            if len(state.criticals) > _MAX_RUNS:
-                del state.criticals[next(iter(state.criticals))]
-            if self.escalate and count >= self.escalate:
-                action, escalated = "breaker", True
-        elif action == "warn":
-            notify = self._should_notify(state, top) and self.warn_notes
-        log_decision(action, call.tool, call.seq, call.turn, top.message, top.detector, top.count)
-        text = None
-        if action != "warn" or notify:
-            message = top.message
-            if escalated:
-                blocked = state.criticals[call.run_id]
-                message += f" (blocked {blocked} times in this run: escalated to breaker)"
-            text = self._fill(
-                state,
-                _TEMPLATE_KEYS[action],
-                {
+        action = "allow"
+        ordered: tuple[Vote, ...] = ()
+        text: str | None = None
+        detector: str | None = None
+        escalated = notify = False
+        if votes:  # (one vote, the usual case, needs no sorting)
+            ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
+            top = ordered[0]
+            action, detector = top.level, top.detector
+            if action == "critical":
+                count = state.criticals.pop(call.run_id, 0) + 1
+                state.criticals[call.run_id] = count  # newest last: the oldest runs are dropped
+                if len(state.criticals) > _MAX_RUNS:
+                    del state.criticals[next(iter(state.criticals))]
+                if self.escalate and count >= self.escalate:
+                    action, escalated = "breaker", True
+            elif action == "warn":
+                notify = self._should_notify(state, top) and self.warn_notes
+            log_decision(action, call.tool, call.seq, call.turn, top.message, detector, top.count)
+            if action != "warn" or notify:
+                message = top.message
+                if escalated:
+                    blocked = state.criticals[call.run_id]
+                    message += f" (blocked {blocked} times in this run: escalated to breaker)"
+                fields = {
                     "message": message,
-                    "detector": top.detector,
+                    "detector": detector,
                     "count": top.count,
                     "tool": call.tool,
-                },
-            )
+                }
+                text = self._fill(state, _TEMPLATE_KEYS[action], fields)
         return _new_decision(
             Decision,
             (
@@ -163,7 +139,7 @@ class Aggregator:
                 call.turn,
                 call.run_id,
                 phase,
-                top.detector,
+                detector,
                 escalated,
                 notify,
                 tuple(faults) if faults else (),

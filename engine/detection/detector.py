@@ -1,10 +1,9 @@
 """What a detector is: an id, default levels, an options schema and pure checks.
 
-Built-in and third-party detectors subclass `Detector` and hand instances to loopguard through the
-`loopguard_register_detectors` hook. The engine then calls them directly on
-every tool call; per-session state a detector needs lives in
-`SessionState.scratch[detector.id]`, never in the detector object, which is
-shared by every session.
+Built-in and third-party detectors subclass `Detector` and hand instances to loopguard
+through the `loopguard_register_detectors` hook; the engine then calls them directly on
+every tool call. Per-session state lives in `SessionState.scratch[detector.id]`, never in
+the detector object, which every session shares.
 """
 
 from __future__ import annotations
@@ -31,41 +30,25 @@ TIER_SETTINGS = ("loop_detection.warning_threshold", "loop_detection.critical_th
 
 
 class Detector:
-    """Base class with no-op hooks; override what the detector needs."""
+    """Base class with no-op hooks; override what the detector needs.
+
+    The class attributes are its declarations (each is described in docs/plugins.md,
+    "The contract"); registration checks them once (`plugins.detector_problem`).
+    """
 
     id: ClassVar[str] = ""
     levels: ClassVar[tuple[str, ...]] = ()
     gating: ClassVar[str] = ALWAYS
     options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
-    # True when the detector compares outcomes as "the same" or "nothing new": the engine
-    # then reads each completed call's outcome once (HistoryEntry.flags/shape, see
-    # loopguard.policy.outcomes) for every detector of the policy.
-    reads_outcomes: ClassVar[bool] = False
-    # True when the detector reads `Call.unknown` / `HistoryEntry.unknown`: the engine then
-    # classifies every failed call (loopguard.detection.unknowntools) before `after` runs.
-    reads_unknown_tools: ClassVar[bool] = False
-    # True when `check` can only vote on a call whose tool and arguments are among the
-    # session's recent calls (the history): the engine then skips it for other calls.
-    repeats_only: ClassVar[bool] = False
-    # The shared settings (dotted paths outside `detectors.<id>`, e.g.
-    # "loop_detection.warning_threshold") this detector reads: `explain` and the
-    # `detectors` CLI show them; its own options come from `options_schema`.
-    settings: ClassVar[tuple[str, ...]] = ()
-    # Lint checks of its own (`LintCheck` records, see loopguard.plugin): run by
-    # `loopguard lint`, listed and disabled like every other check.
-    lint_checks: ClassVar[tuple[Any, ...]] = ()
-    # The option `threshold` that can never fire above the option `window`, as
-    # (threshold, window) pairs: the `never-fires` lint check reports them.
-    bounded_by: ClassVar[tuple[tuple[str, str], ...]] = ()
-    # Its name under OpenClaw's `tools.loopDetection.detectors` (camelCase), if any.
-    openclaw_name: ClassVar[str] = ""
-    # How `SessionState.scratch[id]` is stored by a session store (loopguard.stores.codec):
-    # "json" keeps it when it is plain JSON data, "derived" never stores it (the detector
-    # rebuilds it from the history), "custom" calls `encode_scratch`/`decode_scratch`.
-    scratch_codec: ClassVar[str] = "json"
-    # Which of its own options `explain` shows, in order (None: every option, schema order);
-    # it shows its `loop_detection` settings first and its other shared settings last.
-    explain_options: ClassVar[tuple[str, ...] | None] = None
+    reads_outcomes: ClassVar[bool] = False  # the engine reads outcomes (policy.outcomes)
+    reads_unknown_tools: ClassVar[bool] = False  # the engine classifies failed calls
+    repeats_only: ClassVar[bool] = False  # `check` only for calls among the recent ones
+    settings: ClassVar[tuple[str, ...]] = ()  # shared settings it reads, dotted paths
+    lint_checks: ClassVar[tuple[Any, ...]] = ()  # `LintCheck` records of its own
+    bounded_by: ClassVar[tuple[tuple[str, str], ...]] = ()  # (threshold, window) options
+    openclaw_name: ClassVar[str] = ""  # its camelCase name in OpenClaw's rules
+    scratch_codec: ClassVar[str] = "json"  # how a session store keeps `scratch[id]`
+    explain_options: ClassVar[tuple[str, ...] | None] = None  # what `explain` shows
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:

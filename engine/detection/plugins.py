@@ -1,24 +1,22 @@
 """Plugins: find them (metadata only), load them (import, pluggy, contract check), keep them.
 
-One path for every plugin, built-in or not: an entry point of the group
-`loopguard.detectors` names a module (or `module:attribute`) that implements the
-hooks of `hookspecs` with `@loopguard.hookimpl`. This distribution's own entry
-points (pyproject.toml) are the built-in detectors and lint checks, and the only
-list of them.
+One path for every plugin, built-in or not: an entry point of the group `loopguard.detectors`
+names a module (or `module:attribute`) that implements the hooks of `hookspecs` with
+`@loopguard.hookimpl`. This distribution's own entry points (pyproject.toml) are the
+built-in detectors and lint checks, and the only list of them.
 
-- `find_plugins` reads metadata only, so a plugin broken (or hostile) at import
-  cannot change what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` (built-ins
-  only) and `LOOPGUARD_BLOCK_PLUGINS=a,b` (entry name, `distribution[entry]` or
-  detector id) apply before any third-party code runs. Order: the built-ins, then
-  other distributions' plugins sorted by (distribution, entry name), the first
-  found on `sys.path` winning, as for imports. An optional plugin of this
-  distribution (`OPTIONAL_PLUGINS`) is found only when its extra is installed.
-- `load_plugins` imports, registers and checks one plugin at a time: what fails is
-  a `PluginFault` naming `distribution[entry]` and its stage (`import`,
-  `register`, `schema`) and the plugin is left out; the rest still work. Only
-  `KeyboardInterrupt` passes: `SystemExit` from plugin code must not end the host.
-- A detector must subclass `Detector` and declare usable values
-  (`detector_problem`), checked once here so the engine can trust them after.
+- `find_plugins` reads metadata only, so a plugin broken (or hostile) at import cannot
+  change what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` (built-ins only) and
+  `LOOPGUARD_BLOCK_PLUGINS=a,b` (entry name, `distribution[entry]` or detector id) apply
+  before any third-party code runs. Order: the built-ins, then the others sorted by
+  (distribution, entry name), the first found on `sys.path` winning. An optional plugin
+  of this distribution (`OPTIONAL_PLUGINS`) is found only when its extra is installed.
+- `load_plugins` imports, registers and checks one plugin at a time: what fails is a
+  `PluginFault` naming `distribution[entry]` and its stage (`import`, `register`,
+  `schema`), and the plugin is left out. Only `KeyboardInterrupt` passes: `SystemExit`
+  from plugin code must not end the host.
+- A detector must subclass `Detector` and declare usable values (`detector_problem`),
+  checked once here so the engine can trust them after.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import pluggy
 
@@ -58,6 +56,7 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _OPENCLAW = re.compile(r"^[a-z][A-Za-z0-9]*$")
+_T = TypeVar("_T")
 
 
 # --- finding -------------------------------------------------------------------------------
@@ -84,13 +83,27 @@ def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[
     """
     from importlib import metadata  # ~40 ms to import: only when plugins are looked for
 
-    skip = set(blocked)
+    def installed(name: str) -> bool:  # False: an optional plugin whose extra is missing
+        try:
+            if name in OPTIONAL_PLUGINS:
+                metadata.distribution(OPTIONAL_PLUGINS[name])
+        except metadata.PackageNotFoundError:
+            return False
+        return True
+
+    entries: Iterable[Any] = ()
+    if autoload:
+        entries = metadata.entry_points(group=GROUP)
+    else:  # the built-ins only
+        try:
+            entries = metadata.distribution(OWN_DISTRIBUTION).entry_points.select(group=GROUP)
+        except metadata.PackageNotFoundError:
+            pass
     unique: dict[tuple[str, str], Plugin] = {}
-    entries = metadata.entry_points(group=GROUP) if autoload else _own_entries(metadata)
     for entry in entries:
         package = distribution_name(entry.dist)
         own = package == OWN_DISTRIBUTION
-        if (package, entry.name) in unique or (own and not _installed(entry.name, metadata)):
+        if (package, entry.name) in unique or (own and not installed(entry.name)):
             continue
         builtin = own and entry.name not in OPTIONAL_PLUGINS
         if builtin or autoload:  # an optional plugin (otel) loads like a third-party one
@@ -98,36 +111,13 @@ def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[
     if not any(plugin.package == OWN_DISTRIBUTION for plugin in unique.values()):
         log.warning("loopguard: %s is not installed: no built-in detectors", OWN_DISTRIBUTION)
     found = sorted(unique.values(), key=lambda p: (not p.builtin, p.package, p.name))
+    skip = set(blocked)
     return [plugin for plugin in found if plugin.name not in skip and plugin.source not in skip]
 
 
-def _own_entries(metadata: Any) -> list[Any]:
-    """This distribution's entry points (autoload off: the built-ins only)."""
-    try:
-        found = metadata.distribution(OWN_DISTRIBUTION).entry_points
-    except metadata.PackageNotFoundError:
-        return []
-    return [entry for entry in found if entry.group == GROUP]
-
-
-def _installed(name: str, metadata: Any) -> bool:
-    """False for an optional plugin of this distribution whose extra is not installed."""
-    needs = OPTIONAL_PLUGINS.get(name)
-    if needs is None:
-        return True
-    try:
-        metadata.distribution(needs)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 def distribution_name(dist: Any) -> str:
-    """The distribution's `Name`, or "unknown" when its metadata has none or is unreadable.
-
-    `Distribution.name` indexes the metadata, which is deprecated for a missing key on
-    Python 3.12+ (a KeyError later); `.get` asks without warning on every version.
-    """
+    """The distribution's `Name`, or "unknown" when its metadata has none or is unreadable
+    (`.get`: `Distribution.name` warns on Python 3.12+ for a missing key)."""
     try:
         name = dist.metadata.get("Name") if dist is not None else None
     except Exception:  # unreadable metadata is no reason to skip every plugin
@@ -147,16 +137,6 @@ def autoload_disabled(value: str | None) -> bool:
             value,
         )
     return True
-
-
-def _blocked() -> set[str]:
-    return {name.strip() for name in os.environ.get(BLOCK_ENV, "").split(",") if name.strip()}
-
-
-def discover() -> list[Plugin]:
-    """The plugins to load, as the environment says (autoload, blocked names)."""
-    autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
-    return find_plugins(autoload=autoload, blocked=_blocked())
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -182,26 +162,26 @@ class _Refused(Exception):
         self.stage = stage  # pluggy's messages span lines; a fault is listed on one
 
 
-@dataclass(frozen=True)
-class LoadedPlugin:
-    """A plugin registered with the plugin manager, and the detectors it handed over."""
+def _contained(
+    stage: str, function: Callable[..., _T], *args: Any, undo: Callable[[], Any] = list
+) -> _T:
+    """`function(*args)`; what it raises but `KeyboardInterrupt` (even `SystemExit`) refuses
+    the plugin at `stage`, after `undo()`."""
+    try:
+        return function(*args)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a broken plugin never takes the host down
+        undo()
+        text = str(exc) if isinstance(exc, pluggy.PluginValidationError) else error_text(exc)
+        raise _Refused(stage, text) from None
+
+
+class LoadedPlugin(NamedTuple):
+    """A plugin registered with the plugin manager."""
 
     plugin: Plugin
     obj: Any  # the module or object pluggy registered
-    detectors: tuple[Detector, ...] = ()
-
-
-@dataclass
-class Loaded:
-    """What `load_plugins` produced: usable plugins (in order) and every fault."""
-
-    plugins: list[LoadedPlugin] = field(default_factory=list)
-    faults: list[PluginFault] = field(default_factory=list)
-
-    def detectors(self) -> Iterator[tuple[Plugin, Detector]]:
-        for loaded in self.plugins:
-            for detector in loaded.detectors:
-                yield loaded.plugin, detector
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
@@ -216,25 +196,25 @@ def load_plugins(
     pm: pluggy.PluginManager,
     blocked_ids: Iterable[str] = (),
     checked: Callable[[Plugin, Any], bool] | None = None,
-) -> Loaded:
+) -> Registry:
     """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`.
 
     `checked(plugin, module)` true: its detectors passed the contract checks before (the
     hook's cache knows), so only the duplicate-id check runs again.
     """
     skip = set(blocked_ids)
-    loaded = Loaded()
+    loaded: list[LoadedPlugin] = []
+    entries: list[Registered] = []
+    faults: list[PluginFault] = []
     seen: set[str] = set()
     for plugin in plugins:
         try:
-            obj = _import(plugin)
+            obj = _contained("import", _import, plugin.value)
             known_good = checked is not None and checked(plugin, obj)
-            _register(pm, plugin, obj, known_good)
-            offered = _offered_detectors(pm, plugin, obj)
+            offered = _register(pm, plugin, obj, known_good)
         except _Refused as exc:
-            loaded.faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
+            faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
             continue
-        kept: list[Detector] = []
         for detector in offered:
             if known_good:
                 ident = detector.id
@@ -243,59 +223,45 @@ def load_plugins(
                 problem = detector_problem(detector, seen)
             if problem:
                 stage = "schema" if "schema" in problem else "register"
-                loaded.faults.append(PluginFault(plugin.source, stage, problem))
+                faults.append(PluginFault(plugin.source, stage, problem))
             elif detector.id not in skip:
                 seen.add(detector.id)
-                kept.append(detector)
-        loaded.plugins.append(LoadedPlugin(plugin, obj, tuple(kept)))
-    return loaded
+                entries.append(Registered(detector, plugin.source, plugin.builtin))
+        loaded.append(LoadedPlugin(plugin, obj))
+    return Registry(tuple(entries), tuple(faults), pm, tuple(loaded))
 
 
-def _import(plugin: Plugin) -> Any:
+def _import(value: str) -> Any:
     """An entry point's `module` or `module:attr.path` (extras in [] ignored), as
     importlib.metadata's `EntryPoint.load` does."""
-    module_name, _, attrs = plugin.value.split("[", 1)[0].partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name.strip())
-        for name in filter(None, attrs.strip().split(".")):
-            obj = getattr(obj, name)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - a broken plugin (even sys.exit) never takes the host down
-        raise _Refused("import", error_text(exc)) from None
+    module_name, _, attrs = value.split("[", 1)[0].partition(":")
+    obj: Any = importlib.import_module(module_name.strip())
+    for name in filter(None, attrs.strip().split(".")):
+        obj = getattr(obj, name)
     return obj
 
 
-def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any, known_good: bool) -> None:
-    """pluggy's own validation, one plugin at a time, so a fault is this plugin's (our
-    extra checks of its hook functions skipped when it passed them before)."""
-    try:
-        pm.register(obj, name=plugin.source)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - pluggy's refusal, a hostile `dir()`, ...
+def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any, known_good: bool) -> list[Any]:
+    """pluggy's validation and ours (unless it passed them before), one plugin at a time so a
+    fault is this plugin's; then what its `loopguard_register_detectors` returns."""
+
+    def unregister() -> None:
         if pm.get_plugin(plugin.source) is not None:  # pluggy < 1.6 registers part of it first
             pm.unregister(name=plugin.source)
-        text = str(exc) if isinstance(exc, pluggy.PluginValidationError) else error_text(exc)
-        raise _Refused("register", text) from None
-    if known_good:
-        return
-    try:
-        pm.check_pending()
-        _check_impls(pm, obj)
-    except pluggy.PluginValidationError as exc:
-        pm.unregister(obj, name=plugin.source)
-        raise _Refused("register", str(exc)) from None
+
+    _contained("register", pm.register, obj, plugin.source, undo=unregister)
+    if not known_good:
+        _contained("register", _check_impls, pm, obj, undo=unregister)
+    functions = hook_functions(pm, "loopguard_register_detectors", obj)
+    if not functions:
+        return []
+    return _contained("register", lambda: list(functions[0]() or []), undo=unregister)
 
 
 def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
-    """What pluggy accepts silently but never works: no marker, or a defaulted parameter."""
-    impls = [
-        impl
-        for caller in pm.get_hookcallers(obj) or ()
-        for impl in caller.get_hookimpls()
-        if impl.plugin is obj
-    ]
+    """pluggy's pending-hook check, then what it accepts silently but never works: no
+    marker, or a defaulted parameter."""
+    pm.check_pending()
     unmarked = [
         name
         for name in HOOK_NAMES
@@ -306,6 +272,12 @@ def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
         raise pluggy.PluginValidationError(
             obj, f"{', '.join(unmarked)} is not marked with @loopguard.hookimpl (pluggy ignores it)"
         )
+    impls = [
+        impl
+        for caller in pm.get_hookcallers(obj) or ()
+        for impl in caller.get_hookimpls()
+        if impl.plugin is obj
+    ]
     if not impls:
         raise pluggy.PluginValidationError(
             obj, f"no @loopguard.hookimpl found (implement one of {', '.join(HOOK_NAMES)})"
@@ -317,19 +289,6 @@ def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
                 f"{impl.function.__name__}: parameter(s) {', '.join(impl.kwargnames)} have "
                 "a default, which pluggy never fills in (drop the default)",
             )
-
-
-def _offered_detectors(pm: pluggy.PluginManager, plugin: Plugin, obj: Any) -> list[Any]:
-    """What this plugin's `loopguard_register_detectors` returns (called on it alone)."""
-    for function in hook_functions(pm, "loopguard_register_detectors", obj):
-        try:
-            return list(function() or [])
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001
-            pm.unregister(obj, name=plugin.source)
-            raise _Refused("register", error_text(exc)) from None
-    return []
 
 
 def hook_functions(pm: pluggy.PluginManager, hook: str, obj: Any) -> list[Callable[..., Any]]:
@@ -351,9 +310,9 @@ def detector_problem(detector: Any, seen: set[str]) -> str | None:
     """
     try:
         return _problem(detector, seen)
+    except KeyboardInterrupt:
+        raise
     except BaseException as exc:  # noqa: BLE001 - a hostile attribute or property
-        if isinstance(exc, KeyboardInterrupt):
-            raise
         return f"detector {safe_repr(detector)} cannot be inspected: {type(exc).__name__}: {exc}"
 
 
@@ -378,11 +337,6 @@ def _problem(detector: Any, seen: set[str]) -> str | None:
         )
     if detector.gating not in GATINGS:
         return f"detector {ident!r}: `gating` must be one of {', '.join(GATINGS)}"
-    return _declarations_problem(ident, detector) or schema_problem(ident, detector.options_schema)
-
-
-def _declarations_problem(ident: str, detector: Detector) -> str | None:
-    """Why the detector's other declarations cannot be used, or None."""
     found = detector.settings
     if not isinstance(found, (tuple, list)) or not all(
         isinstance(s, str) and _DOTTED.match(s) and not s.startswith("detectors.") for s in found
@@ -414,7 +368,7 @@ def _declarations_problem(ident: str, detector: Detector) -> str | None:
         isinstance(explain, (tuple, list)) and all(isinstance(k, str) for k in explain)
     ):
         return f"detector {ident!r}: `explain_options` must be a tuple of option names or None"
-    return None
+    return schema_problem(ident, detector.options_schema)
 
 
 def schema_problem(ident: str, schema: Any) -> str | None:
@@ -427,8 +381,8 @@ def schema_problem(ident: str, schema: Any) -> str | None:
     too_big = _size_problem(schema)
     if too_big:
         return f"detector {ident!r}: options schema {too_big}"
-    # jsonschema (~0.1 s to import) loads with the first schema checked, not with the registry:
-    # a hook process whose plugins were checked before never needs it (loopguard.hooks)
+    # jsonschema (~0.1 s to import) loads with the first schema checked: a hook process
+    # whose plugins were checked before never needs it (loopguard.hooks)
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -468,8 +422,7 @@ def _size_problem(schema: dict[str, Any]) -> str | None:
         item, depth = stack.pop()
         if depth > MAX_SCHEMA_DEPTH:
             return f"is nested deeper than {MAX_SCHEMA_DEPTH} levels"
-        children = item.values() if isinstance(item, Mapping) else item
-        for value in children:
+        for value in item.values() if isinstance(item, Mapping) else item:
             values += 1
             if values > MAX_SCHEMA_VALUES:
                 return f"has more than {MAX_SCHEMA_VALUES:,} values (keywords and items)"
@@ -520,8 +473,8 @@ class Registered:
     detector: Detector
     source: str
     builtin: bool
-    # A plugin's time record (loopguard.detection.sandbox): one per registered detector, so
-    # one that overran is disabled for the process, in every compiled policy.
+    # A plugin's time record (sandbox.Budget): one per registered detector, so one that
+    # overran is disabled for the process, in every compiled policy.
     budget: Budget = field(default_factory=Budget, compare=False, repr=False)
 
     @property
@@ -555,10 +508,7 @@ class Registry:
         return self.entries
 
     def get(self, detector_id: str) -> Registered | None:
-        for entry in self.entries:
-            if entry.id == detector_id:
-                return entry
-        return None
+        return next((entry for entry in self.entries if entry.id == detector_id), None)
 
     def implementations(self, hook: str) -> list[tuple[Plugin, Callable[..., Any]]]:
         """(plugin, function) of every registered implementation of `hook`, in plugin order.
@@ -576,16 +526,13 @@ class Registry:
 def build_registry(
     plugins: list[Plugin] | None = None, checked: Callable[[Plugin, Any], bool] | None = None
 ) -> Registry:
-    """Find the plugins (or take `plugins`, what `discover()` found earlier), then load them:
-    import, pluggy validation, and the contract checks unless `checked` says they passed."""
-    pm = new_plugin_manager()
-    found = discover() if plugins is None else plugins
-    loaded = load_plugins(found, pm, _blocked(), checked)
-    entries = tuple(
-        Registered(detector, plugin.source, plugin.builtin)
-        for plugin, detector in loaded.detectors()
-    )
-    return Registry(entries, tuple(loaded.faults), pm, tuple(loaded.plugins))
+    """Load `plugins` (by default what the environment lets `find_plugins` find): import,
+    pluggy validation, and the contract checks unless `checked` says they passed."""
+    blocked = {name.strip() for name in os.environ.get(BLOCK_ENV, "").split(",") if name.strip()}
+    if plugins is None:
+        autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
+        plugins = find_plugins(autoload=autoload, blocked=blocked)
+    return load_plugins(plugins, new_plugin_manager(), blocked, checked)
 
 
 _lock = threading.Lock()

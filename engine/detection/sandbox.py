@@ -1,27 +1,21 @@
 """What third-party detector code sees of a session, what it may vote, and how long it may take.
 
-Built-in detectors are the engine's own code: they get the live `Call` and `SessionState`.
-A plugin's hooks are wrapped once per compiled policy (`wrap`), so nothing it does can blind
-the other detectors or make the host's call raise:
+Built-in detectors get the live `Call` and `SessionState`. A plugin's hooks are wrapped
+once per compiled policy (`wrap`), so nothing it does can blind the other detectors or
+make the host's call raise:
 
-- It sees a copy of the call (`CallView`, its `args` copied from the canonical text when
-  first read) and a read-only view of the session (`StateView`): history entries are
-  immutable snapshots (`EntryView`), the index, the digests and the counters cannot be
-  written, and `scratch` holds only the detector's own slot, `state.scratch[its id]`.
-  Views are made per hook call and cost about a microsecond; what a plugin reads of
-  them costs in proportion (a snapshot per entry it reads).
-- Its vote must be a well-formed `Vote` under its own id, with a key prefixed `id:` (what
-  `Detector.vote` builds), a count and evidence seqs within 0..2**63-1, at most
-  `EVIDENCE_MAX` evidence entries (`vote_problem`, `ownership_problem`).
+- It sees a copy of the call (`CallView`, its `args` copied when read) and a read-only
+  view of the session (`StateView`): history entries are immutable snapshots
+  (`EntryView`), and `scratch` holds only its own slot, `state.scratch[its id]`. A view
+  costs about a microsecond a hook call, plus a snapshot per entry read.
+- Its vote must be a well-formed `Vote` under its own id (`vote_problem`).
 - A hook call over `SLOW_S` is an overrun, logged; the `MAX_OVERRUNS`th overrun, or one
-  call over `STOP_S`, disables the detector for the rest of the process (its `Budget`
-  lives in the registry entry): every later call of it is a fault ("disabled: ..."),
-  handled per `fail_mode` like any other. A hook is not interrupted while it runs: that
-  would take a thread per call (tens of microseconds on every call, and the abandoned
-  hook would go on running beside the next call), so an overrun costs its time once.
+  call over `STOP_S`, disables the detector for the process (its `Budget` lives in the
+  registry entry): every later call is a fault, handled per `fail_mode`. A running hook is
+  not interrupted: that would take a thread per call, so an overrun costs its time once.
 
-A plugin is code in the host's process: these views stop writes through everything a
-detector is handed, not code that digs the session out of the interpreter (`gc`, frames).
+These views stop writes through everything a detector is handed, not plugin code that digs
+the session out of the interpreter (`gc`, frames).
 """
 
 from __future__ import annotations
@@ -29,10 +23,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from loopguard.decision import LEVELS, Vote
 from loopguard.state.history import EVIDENCE_MAX, Bucket, Call, HistoryEntry, SessionState
@@ -45,22 +40,21 @@ def safe_repr(value: Any) -> str:
     """`repr(value)`, or `<ClassName object>` when its `__repr__` raises; at most 120 characters."""
     try:
         text = repr(value)
-    except BaseException as exc:  # noqa: BLE001 - a plugin's repr may do anything
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - a plugin's repr may do anything
         text = f"<{type(value).__name__} object>"
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def vote_problem(vote: Any) -> str | None:
-    """Why a value a detector returned is not a usable `Vote`, or None (checked on every vote).
+def vote_problem(vote: Any, ident: str | None = None) -> str | None:
+    """Why a value a detector returned is not a usable `Vote` (from detector `ident`: under
+    its own id, with its own key prefix), or None (checked on every vote).
 
-    A vote is read by the aggregator, logged, hashed (`key`) and serialised, so every
-    field must have its declared type: a plugin's `Vote(..., count="3")` would crash there.
-    Types are tested with `type()` before any comparison: a `str` subclass whose `__eq__`
-    raises, or an object whose `__class__` raises, must be a fault, not an exception out of
-    the host's call. Counts and evidence seqs are bounded (0..2**63-1, at most
-    `EVIDENCE_MAX` evidence entries): `10**10000` broke the decision log line.
+    Every field must have its declared type (the aggregator, the log and the stores read
+    it), tested with `type()` before any comparison: a `str` subclass whose `__eq__` raises
+    must be a fault, not an exception out of the host's call. Counts and evidence seqs are
+    bounded: `10**10000` broke the decision log line.
     """
     if type(vote) is not Vote:
         return f"returned {_short(vote)}, not a Vote"
@@ -81,6 +75,10 @@ def vote_problem(vote: Any) -> str | None:
             f"returned a Vote whose evidence has more than {EVIDENCE_MAX} entries or a seq "
             "outside 0..2**63-1"
         )
+    if ident is not None and detector != ident:
+        return f"voted under the detector id {detector[:80]!r}, not its own {ident!r}"
+    if ident is not None and not key.startswith(ident + ":"):
+        return f"returned a Vote whose key {key[:80]!r} does not start with {ident + ':'!r}"
     return None
 
 
@@ -134,35 +132,19 @@ class Disabled(RuntimeError):
     """A plugin detector is skipped: it overran its time budget."""
 
 
-class EntryView(NamedTuple):
+# HistoryEntry's fields, in its slots' order (`snapshot` writes them out in that order)
+_EntryFields = namedtuple("_EntryFields", HistoryEntry.__slots__)  # type: ignore[misc]
+
+
+class EntryView(_EntryFields):
     """An immutable snapshot of one `HistoryEntry`, as a plugin reads it."""
 
-    seq: int
-    tool: str
-    digest: bytes
-    outcome: bytes | None
-    run_id: str | None
-    turn: int
-    call_id: str | None
-    unknown: str | None
-    round: int
-    shape: bytes | None
-    flags: int
-
-    @property
-    def same_as(self) -> bytes | None:
-        return self.shape if self.shape is not None else self.outcome
-
-    @property
-    def pending(self) -> bool:
-        return self.outcome is None
-
-    @property
-    def failed(self) -> bool:
-        return self.outcome is not None and self.outcome.startswith(b"error:")
-
-    def to_dict(self) -> dict[str, Any]:
-        return HistoryEntry.to_dict(self)  # type: ignore[arg-type]  # reads the same attributes
+    __slots__ = ()
+    # HistoryEntry's own reads: they use only the fields
+    same_as = HistoryEntry.same_as
+    pending = HistoryEntry.pending
+    failed = HistoryEntry.failed
+    to_dict = HistoryEntry.to_dict
 
 
 _new_tuple = tuple.__new__
@@ -206,12 +188,10 @@ class HistoryView(Sequence[EntryView]):
         return snapshot(self._entries[index])
 
     def __iter__(self) -> Iterator[EntryView]:
-        for entry in self._entries:
-            yield snapshot(entry)
+        return map(snapshot, self._entries)
 
     def __reversed__(self) -> Iterator[EntryView]:
-        for entry in reversed(self._entries):
-            yield snapshot(entry)
+        return map(snapshot, reversed(self._entries))
 
 
 class BucketView:
@@ -224,7 +204,7 @@ class BucketView:
 
     @property
     def entries(self) -> tuple[EntryView, ...]:
-        return tuple(snapshot(e) for e in self._bucket.entries)
+        return tuple(map(snapshot, self._bucket.entries))
 
     def streak(self, first_seq: int) -> tuple[int, tuple[int, ...]]:
         count, seqs = self._bucket.streak(int(first_seq))
@@ -266,6 +246,9 @@ class OwnScratch(MutableMapping[str, Any]):
             raise KeyError(key)
         return self._scratch[self._key]
 
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._scratch.get(self._key, default) if self._mine(key) else default
+
     def __setitem__(self, key: Any, value: Any) -> None:
         if not self._mine(key):
             raise TypeError(f"a detector writes only state.scratch[{self._key!r}]")
@@ -275,24 +258,6 @@ class OwnScratch(MutableMapping[str, Any]):
         if not self._mine(key):
             raise TypeError(f"a detector writes only state.scratch[{self._key!r}]")
         del self._scratch[self._key]
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return self._scratch.get(self._key, default) if self._mine(key) else default
-
-    def __contains__(self, key: Any) -> bool:
-        return self._mine(key) and self._key in self._scratch
-
-    def pop(self, key: Any, *default: Any) -> Any:
-        if self._mine(key):
-            return self._scratch.pop(self._key, *default)
-        if default:
-            return default[0]
-        raise KeyError(key)
-
-    def setdefault(self, key: Any, default: Any = None) -> Any:
-        if not self._mine(key):
-            raise TypeError(f"a detector writes only state.scratch[{self._key!r}]")
-        return self._scratch.setdefault(self._key, default)
 
     def __iter__(self) -> Iterator[str]:
         return iter([self._key] if self._key in self._scratch else [])
@@ -310,6 +275,14 @@ class StateView:
         self._state = state
         self._key = key
         self._own: OwnScratch | None = None
+
+    seq = property(attrgetter("_state.seq"))
+    turn = property(attrgetter("_state.turn"))
+    round = property(attrgetter("_state.round"))
+    lang = property(attrgetter("_state.lang"))
+    tools_closed = property(attrgetter("_state.tools_closed"))
+    batch_open = property(attrgetter("_state.batch_open"))
+    last_used = property(attrgetter("_state.last_used"))
 
     @property
     def history(self) -> HistoryView:
@@ -331,10 +304,9 @@ class StateView:
 
     @property
     def scratch(self) -> OwnScratch:
-        own = self._own
-        if own is None:
-            own = self._own = OwnScratch(self._state.scratch, self._key)
-        return own
+        if self._own is None:
+            self._own = OwnScratch(self._state.scratch, self._key)
+        return self._own
 
     @property
     def criticals(self) -> Mapping[str | None, int]:
@@ -343,34 +315,6 @@ class StateView:
     @property
     def warned(self) -> Mapping[str, int]:
         return MappingProxyType(self._state.warned)
-
-    @property
-    def seq(self) -> int:
-        return self._state.seq
-
-    @property
-    def turn(self) -> int:
-        return self._state.turn
-
-    @property
-    def round(self) -> int:
-        return self._state.round
-
-    @property
-    def lang(self) -> str | None:
-        return self._state.lang
-
-    @property
-    def tools_closed(self) -> bool:
-        return self._state.tools_closed
-
-    @property
-    def batch_open(self) -> bool:
-        return self._state.batch_open
-
-    @property
-    def last_used(self) -> float:
-        return self._state.last_used
 
 
 class CallView(tuple):  # type: ignore[type-arg]
@@ -433,53 +377,35 @@ def call_view(call: Call) -> CallView:
     )
 
 
-def ownership_problem(vote: Any, ident: str) -> str | None:
-    """Why a well-formed vote may not come from detector `ident` (another id, a foreign key)."""
-    if vote.detector != ident:
-        return f"voted under the detector id {vote.detector[:80]!r}, not its own {ident!r}"
-    if not vote.key.startswith(ident + ":"):
-        return f"returned a Vote whose key {vote.key[:80]!r} does not start with {ident + ':'!r}"
-    return None
-
-
 def wrap(hook: str, method: Callable[..., Any], ident: str, budget: Budget) -> Callable[..., Any]:
     """`method` (a plugin detector's `check`, `after` or `compacted`) behind the views, the vote
     checks and the time budget. What it raises (a fault, a disabled detector) the session
     records as a fault of that detector."""
     clock = time.perf_counter
     name = f"{ident}.{hook}"
-    if hook == "compacted":
 
-        def compacted(state: SessionState, cfg: Any) -> None:
-            if budget.disabled is not None:
-                raise Disabled(budget.disabled)
-            start = clock()
-            try:
-                method(StateView(state, ident), cfg)
-            finally:
-                budget.spent(name, clock() - start)
-            if budget.disabled is not None:
-                raise Disabled(budget.disabled)
-
-        return compacted
-
-    def checked(call: Call, state: SessionState, cfg: Any) -> Any:
+    def checked(call: Call | None, state: SessionState, cfg: Any) -> Any:
         if budget.disabled is not None:
             raise Disabled(budget.disabled)
         start = clock()
         try:
-            vote = method(call_view(call), StateView(state, ident), cfg)
+            if call is None:
+                vote = method(StateView(state, ident), cfg)
+            else:
+                vote = method(call_view(call), StateView(state, ident), cfg)
         finally:
             took = clock() - start
             if took > SLOW_S:
                 budget.spent(name, took)
         if budget.disabled is not None:
             raise Disabled(budget.disabled)
-        if vote is None:
+        if vote is None or call is None:
             return None
-        problem = vote_problem(vote) or ownership_problem(vote, ident)
+        problem = vote_problem(vote, ident)
         if problem is not None:
             raise TypeError(problem)
         return vote
 
+    if hook == "compacted":
+        return lambda state, cfg: checked(None, state, cfg)
     return checked

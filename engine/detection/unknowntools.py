@@ -1,14 +1,11 @@
 """Which failed calls report an unknown tool: one engine step, driven by the rules.
 
-When a completed call failed, the engine sets `Call.unknown` (and so
-`HistoryEntry.unknown`) to the name of the missing tool, before any detector's
-`after` runs: the first pattern that matches the error text names it (its group
-`name`, else the called tool), else a call to a tool outside the known tools (when
-any are listed) is one. The patterns and known tools are written where users have
-always written them, as options of the detector that counts such failures; it
-marks them (`marks.UNKNOWN_TOOL_PATTERNS`, `marks.KNOWN_TOOLS`). The step runs
-only when an active detector declares `reads_unknown_tools = True`, so a policy
-without one pays nothing.
+When a completed call failed, the engine sets `Call.unknown` (and so `HistoryEntry.unknown`)
+to the missing tool's name before any detector's `after` runs: the first pattern matching
+the error text names it (its group `name`, else the called tool), else a call to a tool
+outside the known tools (when any are listed) is one. The patterns and known tools are
+marked options (`marks`). The step runs only when an active detector declares
+`reads_unknown_tools = True`, so a policy without one pays nothing.
 """
 
 from __future__ import annotations

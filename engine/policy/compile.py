@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,22 +93,15 @@ class Unconfigured(Detector):
         raise RuntimeError(self.error)
 
 
-class _Copies:
+def _copier(config: Mapping[str, Any]) -> Callable[[], dict[str, Any]]:
     """Fresh copies of the effective rules for plugins' `configure` (a plugin that changed the
     rules dict would change them for every other detector and the aggregator): the rules
     are JSON data, so a copy is one parse of their text, made once per policy."""
-
-    def __init__(self, config: Mapping[str, Any]) -> None:
-        try:
-            self.text: str | None = json.dumps(config)
-        except (TypeError, ValueError):
-            self.text = None
-        self.source = config
-
-    def config(self) -> dict[str, Any]:
-        if self.text is None:
-            return copy.deepcopy(dict(self.source))
-        return json.loads(self.text)  # type: ignore[no-any-return]
+    try:
+        text = json.dumps(config)
+    except (TypeError, ValueError):
+        return lambda: copy.deepcopy(dict(config))
+    return lambda: json.loads(text)  # type: ignore[no-any-return]
 
 
 def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
@@ -134,7 +127,7 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
     options_by_id = config.get("detectors") or {}
     order = list((config.get("aggregator") or {}).get("order") or ())
     stages: list[Stage] = []
-    copies: _Copies | None = None
+    copies: Callable[[], dict[str, Any]] | None = None
     for entry in registry.entries:
         options = options_by_id.get(entry.id) or {}
         if not is_active(entry.detector, options, enabled):
@@ -143,8 +136,8 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
             own = {k: v for k, v in options.items() if k != "enabled"}
             whole = config
             if not entry.builtin:  # a plugin gets copies: the rules are shared by every stage
-                copies = copies or _Copies(config)
-                own, whole = copy.deepcopy(own), copies.config()
+                copies = copies or _copier(config)
+                own, whole = copy.deepcopy(own), copies()
             cfg = entry.detector.configure(own, whole)
             stages.append(Stage(entry.detector, cfg, entry.source, entry.builtin, entry.budget))
         except KeyboardInterrupt:

@@ -1,19 +1,12 @@
 """Keyword sets compiled into one Aho-Corasick automaton, and condition trees over them.
 
-Every keyword set of a rules file (`keyword_sets: {name: [keyword, ...]}`) goes into a
-single `ahocorasick_rs.AhoCorasick` automaton, built once per policy. Each distinct
-normalised keyword maps to a bit mask of the sets it belongs to, so one pass over a text
-yields the mask of every set it contains; the cost does not grow with the number of
-keywords. `text_equals` is a dict lookup of the whole normalised text.
-
-Normalisation (`turn.normalize`) is applied identically to keywords and texts, always in
-this order whatever the order listed: `nfkc` (Unicode NFKC), `fold_punctuation` (CJK and
-full-width punctuation to ASCII look-alikes), `lower`, `strip`. When `fold_punctuation`
-is on, `text_equals` also ignores punctuation at both ends (so "好的。" equals "好的").
-
-Conditions (see rules/default.yaml) are trees of `all: [...]`, `any: [...]`, `not: {...}`
-and the leaves `text_contains`, `text_equals`, `context_contains`, each naming one set or a
-list of sets (any of them). They compile to closures over the masks of a `Probe`.
+Every keyword set of a rules file goes into a single automaton, built once per policy; each
+distinct normalised keyword maps to a bit mask of the sets it belongs to, so one pass over
+a text yields the mask of every set it contains, whatever the number of keywords.
+`text_equals` is a dict lookup of the whole normalised text. Normalisation (`turn.normalize`)
+is applied identically to keywords and texts. Conditions (`all`, `any`, `not` and the leaves
+`text_contains`, `text_equals`, `context_contains`; docs/turns.md) compile to closures over
+the masks of a `Probe`.
 """
 
 from __future__ import annotations

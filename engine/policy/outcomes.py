@@ -1,32 +1,15 @@
 """What a call's outcome tells a loop detector: failed, still waiting, or nothing new.
 
-Compiled once per policy from the `outcomes` block of the rules:
+Compiled once per policy from the `outcomes` block of the rules (what each setting means:
+docs/detection.md). A failure's *shape* is its text with every run of digits blinded, so
+the same error with another line number is the same failure; any other outcome keeps its
+exact digest, unless it is near-equal to the result of the same call just before (the
+Jaccard similarity of their line sets, digits blinded, at least `near_similarity`).
 
-- **failure**: the host reported an error (`after_call(error=...)`), or the
-  result text starts with one of `failure_prefixes` (`Error: ...` from a tool
-  API) or contains one of `failure_markers` — errors of the call itself
-  (`command not found`, a time-out, a shell syntax error), not a test run that
-  reports failures;
-- **shape**: what two outcomes must share to count as "the same". A failure's
-  shape is its text with every run of digits replaced, so the same error with
-  another line number, time or counter is the same failure; any other outcome
-  keeps its exact digest;
-- **status**: the result reads like a job still in progress (`status_markers`:
-  running, pending, 40 % …), or the tool's name says it polls
-  (`poll_name_pattern`): such calls are polls, which may repeat for a while;
-- **near-equal**: when the same call runs twice in a row (in two rounds) and
-  neither result is a failure or a status, a second result whose set of lines
-  (digits blinded) has a Jaccard similarity of at least `near_similarity`
-  (0.8; 0 turns it off) with the first gets the first one's shape: the same
-  output, give or take a counter or a few shifted lines. Only the newest
-  result text is kept for this (up to `NEAR_MAX_CHARS`).
-
-Markers are keywords, matched case-insensitively in one pass of an
-Aho-Corasick automaton (ahocorasick-rs) over the first and last `SCAN_CHARS`
-characters of the text, so the cost of a call does not grow with the number
-of markers or the size of its result. The poll name pattern is a user regex
-(`regex`, checked by `regexcheck` and matched with a timeout), matched once per tool name
-and remembered.
+Markers are keywords, matched case-insensitively in one pass of an Aho-Corasick automaton
+over the first and last `SCAN_CHARS` characters of the text, so the cost of a call does not
+grow with the number of markers or the size of its result. The poll name pattern is a user
+regex, matched with a timeout once per tool name and remembered.
 """
 
 from __future__ import annotations

@@ -1,42 +1,30 @@
-"""Required tools per turn: which tool the model must call, and the retries.
+"""Required tools per turn: which tool the model must call, the retries, the argument matchers.
 
 `TurnPolicy` is compiled once from a rules dict and is immutable (safe to share between
-threads); the mutable part of a turn lives in a `TurnState` owned by one session.
-
-What is read from the messages (OpenAI-style dicts):
-- a message's text is its `content` when that is a string, or the concatenation of the
-  `text` fields of its parts when it is a list of parts (`{"type": "text", "text": ...}`;
-  parts of other types, such as images, are skipped). Any other content (None, a dict, a
-  number, tool calls only) counts as no text; a non-dict message is skipped;
-- the user text is the newest `role: user` message with non-blank text, recall-stripped:
-  only the last `<current-user-message>` section is kept, and `<relevant-memories>`
-  sections are removed (tags from `turn.recall`);
-- the context is the last `turn.context_messages` messages of the list without its last
-  element, any role, each recall-stripped, joined by newlines.
-
-Required arguments (`require.args`): each value is matched exactly, unless it is a mapping
-with exactly one of these keys (see `arg_matches`): `{equals: V}` (exactly V, also for a
-mapping V that would read as a matcher), `{prefix: "pytest"}` (a string starting with it),
-`{regex: "^pytest\\b"}` (a string the `regex` pattern is found in, case-sensitive, at most
-`MAX_PATTERN_CHARS` long, matched with a `MATCH_TIMEOUT_S` timeout) or `{any: true}` (present,
-any value). A call of the required tool whose arguments do not match leaves the requirement
-unmet, and the retry then says so (`retry_other_args`, `exhausted_other_args`).
+threads); the mutable part of a turn lives in a `TurnState` owned by one session. How the
+user text and the context are read off the messages, and what the matchers of
+`require.args` accept, is documented in docs/turns.md. A `regex` matcher is a user pattern,
+at most `MAX_PATTERN_CHARS` long; the matchers of one call share one deadline, and a
+timed-out search counts as no match.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
+
 from loopguard.errors import rules_error
-from loopguard.policy.argmatch import args_match, check_matcher
 from loopguard.policy.intent import Condition, KeywordIndex
 from loopguard.rules import default
-from loopguard.state.turn import RoundOutcome, TurnExpectation, TurnState
+from loopguard.state.turn import RoundOutcome, TurnExpectation, TurnState, matcher
 from loopguard.text.content import content_text, strip_recall
 from loopguard.text.messages import render
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
 
 
 @dataclass(frozen=True)
@@ -242,3 +230,64 @@ def _compile_intent(index: KeywordIndex, raw: Any, position: int) -> _Intent:
         dict(args),
         reason if isinstance(reason, str) else str(reason),
     )
+
+
+# --- required argument matchers (`require.args`) ----------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_pattern(source: str) -> Any:
+    """The compiled pattern, or None when it is too long or does not compile (lint says so)."""
+    if len(source) > MAX_PATTERN_CHARS:
+        return None
+    try:
+        return safe_compile(source)
+    except (regex.error, ValueError, OverflowError):
+        return None
+
+
+def arg_matches(spec: Any, present: bool, value: Any, deadline: Deadline | None = None) -> bool:
+    """Whether one given argument (`present`, `value`) meets one required value `spec`."""
+    if not present:
+        return False
+    found = matcher(spec)
+    if found is None:
+        return bool(value == spec)
+    kind, operand = found
+    if kind == "equals":
+        return bool(value == operand)
+    if kind == "any":
+        return operand is True
+    if not isinstance(value, str) or not isinstance(operand, str):
+        return False
+    if kind == "prefix":
+        return value.startswith(operand)
+    compiled = compiled_pattern(operand)  # a timed-out search: no match
+    return compiled is not None and search(compiled, value, deadline) is not None
+
+
+def args_match(required: Mapping[str, Any], given: Any) -> bool:
+    """Whether a call's arguments meet every required argument."""
+    given = given if isinstance(given, Mapping) else {}
+    deadline = Deadline()  # the regex matchers of one call share CALL_BUDGET_S
+    return all(
+        arg_matches(spec, key in given, given.get(key), deadline) for key, spec in required.items()
+    )
+
+
+def check_matcher(spec: Any, path: str) -> None:
+    """A matcher with a bad operand is a RulesError (lint reports it with its position)."""
+    found = matcher(spec)
+    if found is None:
+        return
+    kind, operand = found
+    if kind in ("prefix", "regex") and not isinstance(operand, str):
+        raise rules_error(f"'{kind}' takes a string, got {operand!r}", path)
+    if kind == "any" and operand is not True:
+        raise rules_error("'any' takes true", path, "write {any: true}, or drop the argument")
+    if kind == "regex" and compiled_pattern(operand) is None:
+        raise rules_error(
+            "pattern is too long or does not compile",
+            f"{path}.regex",
+            "fix the regular expression (regex syntax)",
+        )

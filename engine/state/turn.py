@@ -2,7 +2,7 @@
 
 A required argument is an exact value or a matcher mapping (`{equals: V}`, `{prefix: T}`,
 `{regex: P}`, `{any: true}`); `format_call` shows the call to make with matchers in words.
-The matching itself is `loopguard.policy.argmatch`.
+The matching itself is `loopguard.policy.turns`.
 """
 
 from __future__ import annotations
