@@ -27,7 +27,7 @@ Each problem is an error at the value's position (0:0 for a mapping).
 
 The record the rules loader hands out: a merged document that passed validation.
 
-Only the loader (`loopguard.config.load`) builds a `RulesDocument`, after checking every
+Only the loader (`loopguard.config.layers`) builds a `RulesDocument`, after checking every
 layer against the schema, so holding one means "validated": `Guard(document)` uses it as
 is. It lives apart from the loader so that the Guard can name it without importing the
 loading machinery (YAML, JSON Schema) at `import loopguard`.
