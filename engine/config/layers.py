@@ -1,28 +1,24 @@
 """Loading rules: read a source, follow its layers, merge them, run the checks that block loading.
 
-`analyze(source, kind)` loads a rules source of one of the `KINDS` (a path, where `builtin:NAME`
-names a bundled pack; bytes; text; a Python mapping) and never raises: lint uses it to show
-everything, and to tell an unreadable file (exit 2) from an invalid one. `load` gives the
-`RulesDocument` of rules that load, or raises `RulesError` with every error.
+`analyze(source, kind)` loads one of the `KINDS` of source (a path, where `builtin:NAME` names a
+bundled pack; bytes; text; a mapping) and never raises: lint uses it to show everything, and to
+tell an unreadable file (exit 2) from an invalid one. `load` raises `RulesError` instead.
 
 Reading refuses what is not a rules file before any parser sees it: over `MAX_BYTES` (1 MiB),
-binary data (a NUL byte), text that is not UTF-8 (a UTF-8 byte-order mark is accepted).
-`.json5` / `.json` files and texts that start with `{` or a `//` comment are read as JSON5
-(falling back to YAML when only YAML parses), the rest as YAML; an OpenClaw-shaped document, or
-such a block inside a native one, is translated into native keys (`config.json5`).
+binary data (a NUL byte), text that is not UTF-8 (a UTF-8 byte-order mark is accepted). `.json5`
+and `.json` files, and texts that start with `{` or `//`, are read as JSON5 (or as YAML when only
+YAML parses), the rest as YAML; OpenClaw blocks are translated into native keys (`config.json5`).
 
 The layers, first to last: the detectors' option defaults (`DEFAULTS`, from their options
 schemas), `builtin:default`, each `extends:` entry in order (`builtin:NAME`, or a path relative
-to the including file, expanded the same way), then the source itself. A layer met twice is
-applied once; a cycle is an error naming the chain. Each layer is checked on its own (`version`
-first, then the schema), so findings point into the file that wrote them; then the layers merge
-(mappings key by key, lists and scalars replace) and the merged rules get the checks that block
-loading (`BLOCKING`, modules of `lint.checks`).
+to the including file, expanded the same way), then the source. A layer met twice is applied
+once; a cycle is an error naming the chain. Each layer is checked on its own (`version` first,
+then the schema), so findings point into the file that wrote them; then the layers merge
+(`source.deep_merge`) and the merged rules get the `BLOCKING` checks (modules of `lint.checks`).
 
-`trace` credits each leaf of one agent's effective rules (`source.effective_config`) to the
-`file:line` of the last layer whose data holds its path (a later layer replacing an ancestor
-would have removed it), so no merge needs replaying; `explain_active` says in words what
-`policy.compile.is_active` decides. Both serve `loopguard config` and `loopguard detectors`.
+`trace` credits each leaf of an agent's effective rules to the `file:line` of the last layer
+whose data holds its path (a layer replacing an ancestor would have removed it), so no merge is
+replayed (`loopguard config`).
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
@@ -53,7 +49,6 @@ from loopguard.config.schema import (
 )
 from loopguard.config.source import (
     Path,
-    PositionIndex,
     Repair,
     RulesDocument,
     SourceDoc,
@@ -79,7 +74,7 @@ DEFAULTS = "options schema"  # the layer of every detector's option defaults, be
 SUPPORTED_VERSION = 1
 MAX_EXTENDS_DEPTH = 32
 RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
-KINDS = ("path", "bytes", "text", "mapping")
+KINDS = {"path": "", "bytes": "<bytes>", "text": "<string>", "mapping": "<mapping>"}  # kind: name
 BY_SCOPE = (undefined_set, unknown_detector, bad_regex)  # a scope's errors are listed together
 BLOCKING = (*BY_SCOPE, template)
 REPAIRED = "repaired"
@@ -151,10 +146,6 @@ class Analysis:
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.level == "error"]
 
-    @property
-    def index(self) -> PositionIndex:
-        return PositionIndex(self.layers)
-
 
 # -- reading ----------------------------------------------------------------------------------
 
@@ -189,10 +180,8 @@ def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
         try:
             return raw.decode("utf-8-sig"), doc
         except UnicodeDecodeError as exc:
-            where, byte = _byte_pos(raw, exc.start), raw[exc.start]
-            doc.error(
-                where, f"not valid UTF-8 (byte 0x{byte:02x})", "save the file as UTF-8", "encoding"
-            )
+            message = f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})"
+            doc.error(_byte_pos(raw, exc.start), message, "save the file as UTF-8", "encoding")
     return None, doc
 
 
@@ -204,7 +193,7 @@ def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
     """
     name = os.fspath(path)
     doc = SourceDoc(name)
-    raw, problem, hint = _read(name)
+    raw, problem, hint = _read_file(name)
     if raw is None:
         doc.error((1, 1), problem, hint, "unreadable")
     return raw, doc
@@ -213,7 +202,7 @@ def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
 _DIRECTORY = ("is a directory, not a rules file", "name a .yaml file")
 
 
-def _read(name: str) -> tuple[bytes | None, str, str]:
+def _read_file(name: str) -> tuple[bytes | None, str, str]:
     if "\x00" in name:
         return None, "the path contains a NUL character", "check the path"
     try:
@@ -247,13 +236,9 @@ def _native_from_json5(doc: SourceDoc) -> SourceDoc:
     if len(blocks) > 1 or is_openclaw(blocks[0]):
         if all(is_openclaw(b) for b in blocks):
             return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
-        second = doc.positions.get((1,), (1, 1))
-        doc.error(
-            second,
-            "more than one top-level value",
-            "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other",
-            "multiple-documents",
-        )
+        hint = "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other"
+        where = doc.positions.get((1,), (1, 1))
+        doc.error(where, "more than one top-level value", hint, "multiple-documents")
         doc.data = None
         return doc
     native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
@@ -352,14 +337,21 @@ def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
     return doc
 
 
-# What `analyze` loads: the parsed doc, its identity and the folder its `extends:` paths resolve
-# from; or, when there is nothing to load, the Analysis that says why.
-_Read = tuple[SourceDoc, str, str] | Analysis
-
-
-def _from_path(source: Any, name: str | None, base_dir: str | None) -> _Read:
-    name = os.fspath(source)
-    if name.startswith(BUILTIN):
+def _read(
+    source: Any, kind: str, name: str, base_dir: str | None
+) -> tuple[SourceDoc, str, str] | Analysis:
+    """The parsed doc, its identity and the folder its `extends:` paths resolve from; or, when
+    there is nothing to load, the Analysis that says why. A path is read, bytes decoded, text
+    parsed."""
+    if kind == "mapping":
+        if not isinstance(source, Mapping):
+            doc = SourceDoc(name, source, positions={(): (0, 0)})
+            check_root(doc)
+            return Analysis(name, findings=list(doc.findings))
+        base_dir = base_dir if base_dir is not None else os.getcwd()
+        return _mapping_doc(source, name), f"mapping:{name}", base_dir
+    ident = f"text:{name}"
+    if kind == "path" and name.startswith(BUILTIN):
         found = builtin_source(name[len(BUILTIN) :])
         if found is None:
             hint = f"bundled packs: {', '.join(builtin_names())}"
@@ -367,41 +359,17 @@ def _from_path(source: Any, name: str | None, base_dir: str | None) -> _Read:
             finding = Finding(name, 1, 1, "error", message, "", hint, "unreadable")
             return Analysis(name, findings=[finding], unreadable=True)
         return parse_text(found[1], name), found[0], os.path.dirname(found[0])
-    raw, doc = read_path(name)
-    if raw is None:
-        return Analysis(name, findings=list(doc.findings), unreadable=True)
-    real = os.path.realpath(name)
-    return _from_bytes(raw, name, os.path.dirname(real), real)
-
-
-def _from_bytes(raw: bytes, name: str, base_dir: str | None, ident: str = "") -> _Read:
-    text, doc = decode(raw, name)
-    if text is None:
-        return Analysis(name, findings=list(doc.findings))
-    return _from_text(text, name, base_dir, ident)
-
-
-def _from_text(text: str, name: str, base_dir: str | None, ident: str = "") -> _Read:
-    base = base_dir if base_dir is not None else os.getcwd()
-    return parse_text(text, name), ident or f"text:{name}", base
-
-
-def _from_mapping(mapping: Any, name: str, base_dir: str | None) -> _Read:
-    if not isinstance(mapping, Mapping):
-        doc = SourceDoc(name, mapping, positions={(): (0, 0)})
-        check_root(doc)
-        return Analysis(name, findings=list(doc.findings))
-    base = base_dir if base_dir is not None else os.getcwd()
-    return _mapping_doc(mapping, name), f"mapping:{name}", base
-
-
-_READERS: dict[str, Callable[[Any, str, str | None], _Read]] = {
-    "path": _from_path,
-    "bytes": _from_bytes,
-    "text": _from_text,
-    "mapping": _from_mapping,
-}
-_NAMES = {"bytes": "<bytes>", "text": "<string>", "mapping": "<mapping>"}
+    if kind == "path":
+        source, doc = read_path(name)
+        if source is None:
+            return Analysis(name, findings=list(doc.findings), unreadable=True)
+        ident = os.path.realpath(name)
+        base_dir = os.path.dirname(ident)
+    if kind != "text":
+        source, doc = decode(source, name)
+        if source is None:
+            return Analysis(name, findings=list(doc.findings))
+    return parse_text(source, name), ident, base_dir if base_dir is not None else os.getcwd()
 
 
 # -- the layers -------------------------------------------------------------------------------
@@ -430,23 +398,17 @@ def check_root(doc: SourceDoc, recoverable: Collection[str] = ()) -> bool:
         doc.error(root, "missing `version`", "add `version: 1` as the first line", "version")
         return False
     version = data["version"]
-    where = doc.positions.get(("version",), root)
     if is_int(version) and version > SUPPORTED_VERSION:
-        doc.error(
-            where,
-            f"rules version {version} is newer than this loopguard understands "
-            f"(version {SUPPORTED_VERSION})",
-            "upgrade loopguard-engine, or write `version: 1` rules",
-            "version",
-            path=("version",),
-        )
-        return False
-    if type(version) is not int or version != SUPPORTED_VERSION:  # not 1.0, not true
+        message = f"rules version {version} is newer than this loopguard understands "
+        message += f"(version {SUPPORTED_VERSION})"
+        hint = "upgrade loopguard-engine, or write `version: 1` rules"
+    elif type(version) is not int or version != SUPPORTED_VERSION:  # not 1.0, not true
         shown = repr(version) if isinstance(version, (int, float)) else describe(version, False)
-        message = f"unsupported rules version {shown}"
-        doc.error(where, message, "write `version: 1`", "version", path=("version",))
-        return False
-    return True
+        message, hint = f"unsupported rules version {shown}", "write `version: 1`"
+    else:
+        return True
+    doc.error(doc.positions.get(("version",), root), message, hint, "version", path=("version",))
+    return False
 
 
 def _inside(path: str, root: str) -> bool:
@@ -469,7 +431,9 @@ class LayerLoader:
         self.names: list[str] = []  # their names as shown to the user
         self.incomplete = False  # a layer could not be used at all
 
-    def refuse(self, doc: SourceDoc, path: Path, message: str, hint: str, code: str) -> None:
+    def refuse(
+        self, doc: SourceDoc, path: Path, message: str, hint: str, code: str = "extends"
+    ) -> None:
         """An error at `path` of `doc`, recorded in the result too."""
         doc.error(doc.positions.get(path, (1, 1)), message, hint, code, path=path)
         self.result.findings.append(doc.findings[-1])
@@ -502,7 +466,7 @@ class LayerLoader:
 
     def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
         path = ("extends", i)
-        found = self.read_extended(doc, i, entry, base_dir)
+        found = self.read_extended(doc, path, entry, base_dir)
         if found is None:
             return
         ident, name, text = found
@@ -515,8 +479,7 @@ class LayerLoader:
         if ident in self.done:
             return
         if len(self.stack) >= MAX_EXTENDS_DEPTH:
-            message = f"extends chain deeper than {MAX_EXTENDS_DEPTH} files"
-            self.refuse(doc, path, message, "", "extends")
+            self.refuse(doc, path, f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "")
             return
         child = parse_text(text, name)
         if not entry.startswith(BUILTIN) and not (
@@ -529,36 +492,32 @@ class LayerLoader:
                 "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
                 "run `loopguard lint` on it to see more"
             )
-            self.refuse(
-                doc, path, f"cannot extend {entry!r}: not a rules file{at}", hint, "extends"
-            )
+            self.refuse(doc, path, f"cannot extend {entry!r}: not a rules file{at}", hint)
             return
         self.add(child, ident, os.path.dirname(ident))
 
     def read_extended(
-        self, doc: SourceDoc, i: int, entry: str, base_dir: str
+        self, doc: SourceDoc, path: Path, entry: str, base_dir: str
     ) -> tuple[str, str, str] | None:
         """(identity, shown name, text) of an `extends:` entry, or None after an error.
 
         A file's path must stay inside `self.root` (unless allowed); a file that cannot be read
         or decoded is reported by the kind of problem only, never by its content.
         """
-        path = ("extends", i)
         if entry.startswith(BUILTIN):
             found = builtin_source(entry[len(BUILTIN) :])
             if found is None:
                 hint = f"bundled packs: {', '.join(builtin_names())}"
-                self.refuse(doc, path, f"unknown bundled pack {entry!r}", hint, "extends")
+                self.refuse(doc, path, f"unknown bundled pack {entry!r}", hint)
                 return None
             return found[0], entry, found[1]
         if "\x00" in entry:
-            message = "extends entry contains a NUL character"
-            self.refuse(doc, path, message, "check the path", "extends")
+            self.refuse(doc, path, "extends entry contains a NUL character", "check the path")
             return None
         try:
             ident = os.path.realpath(os.path.join(base_dir, entry))
         except (OSError, ValueError) as exc:
-            self.refuse(doc, path, f"cannot extend {entry!r}: {exc}", "check the path", "extends")
+            self.refuse(doc, path, f"cannot extend {entry!r}: {exc}", "check the path")
             return None
         if not self.allow_outside and not _inside(ident, self.root):
             message = f"extends {entry!r} points outside the rules file's folder ({self.root})"
@@ -567,22 +526,17 @@ class LayerLoader:
                 "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
                 "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)"
             )
-            self.refuse(doc, path, message, hint, "extends")
+            self.refuse(doc, path, message, hint)
             return None
         name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
-        raw, read_doc = read_path(ident)
-        text = None
-        if raw is not None:
-            text, read_doc = decode(raw, name)
-        if text is None:
-            first = read_doc.findings[0] if read_doc.findings else None
-            reason = (
-                first.message
-                if first is not None and first.code == "unreadable"
-                else f"not a rules file ({_KINDS.get(first.code if first else '', 'unreadable')})"
-            )
+        raw, read = read_path(ident)
+        text, read = decode(raw, name) if raw is not None else (None, read)
+        if text is None:  # said by the kind of problem only
+            first = read.findings[0]
+            shown = _KINDS.get(first.code)
+            reason = f"not a rules file ({shown})" if shown else first.message
             hint = "check the path (it is relative to this file)"
-            self.refuse(doc, path, f"cannot extend {entry!r}: {reason}", hint, "extends")
+            self.refuse(doc, path, f"cannot extend {entry!r}: {reason}", hint)
             return None
         return ident, name, text
 
@@ -656,21 +610,6 @@ def _fill_in(data: dict[str, Any], defaults: dict[str, Any]) -> None:
 # -- the front door ---------------------------------------------------------------------------
 
 
-def blocking_findings(
-    data: dict[str, Any], layers: Sequence[SourceDoc], assembly: Assembly
-) -> list[Finding]:
-    """The errors of the `BLOCKING` checks over merged rules: those of `BY_SCOPE` scope by
-    scope (global, then each agent's block), then the templates'."""
-    ctx = LintContext(data, tuple(layers), assembly=assembly)
-    found = [
-        finding
-        for prefix, _ in scopes(data)
-        for module in BY_SCOPE
-        for finding in module.check(replace(ctx, scope=prefix))
-    ]
-    return found + template.check(ctx)
-
-
 def analyze(
     source: Any,
     kind: str = "path",
@@ -686,13 +625,23 @@ def analyze(
     tree (symbolic links followed) unless `allow_extends_outside`; `builtin:NAME` packs are
     always allowed. A mapping has no positions: its findings are at line and column 0.
     """
-    read = _READERS[kind](source, name or _NAMES.get(kind, ""), base_dir)
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    name = os.fspath(source) if kind == "path" else name or KINDS[kind]
+    read = _read(source, kind, name, base_dir)
     if isinstance(read, Analysis):
         return read
     assembly = assembly or default_assembly()
     result = LayerLoader(assembly, allow_extends_outside).run(*read)
-    if result.data is not None:
-        result.findings.extend(blocking_findings(result.data, result.layers, assembly))
+    if result.data is not None:  # the `BLOCKING` checks: those `BY_SCOPE` scope by scope
+        ctx = LintContext(result.data, tuple(result.layers), assembly=assembly)
+        result.findings.extend(
+            finding
+            for prefix, _ in scopes(result.data)
+            for module in BY_SCOPE
+            for finding in module.check(replace(ctx, scope=prefix))
+        )
+        result.findings.extend(template.check(ctx))
     return result
 
 

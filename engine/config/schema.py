@@ -126,13 +126,11 @@ def regex_options(assembly: Assembly) -> list[tuple[str, str, bool]]:
     if not assembly.closed:
         assembly = default_assembly()
     found = []
-    detectors = assembly.schema["properties"]["detectors"].get("properties") or {}
+    detectors = assembly.schema["properties"]["detectors"]["properties"]
     for ident in assembly.detector_ids:
-        for option, prop in ((detectors.get(ident) or {}).get("properties") or {}).items():
-            if not isinstance(prop, dict):
-                continue
-            items = prop.get("items")
-            if _is_regex(prop):
+        for option, prop in detectors[ident]["properties"].items():
+            items = prop.get("items") if isinstance(prop, dict) else None
+            if isinstance(prop, dict) and _is_regex(prop):
                 found.append((ident, option, False))
             elif isinstance(items, dict) and _is_regex(items):
                 found.append((ident, option, True))
@@ -164,13 +162,8 @@ def default_assembly() -> Assembly:
     return found
 
 
-_SHARED = (
-    "#/$defs/count",
-    "#/$defs/names",
-    "#/$defs/pattern",
-    "#/$defs/set_ref",
-    "#/$defs/condition",
-)  # used in many places: the default goes on the referrer
+# definitions used in many places: a default goes on the referring property
+_SHARED = {f"#/$defs/{n}" for n in ("count", "names", "pattern", "set_ref", "condition")}
 
 
 def _resolve(schema: dict[str, Any], node: Any) -> Any:
@@ -416,12 +409,8 @@ def _explain(err: ValidationError) -> tuple[str, str, str]:
         return f"must be {_SIGNS[kind]} {value}, got {inst!r}", "", "range"
     if kind == "enum":
         choices = [str(v) for v in value]
-        extra = did_you_mean(str(inst), choices)
-        return (
-            f"{describe(inst)} is not allowed here{extra}",
-            f"use one of: {', '.join(choices)}",
-            "enum",
-        )
+        message = f"{describe(inst)} is not allowed here{did_you_mean(str(inst), choices)}"
+        return message, f"use one of: {', '.join(choices)}", "enum"
     if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
         hint = "use one of: all, any, not, text_contains, text_equals, context_contains; "
         return (
