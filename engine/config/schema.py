@@ -75,12 +75,9 @@ def _summary(detector: Any) -> str:
     """The first line of the detector's module docstring, without its `id — ` prefix."""
     inner = getattr(detector, "detector", detector)
     module = sys.modules.get(type(inner).__module__)
-    first = (
-        (getattr(module, "__doc__", None) or type(inner).__doc__ or "").strip().splitlines() or [""]
-    )[0]
-    text = first.split(" — ", 1)[-1].strip()
-    text = text[:1].upper() + text[1:]
-    return text or f"Options of the {detector.id} detector."
+    doc = getattr(module, "__doc__", None) or type(inner).__doc__ or ""
+    text = (doc.strip().splitlines() or [""])[0].split(" — ", 1)[-1].strip()
+    return text[:1].upper() + text[1:] or f"Options of the {detector.id} detector."
 
 
 def _options_schema(detector: Any) -> dict[str, Any]:
