@@ -15,8 +15,7 @@ from loopguard.cli import main
 from loopguard.cli.config_cmd import dotted, flow
 from loopguard.cli.detectors_status import explain_active
 from loopguard.config.layers import load
-from loopguard.config.source import effective_config
-from loopguard.config.yamlsource import load_yaml
+from loopguard.config.source import effective_config, load_yaml
 from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED
 from loopguard.policy.compile import is_active
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.config.yamlsource import MAX_ALIAS_NODES, MAX_DEPTH, load_yaml
+from loopguard.config.source import MAX_ALIAS_NODES, MAX_DEPTH, load_yaml
 
 
 def codes(text: str) -> list[str]:
@@ -118,8 +118,25 @@ def test_unsafe_tags_and_non_string_keys_are_refused() -> None:
     assert codes("[a]: x\n") == ["key-type"]
 
 
+def test_a_tag_on_a_value_it_does_not_fit_is_a_positioned_error_not_a_crash() -> None:
+    for text in ("a: !!bool maybe", "a: !!int abc", "a: !!float x1", "a: !!null no"):
+        doc = load_yaml(text, "t.yaml")
+        assert [(f.code, f.line, f.col) for f in doc.findings] == [("yaml-tag", 1, 4)], text
+        assert "is not a value of its tag !!" in doc.findings[0].message
+    doc = load_yaml("a: !!int 12\nb: !!float 1.5\nc: !!bool true\nd: !!null ~\ne: !!str 3", "t")
+    assert doc.data == {"a": 12, "b": 1.5, "c": True, "d": None, "e": "3"}
+    assert doc.findings == []
+
+
 def test_more_than_one_document_is_an_error() -> None:
     assert codes("a: 1\n---\nb: 2\n") == ["multiple-documents"]
+
+
+def test_findings_before_a_syntax_error_are_kept_and_a_fatal_one_stops_reading() -> None:
+    assert codes("a: 1\na: 2\nb: [1\n") == ["duplicate-key", "yaml-syntax"]
+    assert codes("a: &x [1, *x]\nb: [1\n") == ["yaml-alias"]
+    doc = load_yaml("a: &x [1]\nb: *x\n", "t")
+    assert doc.positions[("b",)] == (2, 4)  # where the alias is written
 
 
 def test_empty_text_has_no_data() -> None:
@@ -130,14 +147,16 @@ def test_empty_text_has_no_data() -> None:
 def test_libyaml_and_pure_python_readers_agree() -> None:
     from importlib import resources
 
-    from loopguard.config import yamlsource
+    import yaml
 
-    if yamlsource.FAST_LOADER is None:
+    from loopguard.config import source
+
+    if source.FAST_LOADER is None:
         return  # nothing to compare on an installation without libyaml
     text = resources.files("loopguard.rules").joinpath("default.yaml").read_text("utf-8")
     text += "extra: {a: &x [1, 持仓], b: *x, c: {<<: {m: 1}, n: 2}, d: 1, d: 2}\n"
-    fast = yamlsource._Builder(text, "t", yamlsource.FAST_LOADER).run()
-    slow = yamlsource._Builder(text, "t", yamlsource.RulesYamlLoader).run()
+    fast = source._YamlReader(text, "t").run(source.FAST_LOADER)
+    slow = source._YamlReader(text, "t").run(yaml.SafeLoader)
     assert fast == slow
     assert [f.code for f in fast.findings] == ["duplicate-key"]
 

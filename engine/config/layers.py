@@ -57,9 +57,9 @@ from loopguard.config.source import (
     copy_tree,
     deep_merge,
     effective_config,
+    load_yaml,
     plain_copy,
 )
-from loopguard.config.yamlsource import load_yaml
 from loopguard.detection.detector import option_defaults
 from loopguard.errors import RulesError
 from loopguard.findings import Finding, codes

@@ -1,50 +1,29 @@
-"""A rules document's source: positions, checked values, the merge rule, the loaded record.
+"""A rules document's source: YAML read with positions, value checks, the merge rule.
 
-Where each value of a rules document was written, and how to name it.
+Every reader (`load_yaml` here, `json5.load_json5`) produces a `SourceDoc`: plain
+values plus the 1-based line and column where each value and each key starts, by path
+(a tuple of keys and list indexes). A `PositionIndex` stacks the layers of an
+`extends:` chain so that a finding about the merged document points at the file that
+wrote the value.
 
-Every loader (YAML, JSON5) produces a `SourceDoc`: plain Python values plus a
-map from a path inside the document (a tuple of keys and list indexes) to the
-1-based line and column where that value, or its key, starts. A
-`PositionIndex` stacks the source documents of an `extends:` chain so that a
-finding about the merged document points at the file that wrote the value.
+`load_yaml` reads the parser's events in one pass, as `yaml.safe_load` would not:
+duplicate keys are errors; aliases are copied while they add fewer than
+`MAX_ALIAS_NODES` values; nesting stops at `MAX_DEPTH`; scalars follow YAML 1.2's core
+schema (only `true`/`false` are booleans; no timestamps, sexagesimal or octal numbers);
+only the standard tags are allowed. (A `yaml.compose` tree would lose what was found
+before a syntax error, and where each alias was written.)
 
-Values a rules document may hold, whatever wrote it (YAML, JSON5 or a Python mapping).
+Every parsed value is checked before validation: integers lie within signed 64 bits
+(`MAX_INT`), text holds no lone surrogate (it cannot be written as UTF-8), and a mapping
+given to `Guard.from_dict` is at most `MAX_DEPTH` deep, does not contain itself and holds
+at most `MAX_VALUES` values counted per place (a `safe_load`ed alias bomb shares sub-trees).
 
-Parsers accept more than the rest of loopguard can use safely, so every parsed
-document is checked here before validation:
-
-- integers lie within the signed 64-bit range (`MAX_INT`): no threshold or size
-  needs more, and Python refuses to print an integer over 4,300 digits, which
-  broke error messages;
-- text holds no lone surrogate (`"\\ud83d"`, half an emoji): it cannot be
-  written out as UTF-8, so output, logs and keyword matching would fail later;
-- a mapping given to `Guard.from_dict` is at most `MAX_DEPTH` levels deep, does
-  not contain itself (no RecursionError) and holds at most `MAX_VALUES` values
-  counted per place (a `yaml.safe_load`ed alias bomb shares sub-trees that would
-  otherwise be copied a billion times).
-
-Each problem is an error at the value's position (0:0 for a mapping).
-
-The record the rules loader hands out: a merged document that passed validation.
-
-Only the loader (`loopguard.config.layers`) builds a `RulesDocument`, after checking every
-layer against the schema, so holding one means "validated": `Guard(document)` uses it as
-is. It lives apart from the loader so that the Guard can name it without importing the
-loading machinery (YAML, JSON Schema) at `import loopguard`.
-
-Per-agent merging and threshold repair, on plain rules dicts.
-
-`deep_merge` is the one merge rule of rules files: mappings merge key by key,
-lists and scalars replace. It serves both `extends:` layering and per-agent
-overrides. `effective_config` builds what one agent runs with: the global
-blocks, the agent's block merged over them, then the thresholds repaired so
-that warning < critical < global breaker holds:
-
-- if critical <= warning, critical becomes warning + 1;
-- then if breaker <= critical, breaker becomes critical + 1;
-- warning is never lowered.
-
-Nothing here mutates its input; the result shares no containers with it.
+`deep_merge` is the one merge rule of rules files, for `extends:` and per-agent blocks:
+mappings merge key by key, lists and scalars replace. `effective_config` is what one
+agent runs with: its block over the global ones, then the thresholds repaired so that
+warning < critical < global breaker (critical, then the breaker, is raised; warning is
+never lowered). Nothing here mutates its input. `RulesDocument` is the record the loader
+(`loopguard.config.layers`) hands out after validation; `Guard(document)` uses it as is.
 """
 
 from __future__ import annotations
@@ -52,13 +31,71 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
 
 from loopguard.findings import Finding, codes
 from loopguard.text.hints import is_int
 
 Path = tuple[Any, ...]
 Pos = tuple[int, int]
+
+MAX_INT = 2**63 - 1
+MAX_DEPTH = 100
+MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared value appears)
+MAX_ALIAS_NODES = 100_000
+MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4,300 digits)
+
+# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
+# and docs/rules.md document them
+CODES = codes(
+    r"""
+yaml-syntax error syntax
+    The YAML does not parse.
+
+    Fails: `turn: {a: 1`.
+multiple-documents error syntax
+    More than one YAML document (`---`) or top-level JSON5 value.
+
+    Fails: `version: 1\n---\nversion: 1`.
+duplicate-key error syntax
+    A key written twice in one mapping (YAML would silently keep the last one).
+
+    Fails: `turn: {max_tool_rounds: 3, max_tool_rounds: 4}`.
+key-type error syntax
+    A mapping key that is not a string.
+
+    Fails: `agents: {1: {}}` (quote it: `'1'`).
+yaml-tag error syntax
+    An explicit YAML tag (`!!python/...`, `!custom`).
+
+    Fails: `version: !!int 1`.
+yaml-alias error syntax
+    An undefined, recursive or key alias.
+
+    Fails: `turn: *missing`.
+yaml-merge error syntax
+    A merge key (`<<`) whose value is not a mapping.
+
+    Fails: `turn: {<<: 3}`.
+alias-bomb error syntax
+    Aliases expand to too many values (a billion-laughs file).
+
+    Fails: nine levels of `[*a, *a, *a, ...]`.
+too-deep error syntax
+    Nesting deeper than a rules file ever needs.
+
+    Fails: `[[[[[[...]]]]]]` 200 levels deep.
+cycle error syntax
+    A mapping given to `Guard.from_dict` that contains itself.
+
+    Fails: `d = {'version': 1}; d['x'] = d`.
+"""
+)
 
 
 @dataclass
@@ -91,23 +128,13 @@ class SourceDoc:
         return any(f.level == "error" for f in self.findings)
 
 
-def _item_name(item: Any) -> str | None:
-    """List items with an `id` (or `tool`) are named by it in breadcrumbs."""
-    if isinstance(item, dict):
-        for key in ("id", "tool"):
-            value = item.get(key)
-            if isinstance(value, str) and value:
-                return value
-    return None
-
-
 def breadcrumb(
     data: Any,
     path: Path,
     display: dict[Path, str] | None = None,
     written: Path | None = None,
 ) -> str:
-    """`a.b[2].c`, with list items named by their `id`/`tool` when they have one.
+    """`a.b[2].c`, with list items named by their `id` (or `tool`) when they have one.
 
     `written` (as long as `path`) is the same path as the user wrote it: a list index
     shown is the one in the file, even when an earlier item was left out (`schema.prune_invalid`).
@@ -117,7 +144,8 @@ def breadcrumb(
         for cut in range(len(path), 0, -1):
             shown = display.get(path[:cut])
             if shown is not None:
-                rest = breadcrumb(_descend(data, path[:cut]), path[cut:], None, shown_steps[cut:])
+                below = reduce(_child, path[:cut], data)
+                rest = breadcrumb(below, path[cut:], None, shown_steps[cut:])
                 if not rest:
                     return shown
                 return shown + (rest if rest.startswith("[") else "." + rest)
@@ -125,14 +153,21 @@ def breadcrumb(
     node = data
     for step, shown_step in zip(path, shown_steps, strict=True):
         if isinstance(step, int):
-            name = (
-                _item_name(node[step]) if isinstance(node, list) and 0 <= step < len(node) else None
-            )
+            name = _item_name(_child(node, step)) if isinstance(node, list) else None
             text += f".{name}" if name and text else name if name else f"[{shown_step}]"
         else:
             text += f".{step}" if text else str(step)
         node = _child(node, step)
     return text
+
+
+def _item_name(item: Any) -> str | None:
+    if isinstance(item, dict):
+        for key in ("id", "tool"):
+            value = item.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
 
 
 def _child(node: Any, step: Any) -> Any:
@@ -141,12 +176,6 @@ def _child(node: Any, step: Any) -> Any:
     if isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
         return node[step]
     return None
-
-
-def _descend(node: Any, path: Path) -> Any:
-    for step in path:
-        node = _child(node, step)
-    return node
 
 
 class PositionIndex:
@@ -205,32 +234,279 @@ def _as_written(layer: SourceDoc | None, path: Path) -> Path | None:
     return None
 
 
-MAX_INT = 2**63 - 1
-MAX_DEPTH = 100
-MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared value appears)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
-    """
-too-deep error syntax
-    Nesting deeper than a rules file ever needs.
-
-    Fails: `[[[[[[...]]]]]]` 200 levels deep.
-cycle error syntax
-    A mapping given to `Guard.from_dict` that contains itself.
-
-    Fails: `d = {'version': 1}; d['x'] = d`.
-"""
+_STR, _INT, _FLOAT, _BOOL, _NULL, _MERGE, _SEQ, _MAP = (
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "float", "bool", "null", "merge", "seq", "map")
 )
+# YAML 1.2 core schema: a plain scalar's tag is the first of these it matches, else str
+_IMPLICIT = [
+    (tag, re.compile(pattern))
+    for tag, pattern in (
+        (_BOOL, r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        (_INT, r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$"),
+        (
+            _FLOAT,
+            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        ),
+        (_NULL, r"^(?:~|null|Null|NULL|)$"),
+        (_MERGE, r"^(?:<<)$"),
+    )
+]
+# libyaml's parser is ~10x faster; its events and positions are the same
+FAST_LOADER: type | None = yaml.CSafeLoader if yaml.__with_libyaml__ else None
 
 
-def surrogate_at(text: str) -> int | None:
-    """Index of the first lone surrogate in `text`, or None."""
-    found = _SURROGATE.search(text)
-    return found.start() if found else None
+class _Stop(Exception):
+    """Reading cannot go on; `args` are the finding (`SourceDoc.error`'s arguments)."""
+
+
+def _pos(mark: Any) -> Pos:
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+def _resolve(event: Any) -> str:
+    """A scalar's tag: its own, else by `_IMPLICIT` for a plain scalar, else str."""
+    if event.tag not in (None, "!"):
+        return str(event.tag)
+    if event.implicit[0]:
+        for tag, pattern in _IMPLICIT:
+            if pattern.match(event.value):
+                return tag
+    return _STR
+
+
+class _YamlReader:
+    """The parser's events, read once into values, positions and findings."""
+
+    def __init__(self, text: str, name: str) -> None:
+        self.text = text
+        self.doc = SourceDoc(name)
+        self.anchors: dict[str | None, tuple[Any, int]] = {}  # each one's value and size
+        self.open: list[str | None] = []  # the anchors of the collections being read
+        self.alias_nodes = 0
+
+    def run(self, loader: type) -> SourceDoc:
+        """Read with `loader`'s parser (its constructor refuses characters YAML does not allow)."""
+        try:
+            self.events = loader(self.text)
+            documents = 0
+            while self.events.check_event():
+                event = self.events.get_event()
+                if isinstance(event, yaml.DocumentStartEvent):
+                    documents += 1
+                    if documents > 1:
+                        raise _Stop(
+                            _pos(event.start_mark),
+                            "more than one YAML document in the file",
+                            "a rules file holds exactly one document; remove the second `---`",
+                            "multiple-documents",
+                        )
+                elif isinstance(event, yaml.NodeEvent):
+                    self.doc.data = self.node(event, (), 0)[0]
+        except _Stop as stop:
+            self.doc.error(*stop.args)
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
+            self.doc.error(*self.syntax_error(exc), "yaml-syntax")
+        if hasattr(self, "events"):
+            self.events.dispose()
+        return self.doc
+
+    def syntax_error(self, exc: Exception) -> tuple[Pos, str, str]:
+        if isinstance(exc, yaml.MarkedYAMLError):
+            context = f" ({exc.context})" if exc.context else ""
+            return (
+                _pos(exc.problem_mark or exc.context_mark),
+                f"YAML syntax error: {exc.problem or 'invalid YAML'}{context}",
+                "check indentation, quoting and brackets near this position",
+            )
+        if isinstance(exc, yaml.YAMLError):  # ReaderError
+            code = getattr(exc, "character", None)
+            return (
+                text_position(self.text, getattr(exc, "position", 0)),
+                f"character {f'U+{code:04X}' if isinstance(code, int) else '(unknown)'} "
+                "is not allowed in a YAML text",
+                "remove control characters; a rules file is UTF-8 text",
+            )
+        return (  # PyYAML's scanner raises ValueError or OverflowError for these
+            _pos(getattr(self.events, "get_mark", lambda: None)()),
+            "YAML syntax error: an escape names a character beyond U+10FFFF",
+            "a \\U escape takes 8 hex digits up to 0010FFFF",
+        )
+
+    def node(self, event: Any, path: Path, depth: int) -> tuple[Any, int]:
+        """The value `event` starts, read to its end, and how many values it holds."""
+        pos = _pos(event.start_mark)
+        if isinstance(event, yaml.AliasEvent):
+            return self.alias(event.anchor, path, pos)
+        if isinstance(event, yaml.ScalarEvent):
+            value, size = self.scalar(event, pos), 1
+            self.doc.positions[path] = pos
+        else:
+            if depth >= MAX_DEPTH:
+                raise _Stop(
+                    pos,
+                    f"nesting deeper than {MAX_DEPTH} levels",
+                    "a rules file is never this deep; flatten the document",
+                    "too-deep",
+                )
+            if event.tag not in (None, "!", _SEQ, _MAP):
+                self.doc.error(
+                    pos,
+                    f"unsupported YAML tag {event.tag!r}",
+                    "rules files use plain lists and mappings",
+                    "yaml-tag",
+                )
+            self.doc.positions[path] = pos
+            self.open.append(event.anchor)
+            if isinstance(event, yaml.SequenceStartEvent):
+                value, size = [], 1
+                while not isinstance(item := self.events.get_event(), yaml.SequenceEndEvent):
+                    child, child_size = self.node(item, path + (len(value),), depth + 1)
+                    value.append(child)
+                    size += child_size
+            else:
+                value, size = self.mapping(path, depth)
+            self.open.pop()
+        if event.anchor:
+            self.anchors[event.anchor] = (value, size)
+        return value, size
+
+    def alias(self, name: str | None, path: Path, pos: Pos) -> tuple[Any, int]:
+        if name in self.open:
+            raise _Stop(
+                pos,
+                f"recursive alias *{name} (it refers to a value that contains it)",
+                "rules cannot be recursive",
+                "yaml-alias",
+            )
+        if name not in self.anchors:
+            raise _Stop(
+                pos, f"undefined alias *{name}", f"define &{name} before using it", "yaml-alias"
+            )
+        value, size = self.anchors[name]
+        self.alias_nodes += size
+        if self.alias_nodes > MAX_ALIAS_NODES:
+            raise _Stop(
+                pos,
+                f"aliases expand to more than {MAX_ALIAS_NODES} values",
+                "this looks like an alias bomb ('billion laughs'); write the values out",
+                "alias-bomb",
+            )
+        self.doc.positions[path] = pos
+        return copy_tree(value), size
+
+    def scalar(self, event: Any, pos: Pos) -> Any:
+        tag = _resolve(event)
+        if tag not in (_STR, _INT, _FLOAT, _BOOL, _NULL):
+            self.doc.error(
+                pos,
+                f"unsupported YAML tag {tag!r}",
+                "rules files use plain strings, numbers, booleans, lists and mappings",
+                "yaml-tag",
+            )
+            tag = _STR
+        if tag in (_INT, _FLOAT) and len(event.value) > MAX_NUMBER_CHARS:
+            self.doc.error(
+                pos,
+                f"number too long ({len(event.value)} characters; at most {MAX_NUMBER_CHARS})",
+                "rules numbers are thresholds and sizes",
+                "too-large",
+            )
+            tag = _STR  # kept as text so reading goes on; the error above rejects the file
+        if tag != _STR and not any(t == tag and p.match(event.value) for t, p in _IMPLICIT):
+            self.doc.error(  # an explicit tag on a value it does not fit, e.g. `!!bool maybe`
+                pos,
+                f"{event.value!r} is not a value of its tag !!{tag.rpartition(':')[2]}",
+                "write a value of that type, or drop the tag",
+                "yaml-tag",
+            )
+            tag = _STR
+        if tag == _INT:  # decimal (a leading zero is not octal) or 0x hex
+            text = str(event.value)
+            return int(text[2:], 16) if text.startswith("0x") else int(text, 10)
+        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        return SafeConstructor.yaml_constructors[tag](self.events, node)
+
+    def mapping(self, path: Path, depth: int) -> tuple[dict[str, Any], int]:
+        """A mapping's items, merge keys (`<<`) applied, and how many values it holds."""
+        value: dict[str, Any] = {}
+        merged: dict[str, Any] = {}
+        size = 1
+        while not isinstance(event := self.events.get_event(), yaml.MappingEndEvent):
+            pos = _pos(event.start_mark)
+            key = self.key(event, value, path, pos)
+            item, item_size = self.node(self.events.get_event(), path + (key,), depth + 1)
+            size += item_size
+            sources = item if isinstance(item, list) else [item]
+            if key != "<<":
+                value[key] = item
+            elif all(isinstance(source, dict) for source in sources):
+                for source in sources:
+                    for k, v in source.items():
+                        merged.setdefault(k, v)
+            else:
+                self.doc.error(
+                    pos,
+                    "a merge key (<<) takes a mapping or a list of mappings",
+                    "use `<<: *anchor` with an anchored mapping",
+                    "yaml-merge",
+                    path=path,
+                )
+        return merged | value, size
+
+    def key(self, event: Any, mapping: dict[str, Any], path: Path, pos: Pos) -> str:
+        """A key's text (`<<` for a merge key), checked; its position is kept."""
+        if isinstance(event, yaml.AliasEvent):
+            raise _Stop(
+                pos, "an alias cannot be used as a mapping key", "write the key out", "yaml-alias"
+            )
+        if not isinstance(event, yaml.ScalarEvent):
+            raise _Stop(
+                pos,
+                "a mapping key must be a plain string, not a list or mapping",
+                "write the key as text",
+                "key-type",
+            )
+        text: str = event.value
+        tag = _resolve(event)
+        if tag == _MERGE:
+            return "<<"
+        if tag != _STR:
+            self.doc.error(
+                pos,
+                f"key {text if text else '(empty)'!r} is not a string",
+                f"quote it: '{text}'",
+                "key-type",
+                path=path,
+            )
+        if text in mapping:
+            first = self.doc.key_positions.get(path + (text,), (0, 0))
+            self.doc.error(
+                pos,
+                f"duplicate key {text!r} (first defined at line {first[0]})",
+                "YAML keeps only the last value; remove one of them",
+                "duplicate-key",
+                path=path + (text,),
+            )
+        self.doc.key_positions[path + (text,)] = pos
+        return text
+
+
+def load_yaml(text: str, name: str) -> SourceDoc:
+    """Parse one YAML document; problems go to `findings` (never raised).
+
+    libyaml reads when available; on a syntax error the pure-Python parser reads
+    again, so error messages are the same on every installation.
+    """
+    if FAST_LOADER is not None:
+        doc = _YamlReader(text, name).run(FAST_LOADER)
+        if all(finding.code != "yaml-syntax" for finding in doc.findings):
+            return doc
+    return _YamlReader(text, name).run(yaml.SafeLoader)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def text_position(text: str, index: int) -> tuple[int, int]:
@@ -241,24 +517,16 @@ def text_position(text: str, index: int) -> tuple[int, int]:
 
 def check_text(text: str, doc: SourceDoc) -> bool:
     """False (with an error) when rules text holds a lone surrogate."""
-    index = surrogate_at(text)
-    if index is None:
+    found = _SURROGATE.search(text)
+    if found is None:
         return True
     doc.error(
-        text_position(text, index),
-        f"lone surrogate U+{ord(text[index]):04X} (half of a character) in the text",
+        text_position(text, found.start()),
+        f"lone surrogate U+{ord(found.group()):04X} (half of a character) in the text",
         "rules text must be valid Unicode; fix the character",
         "encoding",
     )
     return False
-
-
-def _problem(value: Any) -> str | None:
-    if is_int(value) and not -MAX_INT - 1 <= value <= MAX_INT:
-        return "integer out of range (rules integers lie within -2**63 .. 2**63-1)"
-    if isinstance(value, str) and surrogate_at(value) is not None:
-        return f"lone surrogate U+{ord(value[surrogate_at(value) or 0]):04X} (half of a character)"
-    return None
 
 
 def check_values(doc: SourceDoc) -> None:
@@ -268,7 +536,7 @@ def check_values(doc: SourceDoc) -> None:
         path, value = stack.pop()
         if isinstance(value, dict):
             for key, item in value.items():
-                if isinstance(key, str) and surrogate_at(key) is not None:
+                if isinstance(key, str) and _SURROGATE.search(key):
                     doc.error(
                         doc.key_positions.get(path + (key,), doc.positions.get(path, (1, 1))),
                         "lone surrogate (half of a character) in a key",
@@ -279,12 +547,13 @@ def check_values(doc: SourceDoc) -> None:
                 stack.append((path + (key,), item))
         elif isinstance(value, list):
             stack.extend((path + (i,), item) for i, item in enumerate(value))
-        else:
-            problem = _problem(value)
-            if problem:
-                where = doc.positions.get(path, (1, 1))
-                # No breadcrumb: it could quote another bad value (an item's id).
-                doc.error(where, problem, "", "too-large" if "integer" in problem else "encoding")
+        # No breadcrumb for a value: it could quote another bad value (an item's id).
+        elif is_int(value) and not -MAX_INT - 1 <= value <= MAX_INT:
+            message = "integer out of range (rules integers lie within -2**63 .. 2**63-1)"
+            doc.error(doc.positions.get(path, (1, 1)), message, "", "too-large")
+        elif isinstance(value, str) and (found := _SURROGATE.search(value)):
+            message = f"lone surrogate U+{ord(found.group()):04X} (half of a character)"
+            doc.error(doc.positions.get(path, (1, 1)), message, "", "encoding")
 
 
 def copy_tree(value: Any) -> Any:
@@ -297,56 +566,51 @@ def copy_tree(value: Any) -> Any:
 
 
 def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
-    """A copy of a Python value with mappings as dicts and tuples as lists, built iteratively.
+    """A copy of a Python value with mappings as dicts and tuples as lists.
 
-    A value nested deeper than `MAX_DEPTH` or containing itself is an error in `doc`
-    (and the copy stops there).
+    A value of more than `MAX_VALUES` values (shared sub-trees counted per place), nested
+    deeper than `MAX_DEPTH` or containing itself is an error in `doc`; the copy is None.
     """
-    root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any, int, tuple[int, ...]]] = [(mapping, root, 0, 0, ())]
     copied = 0
-    while stack:
-        value, parent, slot, depth, ancestors = stack.pop()
+
+    def copy(value: Any, depth: int, ancestors: tuple[int, ...]) -> Any:
+        nonlocal copied
         copied += 1
-        if copied > MAX_VALUES:  # shared sub-trees (a safe_load'ed alias bomb) multiply
-            doc.error(
+        if copied > MAX_VALUES:
+            raise _Stop(
                 (0, 0),
                 f"the mapping holds more than {MAX_VALUES:,} values",
                 "a rules document is a few hundred values; shared sub-mappings count "
                 "once per place they appear",
                 "too-large",
             )
-            return None
-        if isinstance(value, (Mapping, list, tuple)):
-            if id(value) in ancestors:
-                doc.error(
-                    (0, 0),
-                    "the mapping contains itself (a cycle)",
-                    "rules are a tree of plain values",
-                    "cycle",
-                )
-                return None
-            if depth >= MAX_DEPTH:
-                doc.error(
-                    (0, 0),
-                    f"nesting deeper than {MAX_DEPTH} levels",
-                    "a rules document is never this deep",
-                    "too-deep",
-                )
-                return None
-            inner = ancestors + (id(value),)
-            if isinstance(value, Mapping):
-                copy: Any = {}
-                for key, item in value.items():
-                    copy[key] = None
-                    stack.append((item, copy, key, depth + 1, inner))
-            else:
-                copy = [None] * len(value)
-                stack.extend((item, copy, i, depth + 1, inner) for i, item in enumerate(value))
-            parent[slot] = copy
-        else:
-            parent[slot] = value
-    return root[0]
+        if not isinstance(value, (Mapping, list, tuple)):
+            return value
+        if id(value) in ancestors:
+            raise _Stop(
+                (0, 0),
+                "the mapping contains itself (a cycle)",
+                "rules are a tree of plain values",
+                "cycle",
+            )
+        if depth >= MAX_DEPTH:
+            raise _Stop(
+                (0, 0),
+                f"nesting deeper than {MAX_DEPTH} levels",
+                "a rules document is never this deep",
+                "too-deep",
+            )
+        items = list(value.items() if isinstance(value, Mapping) else enumerate(value))
+        result = dict.fromkeys(key for key, _ in items)
+        for key, item in reversed(items):  # last first: the order the checks always ran in
+            result[key] = copy(item, depth + 1, ancestors + (id(value),))
+        return result if isinstance(value, Mapping) else list(result.values())
+
+    try:
+        return copy(mapping, 0, ())
+    except _Stop as stop:
+        doc.error(*stop.args)
+        return None
 
 
 @dataclass(frozen=True)
@@ -389,19 +653,6 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return result
 
 
-def repair_thresholds(loop: dict[str, Any], prefix: str = "loop_detection") -> list[Repair]:
-    """Raise critical and breaker in place until the ordering holds; say what changed."""
-    repairs: list[Repair] = []
-    warning, critical, breaker = loop.get(WARNING), loop.get(CRITICAL), loop.get(BREAKER)
-    if is_int(warning) and is_int(critical) and critical <= warning:
-        repairs.append(Repair(f"{prefix}.{CRITICAL}", critical, warning + 1))
-        critical = loop[CRITICAL] = warning + 1
-    if is_int(critical) and is_int(breaker) and breaker <= critical:
-        repairs.append(Repair(f"{prefix}.{BREAKER}", breaker, critical + 1))
-        loop[BREAKER] = critical + 1
-    return repairs
-
-
 def effective_config(
     data: Mapping[str, Any], agent: str | None = None
 ) -> tuple[dict[str, Any], list[Repair]]:
@@ -417,5 +668,13 @@ def effective_config(
     else:
         config = copy_tree(globals_only)
     loop = config.get("loop_detection")
-    repairs = repair_thresholds(loop) if isinstance(loop, dict) else []
+    repairs: list[Repair] = []
+    if isinstance(loop, dict):  # raise critical, then the breaker, until the order holds
+        warning, critical, breaker = loop.get(WARNING), loop.get(CRITICAL), loop.get(BREAKER)
+        if is_int(warning) and is_int(critical) and critical <= warning:
+            repairs.append(Repair(f"loop_detection.{CRITICAL}", critical, warning + 1))
+            critical = loop[CRITICAL] = warning + 1
+        if is_int(critical) and is_int(breaker) and breaker <= critical:
+            repairs.append(Repair(f"loop_detection.{BREAKER}", breaker, critical + 1))
+            loop[BREAKER] = critical + 1
     return config, repairs

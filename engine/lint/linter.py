@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Any
 
-from loopguard.config import json5, layers, schema, source, yamlsource
+from loopguard.config import json5, layers, schema, source
 from loopguard.config.layers import BLOCKING, MAX_BYTES, Analysis, analyze
 from loopguard.config.schema import Assembly
 from loopguard.detection.plugins import load_registry
@@ -105,7 +105,7 @@ CODE_SHAPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 def _stage_codes() -> dict[str, LintCheck]:
     """The codes loading and lint itself report (no check function runs for them), in
     `LISTED` order."""
-    tables = (layers, yamlsource, json5, source, schema, directives)
+    tables = (layers, source, json5, schema, directives)
     found = {
         code: LintCheck(code, level, doc, None, True, stage)
         for module in tables
