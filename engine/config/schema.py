@@ -200,17 +200,10 @@ def add_defaults(schema: dict[str, Any]) -> None:
     """Give every property `rules/default.yaml` sets that value as its `default` (in place);
     each language the defaults write gets its own copy of the templates, for its defaults."""
     values = {k: v for k, v in bundled_defaults().items() if k not in ("version", "extends")}
-    messages = values.get("messages")
-    block = (schema.get("$defs") or {}).get("messages")
-    templates = (schema.get("$defs") or {}).get("templates")
-    if isinstance(messages, dict) and isinstance(block, dict) and isinstance(templates, dict):
-        props = block.setdefault("properties", {})
-        for lang, texts in messages.items():
-            if isinstance(texts, dict) and lang not in props:
-                props[lang] = {
-                    **copy.deepcopy(templates),
-                    "description": f"Texts in language {lang!r} (bundled defaults shown).",
-                }
+    languages, templates = schema["$defs"]["messages"]["properties"], schema["$defs"]["templates"]
+    for lang in values.get("messages") or {}:
+        description = f"Texts in language {lang!r} (bundled defaults shown)."
+        languages.setdefault(lang, {**copy.deepcopy(templates), "description": description})
     _put(schema, schema, values)
 
 
