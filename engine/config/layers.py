@@ -74,12 +74,13 @@ DEFAULTS = "options schema"  # the layer of every detector's option defaults, be
 SUPPORTED_VERSION = 1
 MAX_EXTENDS_DEPTH = 32
 RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
-KINDS = {"path": "", "bytes": "<bytes>", "text": "<string>", "mapping": "<mapping>"}  # kind: name
+# the kinds of source `analyze` reads, each with the name it goes by when none is given
+KINDS = {"path": "", "bytes": "<bytes>", "text": "<string>", "mapping": "<mapping>"}
 BY_SCOPE = (undefined_set, unknown_detector, bad_regex)  # a scope's errors are listed together
 BLOCKING = (*BY_SCOPE, template)
 REPAIRED = "repaired"
 _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-_KINDS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
+_DECODE_PROBLEMS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
 
 
 # The codes raised here: `code level stage` and what it means, as `lint --list-checks`
@@ -533,7 +534,7 @@ class LayerLoader:
         text, read = decode(raw, name) if raw is not None else (None, read)
         if text is None:  # said by the kind of problem only
             first = read.findings[0]
-            shown = _KINDS.get(first.code)
+            shown = _DECODE_PROBLEMS.get(first.code)
             reason = f"not a rules file ({shown})" if shown else first.message
             hint = "check the path (it is relative to this file)"
             self.refuse(doc, path, f"cannot extend {entry!r}: {reason}", hint)
