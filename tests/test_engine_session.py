@@ -1,6 +1,6 @@
 """The Session API: per-agent overrides, threshold repair, the capped history and its entries.
 
-SPEC §3 "Per-agent overrides" and "Threshold ordering"; SPEC §2 "History".
+See docs/rules.md ("Annotated example", "Threshold repair") and docs/detection.md.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from loopguard.config.json5 import load_json5, snake_case
-from loopguard.config.layers import load
+from loopguard.config.layers import load, parse_text
 from loopguard.config.source import effective_config
 from loopguard.errors import RulesError
 
@@ -198,3 +198,132 @@ def test_native_rules_may_be_written_in_json5() -> None:
 def test_snake_case() -> None:
     assert snake_case("knownPollNoProgress") == "known_poll_no_progress"
     assert snake_case("pingPong") == "ping_pong"
+
+
+_VALUE_HINT = (
+    "strings need quotes; values are objects, arrays, strings, numbers, true, false or null"
+)
+_COMMA_HINT = "separate items with commas and close every bracket"
+_PAIR_HINT = "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00"
+
+
+@pytest.mark.parametrize(
+    "text, line, col, message, hint",
+    [
+        ("{a: 1 /* open", 1, 7, "unterminated /* comment", "close it with */"),
+        ("{a: 1, b}", 1, 9, "expected ':' after key 'b'", ""),
+        ("{a 1}", 1, 4, "expected ':' after key 'a'", ""),
+        ("{1: 2}", 1, 2, "expected a key, found '1'", "keys are names or quoted strings"),
+        ("{a: 1] ", 1, 6, "expected ',' or '}', found ']'", _COMMA_HINT),
+        ("[1, 2", 1, 6, "expected ',' or ']', found end of text", _COMMA_HINT),
+        ("{a: @}", 1, 5, "unexpected character '@': expected a value", _VALUE_HINT),
+        ("{a: ", 1, 5, "unexpected end of text: a value is missing", ""),
+        ("{a: 12abc}", 1, 5, "unexpected character '1': expected a value", _VALUE_HINT),
+        ("{a: '", 1, 5, "unterminated string", "close it with '"),
+        ("{a: 'x\ny'}", 1, 7, "line break inside a string", "use \\n or close the string"),
+        ("{a: 'x\\", 1, 8, "unterminated string", ""),
+        ("{a: '\\x4'}", 1, 6, "bad escape \\x4'", ""),
+        ("{a: '\\u12G4'}", 1, 6, "bad escape \\u12G4", ""),
+        ("{a: '\\ud83d'}", 1, 6, "lone surrogate \\ud83d (half of a character)", _PAIR_HINT),
+        ("{a: 'x\\ude00'}", 1, 7, "lone surrogate \\ude00 (half of a character)", _PAIR_HINT),
+        (
+            "{a: " + "1" * 65 + "}",
+            1,
+            5,
+            "number too long (65 characters; at most 64)",
+            "rules numbers are thresholds and sizes",
+        ),
+        ("\r\n{a: 1,\r\n b: [1 2]}", 3, 8, "expected ',' or ']', found '2'", _COMMA_HINT),
+        ("{a: 1}\u2028{b: ~}", 2, 5, "unexpected character '~': expected a value", _VALUE_HINT),
+        ("[" * 101, 1, 101, "nesting deeper than 100 levels", "a rules file is never this deep"),
+    ],
+)
+def test_json5_syntax_error_messages_and_positions(
+    text: str, line: int, col: int, message: str, hint: str
+) -> None:
+    [finding] = load_json5(text, "t.json5").findings
+    assert (finding.line, finding.col, finding.code) == (line, col, "json5-syntax")
+    assert (finding.message, finding.hint) == (f"JSON5 syntax error: {message}", hint)
+
+
+def test_json5_value_and_key_positions() -> None:
+    doc = load_json5("// c\n{a: [1, {'b': null}], \"c\": 'd'}\r\n[2]", "t")
+    assert doc.positions == {
+        (0,): (2, 1),
+        (0, "a"): (2, 5),
+        (0, "a", 0): (2, 6),
+        (0, "a", 1): (2, 9),
+        (0, "a", 1, "b"): (2, 15),
+        (0, "c"): (2, 28),
+        (1,): (3, 1),
+        (1, 0): (3, 2),
+    }
+    assert doc.key_positions == {(0, "a"): (2, 2), (0, "a", 1, "b"): (2, 10), (0, "c"): (2, 23)}
+    [finding] = load_json5("{a: 1,\n a: 2}", "t").findings
+    assert (finding.line, finding.col, finding.code) == (2, 2, "duplicate-key")
+    assert finding.message == "duplicate key 'a' (first defined at line 1)"
+    assert finding.hint == "only the last value is kept; remove one of them"
+
+
+def test_openclaw_translation_findings_are_pinned() -> None:
+    text = (
+        "{tools: {loopDetection: {warningThreshold: 3, detectors: {pingPong: false}}},\n"
+        " agents: {list: [{id: 'a', tools: {loopDetection: 4}}, {tools: {}}, {id: 'a', x: 1}]}}\n"
+        "{tools: {loopDetection: {postCompactionGuard: {windowSise: 2}}, web: {}}}"
+    )
+    doc = parse_text(text, "oc.json5")
+    ignored = "only tools.loopDetection and agents.list[].tools.loopDetection are read"
+    assert [(f.line, f.col, f.level, f.code, f.path, f.message, f.hint) for f in doc.findings] == [
+        (2, 51, "error", "type", "agents.list.a.tools.loopDetection", "expected a mapping", ""),
+        (
+            2,
+            56,
+            "error",
+            "openclaw-agent",
+            "agents.list[1]",
+            "an agent in agents.list needs an `id` string",
+            'add id: "name"',
+        ),
+        (
+            2,
+            74,
+            "error",
+            "duplicate-agent",
+            "agents.list.a",
+            "agent 'a' is listed twice",
+            "merge the two entries",
+        ),
+        (
+            2,
+            79,
+            "warning",
+            "openclaw-ignored",
+            "agents.list.a.x",
+            "agents.list.a.x is ignored: not a loop-detection setting",
+            ignored,
+        ),
+        (
+            3,
+            48,
+            "error",
+            "unknown-key",
+            "tools.loopDetection.postCompactionGuard.windowSise",
+            "unknown key 'windowSise' (did you mean 'windowSize'?)",
+            "allowed keys: windowSize",
+        ),
+        (
+            3,
+            65,
+            "warning",
+            "openclaw-ignored",
+            "tools.web",
+            "tools.web is ignored: not a loop-detection setting",
+            ignored,
+        ),
+    ]
+    assert doc.data == {
+        "version": 1,
+        "loop_detection": {"warning_threshold": 3},
+        "detectors": {"ping_pong": {"enabled": False}},
+        "agents": {"a": {}},
+    }

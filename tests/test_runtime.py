@@ -149,7 +149,7 @@ def test_the_same_call_three_rounds_in_a_row_gets_one_doom_loop_error(drive: Dri
     assert len(errors) == 1 and errors[0]["detector"] == "doom_loop_exact"
     assert errors[0]["reason"] == "tool-loop" and errors[0]["count"] == 3
     assert len(ran) == 2
-    # SPEC §1: the breaker ends the turn (no required tool here, so no retry): 3 model calls,
+    # The breaker ends the turn (no required tool here, so no retry): 3 model calls,
     # and as the model wrote no text, the answer is the breaker's explanation.
     assert model.calls == 3
     breaker = next(
@@ -368,7 +368,7 @@ def test_a_breaker_from_after_call_closes_the_tools(drive: Driver) -> None:
     breaker = [e.decision for e in result.events if e.decision and e.decision.action == "breaker"]
     assert len(breaker) == 1 and breaker[0].phase == "after"
     assert breaker[0].detector == "post_compaction_guard"
-    assert model.calls == 4  # the breaker on round 4's result ends the turn (SPEC §1)
+    assert model.calls == 4  # the breaker on round 4's result ends the turn
     assert result.text == breaker[0].message
     last_result = tool_messages(result)[-1]["content"]
     assert last_result.startswith('{"running": 1}') and last_result.endswith(breaker[0].message)

@@ -6,15 +6,17 @@ from the Session API and `loopguard.session.answers`, never from the adapter.
 
 Sessions are looked up by id on every call (a framework shares one tool or middleware
 object between conversations). The breaker that closed a session's turn is remembered
-here until its next turn, so the final answer can say why the run stopped.
+here until its next turn, so the final answer can say why the run stopped; so are the
+decisions a model response's calls got until each call runs (`decide`, `take`).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from loopguard.decision import Decision
 from loopguard.session import answers
@@ -22,7 +24,7 @@ from loopguard.session.guard import Guard
 from loopguard.session.session import Session
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 
-_MAX_REMEMBERED = 4096  # open calls / breakers kept per adapter (a host may never report back)
+_MAX_REMEMBERED = 4096  # entries each table of an adapter keeps (a host may never report back)
 
 
 @dataclass(frozen=True)
@@ -33,18 +35,33 @@ class Ending:
     text: str  # the final answer when there is no retry
 
 
+class Options(TypedDict, total=False):
+    """The keyword options of an adapter's constructor, handed on to `GuardCore`."""
+
+    agent: str | None  # selects the rules' per-agent overrides
+    run_id: str | None  # separates concurrent sub-agents sharing a session
+    tools: Iterable[str] | None  # the offered tools, where the framework does not say
+
+
 class GuardCore:
     """One adapter's link to a Guard: per-session calls, notes and breakers."""
 
     def __init__(
-        self, guard: Guard | None = None, agent: str | None = None, run_id: str | None = None
+        self,
+        guard: Guard | None = None,
+        agent: str | None = None,
+        run_id: str | None = None,
+        tools: Iterable[str] | None = None,
     ) -> None:
         self.guard = guard if guard is not None else Guard.default()
         self.agent = agent
         self.run_id = run_id
+        self.tools = None if tools is None else list(tools)
         self._lock = threading.Lock()
         self._before: dict[tuple[str, str], Decision] = {}
         self._breakers: dict[str, Decision] = {}
+        self._decided: dict[tuple[str, str], Decision] = {}
+        self._compactions: dict[str, Any] = {}
 
     def session(self, session_id: str) -> Session:
         return self.guard.session(session_id, self.agent)
@@ -53,10 +70,15 @@ class GuardCore:
     def begin_turn(
         self, session_id: str, messages: Sequence[Any], tools: Iterable[str] | None = None
     ) -> TurnExpectation | None:
-        """A user turn starts: forget the last turn's breaker, ask for the required tool."""
+        """A user turn starts: forget the last turn's breaker, ask for the required tool.
+
+        The offered tools are the `tools` option when given, else `tools` (what the
+        framework offers), else unknown.
+        """
         with self._lock:
             self._breakers.pop(session_id, None)
-        return self.session(session_id).begin_turn(list(messages), tools=tools)
+        offered = self.tools if self.tools is not None else tools
+        return self.session(session_id).begin_turn(list(messages), tools=offered)
 
     def begin_round(self, session_id: str) -> None:
         """A model response with tool calls arrived: its calls are one batch."""
@@ -69,6 +91,16 @@ class GuardCore:
     def breaker(self, session_id: str) -> Decision | None:
         with self._lock:
             return self._breakers.get(session_id)
+
+    def compaction(self, session_id: str, marker: Any) -> None:
+        """`marker` names the newest compaction the framework shows (a summary message, a
+        compaction event): one this session has not seen yet calls `compacted()`."""
+        with self._lock:
+            seen = self._compactions.get(session_id) == marker
+            self._compactions[session_id] = marker
+            _bound(self._compactions)
+        if not seen:
+            self.session(session_id).compacted()
 
     def finish(self, session_id: str, text: str | None) -> RoundOutcome:
         """A round ended without tool calls: `finish_round` (retry or finish)."""
@@ -120,6 +152,27 @@ class GuardCore:
             before = self._before.pop((session_id, call_id), None) if call_id is not None else None
         return [d for d in (before, decision) if d is not None]
 
+    def decide(self, session_id: str, calls: Sequence[tuple[str, Any, Any]]) -> None:
+        """A model response's (tool, args, call id) calls are one batch, decided now in the
+        model's order (frameworks run a batch's calls concurrently); `take` hands them out."""
+        if not calls:
+            return
+        self.begin_round(session_id)
+        for tool, args, call_id in calls:
+            decision = self.before(session_id, tool, args, call_id)
+            with self._lock:
+                self._decided[(session_id, str(call_id))] = decision
+                _bound(self._decided)
+
+    def take(self, session_id: str, tool: str, args: Any, call_id: Any) -> Decision:
+        """The decision `decide` made for this call, else `before` now (a call no model
+        response showed, e.g. one resumed after an approval)."""
+        with self._lock:
+            decision = self._decided.pop((session_id, str(call_id)), None)
+        if decision is None:
+            decision = self.before(session_id, tool, args, call_id)
+        return decision
+
     def _remember(self, session_id: str, call_id: str | None, decision: Decision) -> None:
         with self._lock:
             if decision.action == "breaker" and not answers.is_aborted(decision):
@@ -128,6 +181,17 @@ class GuardCore:
             if call_id is not None and not decision.blocked:
                 self._before[(session_id, call_id)] = decision
                 _bound(self._before)
+
+
+def json_args(raw: Any) -> Any:
+    """Tool arguments given as JSON text, parsed (empty text: none); text that does not
+    parse is kept as given, as is anything else."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return raw
+    return raw
 
 
 def _bound(table: dict[Any, Any]) -> None:

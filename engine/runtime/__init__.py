@@ -1,1 +1,1 @@
-"""runtime."""
+"""A complete agent turn driven through the Session API (`run_turn`, `arun_turn`)."""

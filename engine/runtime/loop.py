@@ -46,6 +46,7 @@ from loopguard.text.messages import render
 
 Message = dict[str, Any]
 Model = Callable[..., Any | Awaitable[Any]]
+Tools = Mapping[str, Callable[..., Any]]
 OnRound = Callable[[int, list[Message]], list[Message] | None]
 
 
@@ -167,7 +168,7 @@ def _assistant(reply: Any, rnd: int) -> Message:
 
 
 def _steps(
-    tools: Mapping[str, Callable[..., Any]],
+    tools: Tools,
     messages: Sequence[Message],
     session: Any,
     run_id: str | None,
@@ -262,7 +263,7 @@ def _latest_text(new: list[Message], skipped: list[int]) -> str:
 
 
 def _one_call(
-    tools: Mapping[str, Callable[..., Any]],
+    tools: Tools,
     session: Any,
     name: str,
     raw: Any,
@@ -301,7 +302,7 @@ def _describe(decision: Decision, name: str) -> str:
 
 def run_turn(
     model: Model,
-    tools: Mapping[str, Callable[..., Any]],
+    tools: Tools,
     messages: Sequence[Message],
     session: Any,
     *,
@@ -312,10 +313,9 @@ def run_turn(
     steps = _steps(tools, messages, session, run_id, on_round)
     answer: Any = None
     while True:
-        try:
-            request = steps.send(answer)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+        finished, request = _advance(steps, answer)
+        if finished:
+            return request  # type: ignore[no-any-return]
         if isinstance(request, _AskModel):
             answer = model(request.messages, tools_enabled=True)
             if inspect.isawaitable(answer):
@@ -333,7 +333,7 @@ def run_turn(
 
 async def arun_turn(
     model: Model,
-    tools: Mapping[str, Callable[..., Any]],
+    tools: Tools,
     messages: Sequence[Message],
     session: Any,
     *,
@@ -351,13 +351,10 @@ async def arun_turn(
     while True:
         if offload:
             finished, request = await asyncio.to_thread(_advance, steps, answer)
-            if finished:
-                return request  # type: ignore[no-any-return]
         else:
-            try:
-                request = steps.send(answer)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+            finished, request = _advance(steps, answer)
+        if finished:
+            return request  # type: ignore[no-any-return]
         if isinstance(request, _AskModel):
             answer = model(request.messages, tools_enabled=True)
             if inspect.isawaitable(answer):

@@ -1,1 +1,1 @@
-"""session."""
+"""The per-call API: `Guard`, `Session`, `StoredSession` and the texts the model sees."""

@@ -4,7 +4,7 @@ A `Guard` compiles one policy per agent (lazily, once) and hands out `Session`
 handles that share it. Its constructors load the rules through `loopguard.config.layers`
 (every layer validated once, with positions), so a bad rules file fails here with a
 `RulesError` naming file, line and column; the `RulesDocument` that loading produces is
-used as is, and per-agent policies only merge and repair (`config.effective`), never
+used as is, and per-agent policies only merge and repair (`effective_config`), never
 validate again. The loader is imported on first use: it is about a third of the cost of
 `import loopguard`, and a host guarding calls pays it when it loads rules.
 """

@@ -12,11 +12,13 @@ exception.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from loopguard.decision import Decision, Vote
 from loopguard.session.session import Session
@@ -35,6 +37,7 @@ CONTENTION_S = 5.0  # or, sooner, the time a method may spend losing races
 PAUSE_S = 0.0005  # the pause before the third attempt; it doubles with each lost race
 PAUSE_MAX_S = 0.032
 log = logging.getLogger("loopguard")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class _Deferring:
@@ -52,6 +55,21 @@ class _Deferring:
 
     def fault(self, source: str, error: str) -> None:
         self.notifier.fault(source, error)
+
+
+def _written(method: _F, fallback: Callable[[StoredSession, Exception, dict[str, Any]], Any]) -> _F:
+    """A `Session` method run as one optimistic write (`StoredSession._run`); when the state
+    cannot be read or written, `fallback(session, exc, the call's arguments by name)` answers."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def written(self: StoredSession, *args: Any, **kwargs: Any) -> Any:
+        return self._run(
+            lambda: method(self, *args, **kwargs),
+            lambda exc: fallback(self, exc, signature.bind(self, *args, **kwargs).arguments),
+        )
+
+    return cast(_F, written)
 
 
 class StoredSession(Session):
@@ -79,47 +97,20 @@ class StoredSession(Session):
         )
 
     # -- the public methods, each one optimistic write ----------------------
-    def begin_turn(
-        self, messages: Sequence[Any], tools: Iterable[str] | None = None
-    ) -> TurnExpectation | None:
-        return self._run(lambda: Session.begin_turn(self, messages, tools), lambda exc: None)
-
-    def finish_round(self, text: str | None) -> RoundOutcome:
-        return self._run(
-            lambda: Session.finish_round(self, text),
-            lambda exc: RoundOutcome("finish", None, text, None, 0),
-        )
-
-    def begin_round(self) -> int:
-        return self._run(lambda: Session.begin_round(self), lambda exc: 0)
-
-    def end_round(self) -> None:
-        self._run(lambda: Session.end_round(self), lambda exc: None)
-
-    def compacted(self) -> None:
-        self._run(lambda: Session.compacted(self), lambda exc: None)
-
-    def before_call(
-        self, tool: Any, args: Any = None, call_id: Any = None, run_id: Any = None
-    ) -> Decision:
-        return self._run(
-            lambda: Session.before_call(self, tool, args, call_id, run_id),
-            lambda exc: self._unavailable(exc, tool, call_id, run_id, "before"),
-        )
-
-    def after_call(
-        self,
-        tool: Any,
-        args: Any = None,
-        result: Any = None,
-        error: Any = None,
-        call_id: Any = None,
-        run_id: Any = None,
-    ) -> Decision:
-        return self._run(
-            lambda: Session.after_call(self, tool, args, result, error, call_id, run_id),
-            lambda exc: self._unavailable(exc, tool, call_id, run_id, "after"),
-        )
+    begin_turn = _written(Session.begin_turn, lambda session, exc, call: None)
+    finish_round = _written(
+        Session.finish_round,
+        lambda session, exc, call: RoundOutcome("finish", None, call["text"], None, 0),
+    )
+    begin_round = _written(Session.begin_round, lambda session, exc, call: 0)
+    end_round = _written(Session.end_round, lambda session, exc, call: None)
+    compacted = _written(Session.compacted, lambda session, exc, call: None)
+    before_call = _written(
+        Session.before_call, lambda session, exc, call: session._unavailable(exc, call, "before")
+    )
+    after_call = _written(
+        Session.after_call, lambda session, exc, call: session._unavailable(exc, call, "after")
+    )
 
     # -- reads: the stored state now (one round trip), else the last one seen --
     def history(self) -> list[HistoryEntry]:
@@ -213,10 +204,9 @@ class StoredSession(Session):
         )
         return StoreUnavailable(f"{lost} writes in a row lost to other workers")
 
-    def _unavailable(
-        self, exc: Exception, tool: Any, call_id: Any, run_id: Any, phase: str
-    ) -> Decision:
+    def _unavailable(self, exc: Exception, call: dict[str, Any], phase: str) -> Decision:
         """The decision when the state cannot be read or written: `fail_mode` open or closed."""
+        tool, call_id, run_id = call["tool"], call.get("call_id"), call.get("run_id")
         name = tool if isinstance(tool, str) else safe_str(tool)
         cid = None if call_id is None else safe_str(call_id)
         rid = None if run_id is None else safe_str(run_id)

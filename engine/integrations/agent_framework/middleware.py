@@ -27,8 +27,8 @@ and ended by the breaker, but get no required-tool retry.
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from agent_framework import (
     AgentContext,
@@ -44,10 +44,12 @@ from agent_framework import (
     ResponseStream,
 )
 
-from loopguard.decision import Decision
-from loopguard.integrations._core import GuardCore, _bound
+from loopguard.integrations._core import GuardCore, Options, _bound
 from loopguard.session import answers
 from loopguard.session.guard import Guard
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 EXCLUDED = "_excluded"  # Message.additional_properties flag of the framework's compaction
 Next = Callable[[], Awaitable[None]]
@@ -56,18 +58,9 @@ Next = Callable[[], Awaitable[None]]
 class LoopGuard:
     """Keeps Agent Framework agents out of tool-call loops (see the module docstring)."""
 
-    def __init__(
-        self,
-        guard: Guard | None = None,
-        *,
-        agent: str | None = None,
-        run_id: str | None = None,
-        tools: Iterable[str] | None = None,
-    ) -> None:
-        self.core = GuardCore(guard, agent, run_id)
-        self.tool_names = None if tools is None else list(tools)
+    def __init__(self, guard: Guard | None = None, **options: Unpack[Options]) -> None:
+        self.core = GuardCore(guard, **options)
         self._lock = threading.Lock()
-        self._decided: dict[tuple[str, str], Decision] = {}
         self._retry: dict[str, str] = {}
         self._ended: dict[str, bool] = {}
         self.middleware: list[Any] = [_Turns(self), _Responses(self), _Calls(self)]
@@ -79,7 +72,7 @@ class LoopGuard:
             self._retry.pop(sid, None)
             self._ended.pop(sid, None)
         sent = list(ctx.messages)
-        self.core.begin_turn(sid, openai_messages(sent), self.tool_names)
+        self.core.begin_turn(sid, openai_messages(sent))
         if ctx.stream:  # no second run for a stream: its answer is settled when it ends
             ctx.stream_result_hooks.append(lambda response: self._settle(sid, response, False))
         await call_next()
@@ -144,19 +137,12 @@ class LoopGuard:
     def _decide(self, sid: str, response: Any, local: set[str] | None) -> None:
         """A response with function calls is one batch: decide its calls in its order."""
         calls = [
-            c
+            (str(c.name), c.parse_arguments(), c.call_id)
             for m in response.messages
             for c in m.contents
             if c.type == "function_call" and c.call_id and (local is None or c.name in local)
         ]
-        if not calls:
-            return
-        self.core.begin_round(sid)
-        for call in calls:
-            decision = self.core.before(sid, str(call.name), call.parse_arguments(), call.call_id)
-            with self._lock:
-                self._decided[(sid, str(call.call_id))] = decision
-                _bound(self._decided)
+        self.core.decide(sid, calls)
 
     # -- each function call (function middleware) --------------------------------
     async def function_call(self, ctx: FunctionInvocationContext, call_next: Next) -> None:
@@ -164,10 +150,8 @@ class LoopGuard:
         name = ctx.function.name
         args = _plain(ctx.arguments)
         call_id = ctx.metadata.get("call_id")
-        with self._lock:
-            decision = self._decided.pop((sid, str(call_id)), None) if call_id is not None else None
-        if decision is None:  # a call no model response showed (a stream, an approval)
-            decision = self.core.before(sid, name, args, call_id)
+        # decided now when no model response showed it (a stream, an approval)
+        decision = self.core.take(sid, name, args, call_id)
         refused = answers.tool_result(decision)
         if refused is not None:
             ctx.result = refused

@@ -26,7 +26,6 @@ without a crew: its id), so a coworker a task delegates to has a turn of its own
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ with warnings.catch_warnings():  # crewai 1.6's crewai.rag warns while it is imp
     from crewai.utilities.i18n import I18N
 
 from loopguard.decision import Decision
-from loopguard.integrations._core import GuardCore, _bound
+from loopguard.integrations._core import GuardCore, _bound, json_args
 from loopguard.session import answers
 from loopguard.session.guard import Guard
 
@@ -159,7 +158,7 @@ class LoopGuard:
 
     def _decide(self, sid: str, step: Any, response: str, original: str) -> str | None:
         """Decide the response's call now; a breaker ends the task unless a retry applies."""
-        name, args = str(step.tool).strip(), _args(step.tool_input)
+        name, args = str(step.tool).strip(), json_args(step.tool_input)  # as CrewAI's tool gets it
         call_id = f"crewai-{next(self._ids)}"
         self.core.begin_round(sid)
         decision = self.core.before(sid, name, args, call_id)
@@ -248,16 +247,6 @@ def _sid(crew: Any, agent: Any) -> str:
 
 def _same_tool(a: str, b: str) -> bool:
     return a.casefold().strip() == b.casefold().strip()
-
-
-def _args(raw: Any) -> Any:
-    """The Action Input as CrewAI's tool would get it: JSON text parsed, else kept as is."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            return raw
-    return raw
 
 
 def _plain_message(message: Any) -> dict[str, Any]:

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from google.adk.flows.llm_flows.functions import generate_client_function_call_id
 from google.adk.models.llm_response import LlmResponse
@@ -39,9 +39,12 @@ from google.adk.utils.content_utils import SKIP_THOUGHT_SIGNATURE_VALIDATOR
 from google.genai import types
 
 from loopguard.decision import Decision
-from loopguard.integrations._core import GuardCore, _bound
+from loopguard.integrations._core import GuardCore, Options, _bound
 from loopguard.session import answers
 from loopguard.session.guard import Guard
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 RETRY_TOOL = "loopguard_retry"  # the plugin's own tool: its result is a required-tool retry prompt
 NOTE_KEY = "loopguard"  # the key a note takes in a dict result
@@ -51,22 +54,13 @@ class LoopGuardPlugin(BasePlugin):
     """Keeps every agent of an ADK App out of tool-call loops (see the module docstring)."""
 
     def __init__(
-        self,
-        guard: Guard | None = None,
-        *,
-        agent: str | None = None,
-        run_id: str | None = None,
-        tools: Iterable[str] | None = None,
-        name: str = "loopguard",
+        self, guard: Guard | None = None, *, name: str = "loopguard", **options: Unpack[Options]
     ) -> None:
         super().__init__(name=name)
-        self.core = GuardCore(guard, agent, run_id)
-        self.tool_names = None if tools is None else list(tools)
+        self.core = GuardCore(guard, **options)
         self._lock = threading.Lock()
-        self._decided: dict[tuple[str, str], Decision] = {}
         self._answered: dict[tuple[str, str], bool] = {}  # refused or failed: no after_call
         self._retry: dict[str, str] = {}  # session -> the prompt loopguard_retry returns
-        self._compaction: dict[str, str] = {}  # session -> newest compaction event seen
         self._retry_tool = FunctionTool(func=self.loopguard_retry)
 
     # -- turns and model calls -------------------------------------------------
@@ -78,7 +72,7 @@ class LoopGuardPlugin(BasePlugin):
         session = invocation_context.session
         messages = openai_messages(session.events)
         messages.append({"role": "user", "content": _text(user_message)})
-        self.core.begin_turn(str(session.id), messages, self.tool_names)
+        self.core.begin_turn(str(session.id), messages)
         return None
 
     async def before_model_callback(
@@ -104,8 +98,12 @@ class LoopGuardPlugin(BasePlugin):
             return None
         sid = _sid(callback_context)
         calls = llm_response.get_function_calls()
-        if calls:
-            self._decide(sid, [c for c in calls if c.name != RETRY_TOOL])
+        if calls:  # one batch, decided now in the model's order
+            mine = [c for c in calls if c.name != RETRY_TOOL]
+            for call in mine:
+                if not call.id:  # what ADK would give it a moment later
+                    call.id = generate_client_function_call_id()
+            self.core.decide(sid, [(str(c.name), dict(c.args or {}), c.id) for c in mine])
             return None
         text = _text(content)
         outcome = self.core.finish(sid, text)
@@ -130,10 +128,7 @@ class LoopGuardPlugin(BasePlugin):
         if tool.name == RETRY_TOOL:
             return None
         key = (_sid(tool_context), str(tool_context.function_call_id))
-        with self._lock:
-            decision = self._decided.pop(key, None)
-        if decision is None:  # a call after_model_callback did not see (e.g. resumed, replayed)
-            decision = self.core.before(key[0], tool.name, tool_args, key[1])
+        decision = self.core.take(key[0], tool.name, tool_args, key[1])
         refused = answers.tool_result(decision)
         if refused is None:
             return None
@@ -166,19 +161,6 @@ class LoopGuardPlugin(BasePlugin):
         return None
 
     # -- internals ---------------------------------------------------------------
-    def _decide(self, sid: str, calls: Sequence[Any]) -> None:
-        """One model response's calls are one batch, decided in the model's order."""
-        if not calls:
-            return
-        self.core.begin_round(sid)
-        for call in calls:
-            if not call.id:  # what ADK would give it a moment later
-                call.id = generate_client_function_call_id()
-            decision = self.core.before(sid, str(call.name), dict(call.args or {}), call.id)
-            with self._lock:
-                self._decided[(sid, call.id)] = decision
-                _bound(self._decided)
-
     def _retry_response(self, sid: str, prompt: str, parts: Sequence[Any]) -> LlmResponse:
         """The model's text (if any) plus a call to `loopguard_retry`, which answers `prompt`."""
         with self._lock:
@@ -204,14 +186,8 @@ class LoopGuardPlugin(BasePlugin):
             (e.id for e in reversed(events) if e.actions is not None and e.actions.compaction),
             None,
         )
-        if newest is None:
-            return
-        with self._lock:
-            seen = self._compaction.get(sid) == newest
-            self._compaction[sid] = newest
-            _bound(self._compaction)
-        if not seen:
-            self.core.session(sid).compacted()
+        if newest is not None:
+            self.core.compaction(sid, newest)
 
 
 def with_note(result: Any, decisions: Sequence[Decision]) -> dict[str, Any]:

@@ -20,9 +20,8 @@ the run has none); `run_id` stays unset unless given, to separate concurrent sub
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import (
@@ -34,10 +33,12 @@ from langchain_core.messages import (
 )
 from langgraph.config import get_config
 
-from loopguard.decision import Decision
-from loopguard.integrations._core import GuardCore, _bound
+from loopguard.integrations._core import GuardCore, Options
 from loopguard.session import answers
 from loopguard.session.guard import Guard
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 SUMMARY_SOURCE = "summarization"  # additional_kwargs["lc_source"] of SummarizationMiddleware
 
@@ -46,21 +47,11 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
     """Keeps a `create_agent` agent out of tool-call loops (see the module docstring)."""
 
     def __init__(
-        self,
-        guard: Guard | None = None,
-        *,
-        agent: str | None = None,
-        run_id: str | None = None,
-        session_id: str = "default",
-        tools: Iterable[str] | None = None,
+        self, guard: Guard | None = None, *, session_id: str = "default", **options: Unpack[Options]
     ) -> None:
         super().__init__()
-        self.core = GuardCore(guard, agent, run_id)
+        self.core = GuardCore(guard, **options)
         self.session_id = session_id
-        self.tool_names = None if tools is None else list(tools)
-        self._lock = threading.Lock()
-        self._decided: dict[tuple[str, str], Decision] = {}
-        self._summaries: dict[str, str] = {}
 
     # -- sessions ------------------------------------------------------------
     def _sid(self, config: Any = None) -> str:
@@ -76,7 +67,7 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
     # -- hooks -----------------------------------------------------------------
     def before_agent(self, state: AgentState, runtime: Any) -> dict[str, Any] | None:
         messages = convert_to_openai_messages(list(state["messages"]))
-        self.core.begin_turn(self._sid(), messages, self.tool_names)
+        self.core.begin_turn(self._sid(), messages)
         return None
 
     async def abefore_agent(self, state: AgentState, runtime: Any) -> dict[str, Any] | None:
@@ -105,12 +96,7 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         if not isinstance(last, AIMessage):
             return None
         if last.tool_calls:
-            self.core.begin_round(sid)
-            for call in last.tool_calls:
-                decision = self.core.before(sid, call["name"], call["args"], call["id"])
-                with self._lock:
-                    self._decided[(sid, str(call["id"]))] = decision
-                    _bound(self._decided)
+            self.core.decide(sid, [(c["name"], c["args"], c["id"]) for c in last.tool_calls])
             return None
         text = last.text
         outcome = self.core.finish(sid, text)
@@ -155,10 +141,7 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         """(session, tool call, the answer when the call must not run)."""
         sid = self._sid(getattr(request.runtime, "config", None))
         call = request.tool_call
-        with self._lock:
-            decision = self._decided.pop((sid, str(call["id"])), None)
-        if decision is None:  # a call this middleware did not see leave the model
-            decision = self.core.before(sid, call["name"], call["args"], call["id"])
+        decision = self.core.take(sid, call["name"], call["args"], call["id"])
         refused = answers.tool_result(decision)
         if refused is None:
             return sid, call, None
@@ -195,13 +178,7 @@ class LoopGuardMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         """A summary message we have not seen means the context was compacted."""
         for message in messages:
             if (message.additional_kwargs or {}).get("lc_source") == SUMMARY_SOURCE:
-                key = message.id or message.text
-                with self._lock:
-                    seen = self._summaries.get(sid) == key
-                    self._summaries[sid] = key
-                    _bound(self._summaries)
-                if not seen:
-                    self.core.session(sid).compacted()
+                self.core.compaction(sid, message.id or message.text)
                 return
 
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import json
 import threading
-from collections.abc import Generator, Iterable
-from typing import Any
+from collections.abc import Generator
+from contextlib import closing
+from typing import TYPE_CHECKING, Any
 
 from agents import Agent, RunConfig, RunHooks, Runner
 from agents.agent import ToolsToFinalOutputResult
@@ -41,35 +41,38 @@ from agents.tool_guardrails import (
     ToolOutputGuardrail,
 )
 
-from loopguard.decision import Decision
-from loopguard.integrations._core import GuardCore, _bound
+from loopguard.integrations._core import GuardCore, Options, _bound, json_args
 from loopguard.session import answers
 from loopguard.session.guard import Guard
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _SESSION: contextvars.ContextVar[str] = contextvars.ContextVar(
     "loopguard_session", default="default"
 )
 
 
+@dataclasses.dataclass
+class _Run:
+    """One `Runner` run of a turn, and (set by the caller) its RunResult."""
+
+    agent: Agent[Any]
+    input: Any
+    options: dict[str, Any]
+    result: Any = None
+
+
 class LoopGuard:
     """Keeps OpenAI Agents SDK runs out of tool-call loops (see the module docstring)."""
 
-    def __init__(
-        self,
-        guard: Guard | None = None,
-        *,
-        agent: str | None = None,
-        run_id: str | None = None,
-        tools: Iterable[str] | None = None,
-    ) -> None:
-        self.core = GuardCore(guard, agent, run_id)
-        self.tool_names = None if tools is None else list(tools)
+    def __init__(self, guard: Guard | None = None, **options: Unpack[Options]) -> None:
+        self.core = GuardCore(guard, **options)
         self.input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(self._check, "loopguard")
         self.output_guardrail: ToolOutputGuardrail[Any] = ToolOutputGuardrail(
             self._record, "loopguard"
         )
         self._lock = threading.Lock()
-        self._decided: dict[tuple[str, str], Decision] = {}
         self._failed: dict[tuple[str, str], bool] = {}
         self._retry: dict[str, str] = {}
         self._ended: dict[str, bool] = {}
@@ -79,47 +82,36 @@ class LoopGuard:
         self, agent: Agent[Any], input: Any, *, session_id: str | None = None, **kwargs: Any
     ) -> Any:
         """`Runner.run` with the guard (see the module docstring); returns the RunResult."""
-        steps = self._runs(agent, input, session_id, kwargs)
-        try:
-            request = next(steps)
-            while True:
-                result = await Runner.run(request[0], request[1], **request[2])
-                try:
-                    request = steps.send(result)
-                except StopIteration as done:
-                    return done.value
-        finally:  # a run that raised: end the turn here, in this context (its contextvar token)
-            steps.close()
+        with closing(self._runs(agent, input, session_id, kwargs)) as runs:
+            for run in runs:
+                run.result = await Runner.run(run.agent, run.input, **run.options)
+        return run.result
 
     def run_sync(
         self, agent: Agent[Any], input: Any, *, session_id: str | None = None, **kwargs: Any
     ) -> Any:
         """`Runner.run_sync` with the guard."""
-        steps = self._runs(agent, input, session_id, kwargs)
-        try:
-            request = next(steps)
-            while True:
-                result = Runner.run_sync(request[0], request[1], **request[2])
-                try:
-                    request = steps.send(result)
-                except StopIteration as done:
-                    return done.value
-        finally:  # a run that raised: end the turn here, in this context (its contextvar token)
-            steps.close()
+        with closing(self._runs(agent, input, session_id, kwargs)) as runs:
+            for run in runs:
+                run.result = Runner.run_sync(run.agent, run.input, **run.options)
+        return run.result
 
     def _runs(
         self, agent: Agent[Any], input: Any, session_id: str | None, kwargs: dict[str, Any]
-    ) -> Generator[tuple[Agent[Any], Any, dict[str, Any]], Any, Any]:
-        """The turn as a generator: yields (agent, input, options) per run, returns the result."""
+    ) -> Generator[_Run, None, None]:
+        """The turn's runs: the caller sets each one's `result` before taking the next (a
+        required-tool retry). Closed at once when a run raised, so the turn ends in the
+        caller's context (where the contextvar token was set)."""
         sid, token = self._enter(input, session_id, kwargs)
         try:
             guarded = self.protect(agent)
             while True:
-                result = yield guarded, input, self._options(kwargs)
-                retry = self._after(sid, result)
+                run = _Run(guarded, input, self._options(kwargs))
+                yield run
+                retry = self._after(sid, run.result)
                 if retry is None:
-                    return result
-                input = self._next_input(result, retry, kwargs)
+                    return
+                input = self._next_input(run.result, retry, kwargs)
         finally:
             _SESSION.reset(token)
 
@@ -149,10 +141,7 @@ class LoopGuard:
     def _check(self, data: Any) -> ToolGuardrailFunctionOutput:
         ctx = data.context
         sid, call_id = _SESSION.get(), str(ctx.tool_call_id)
-        with self._lock:
-            decision = self._decided.pop((sid, call_id), None)
-        if decision is None:  # a call on_llm_end did not see (e.g. resumed after approval)
-            decision = self.core.before(sid, ctx.tool_name, _args(ctx.tool_arguments), call_id)
+        decision = self.core.take(sid, ctx.tool_name, json_args(ctx.tool_arguments), call_id)
         refused = answers.tool_result(decision)
         if refused is None:
             return ToolGuardrailFunctionOutput.allow()
@@ -166,7 +155,7 @@ class LoopGuard:
         if failed:  # already recorded as a failure by the error formatter
             return ToolGuardrailFunctionOutput.allow()
         decisions = self.core.after(
-            sid, ctx.tool_name, _args(ctx.tool_arguments), call_id, result=data.output
+            sid, ctx.tool_name, json_args(ctx.tool_arguments), call_id, result=data.output
         )
         if not any(answers.note_shown(d) for d in decisions):
             return ToolGuardrailFunctionOutput.allow()
@@ -176,21 +165,13 @@ class LoopGuard:
     def _on_llm_end(self, agent: Any, response: Any) -> None:
         """One model response is one batch: decide its function-tool calls in the model's order
         (handoffs and hosted tools are not tool calls the guard answers)."""
-        sid = _SESSION.get()
         names = {t.name for t in getattr(agent, "tools", ()) if isinstance(t, FunctionTool)}
         calls = [
-            item
+            (item.name, json_args(item.arguments), item.call_id)
             for item in response.output
             if getattr(item, "type", None) == "function_call" and item.name in names
         ]
-        if not calls:
-            return
-        self.core.begin_round(sid)
-        for item in calls:
-            decision = self.core.before(sid, item.name, _args(item.arguments), item.call_id)
-            with self._lock:
-                self._decided[(sid, str(item.call_id))] = decision
-                _bound(self._decided)
+        self.core.decide(_SESSION.get(), calls)
 
     def _format_error(self, args: Any, user: Any) -> Any:
         """Record a tool that raised; the text the model sees stays the SDK's (or `user`'s)."""
@@ -199,7 +180,7 @@ class LoopGuard:
             self.core.after(
                 sid,
                 args.tool_name,
-                _args(getattr(ctx, "tool_arguments", None)),
+                json_args(getattr(ctx, "tool_arguments", None)),
                 args.call_id,
                 error=answers.error_text(args.error),
             )
@@ -226,7 +207,7 @@ class LoopGuard:
         messages = (
             [{"role": "user", "content": input}] if isinstance(input, str) else list(input or [])
         )
-        self.core.begin_turn(sid, messages, self.tool_names)
+        self.core.begin_turn(sid, messages)
         return sid, token
 
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -323,13 +304,3 @@ def _session_of(kwargs: dict[str, Any]) -> str:
     if kwargs.get("conversation_id"):
         return str(kwargs["conversation_id"])
     return "default"
-
-
-def _args(raw: Any) -> Any:
-    """Tool arguments: the SDK passes a JSON string; unparseable text is kept as given."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            return raw
-    return raw

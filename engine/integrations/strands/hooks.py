@@ -27,8 +27,8 @@ Strands gives each agent); `run_id` stays unset unless given.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from strands.hooks import (
     AfterInvocationEvent,
@@ -43,27 +43,21 @@ from strands.hooks import (
     HookRegistry,
 )
 
-from loopguard.decision import Decision
-from loopguard.integrations._core import GuardCore, _bound
+from loopguard.integrations._core import GuardCore, Options, _bound
 from loopguard.session import answers
 from loopguard.session.guard import Guard
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class LoopGuardHooks(HookProvider):
     """Keeps a Strands agent out of tool-call loops (see the module docstring)."""
 
-    def __init__(
-        self,
-        guard: Guard | None = None,
-        *,
-        agent: str | None = None,
-        run_id: str | None = None,
-        tools: Iterable[str] | None = None,
-    ) -> None:
-        self.core = GuardCore(guard, agent, run_id)
-        self.tool_names = None if tools is None else list(tools)
+    def __init__(self, guard: Guard | None = None, **options: Unpack[Options]) -> None:
+        self.core = GuardCore(guard, **options)
         self._lock = threading.Lock()
-        self._decided: dict[tuple[str, str], Decision | None] = {}  # None: already taken
+        self._seen: dict[tuple[str, str], bool] = {}  # calls decided (or running)
         self._retry: dict[str, str] = {}  # session -> the prompt to resume with
         self._resuming: dict[str, bool] = {}  # session -> the next invocation is our retry
         self._removed: dict[str, int] = {}  # session -> removed_message_count last seen
@@ -88,8 +82,7 @@ class LoopGuardHooks(HookProvider):
         new = openai_messages(event.messages or [])
         if resuming or not any(m["role"] == "user" for m in new):
             return
-        tools = self.tool_names if self.tool_names is not None else agent.tool_names
-        self.core.begin_turn(sid, [*openai_messages(agent.messages), *new], tools)
+        self.core.begin_turn(sid, [*openai_messages(agent.messages), *new], agent.tool_names)
 
     def before_model_call(self, event: BeforeModelCallEvent) -> None:
         self._note_compaction(_sid(event.agent), event.agent)
@@ -128,16 +121,11 @@ class LoopGuardHooks(HookProvider):
         sid = _sid(event.agent)
         uses = [b["toolUse"] for b in event.message["content"] if "toolUse" in b]
         with self._lock:  # a batch split by an interrupt comes back: decide new calls only
-            uses = [u for u in uses if (sid, str(u["toolUseId"])) not in self._decided]
-        if not uses:
-            return
-        self.core.begin_round(sid)
-        for use in uses:
-            call_id = str(use["toolUseId"])
-            decision = self.core.before(sid, use["name"], use.get("input"), call_id)
-            with self._lock:
-                self._decided[(sid, call_id)] = decision
-                _bound(self._decided)
+            uses = [u for u in uses if (sid, str(u["toolUseId"])) not in self._seen]
+            for use in uses:
+                self._seen[(sid, str(use["toolUseId"]))] = True
+                _bound(self._seen)
+        self.core.decide(sid, [(u["name"], u.get("input"), str(u["toolUseId"])) for u in uses])
 
     def before_tool_call(self, event: BeforeToolCallEvent) -> None:
         if event.cancel_tool:  # another hook already cancelled it
@@ -145,11 +133,9 @@ class LoopGuardHooks(HookProvider):
         sid, use = _sid(event.agent), event.tool_use
         call_id = str(use["toolUseId"])
         with self._lock:
-            decision = self._decided.get((sid, call_id))
-            self._decided[(sid, call_id)] = None
-            _bound(self._decided)
-        if decision is None:  # a call BeforeToolsEvent did not see (or a retried one)
-            decision = self.core.before(sid, use["name"], use.get("input"), call_id)
+            self._seen[(sid, call_id)] = True
+            _bound(self._seen)
+        decision = self.core.take(sid, use["name"], use.get("input"), call_id)
         refused = answers.tool_result(decision)
         if refused is not None:
             event.cancel_tool = refused
