@@ -21,7 +21,7 @@ import random
 import time
 from typing import Any
 
-from loopguard.config.load import load_rules_path
+from loopguard.config.layers import load
 from loopguard.policy.intent import KeywordIndex
 from loopguard.policy.turns import TurnPolicy
 
@@ -52,7 +52,7 @@ def _text(rng: random.Random, length: int) -> str:
 
 
 def _config(count: int, rng: random.Random) -> dict[str, Any]:
-    base = load_rules_path("builtin:portfolio").data  # a fresh dict on every load
+    base = load("builtin:portfolio").data  # a fresh dict on every load
     keywords = [FOLLOWUP] + [_keyword(rng) for _ in range(count - 1)]
     sets: dict[str, list[str]] = {name: [] for name in SETS}
     for i, keyword in enumerate(keywords):

@@ -25,11 +25,11 @@ except ImportError:  # fuzz/mutate.py (the suite's short run) needs no atheris
 if atheris is not None:
     with atheris.instrument_imports(include=["loopguard"]):
         import loopguard
-        from loopguard.config.load import analyze_bytes, load_rules_mapping
+        from loopguard.config.layers import analyze, load
         from loopguard.errors import RulesError
 else:
     import loopguard
-    from loopguard.config.load import analyze_bytes, load_rules_mapping
+    from loopguard.config.layers import analyze, load
     from loopguard.errors import RulesError
 
 import yaml
@@ -53,11 +53,11 @@ def target(kind: str, data: bytes) -> None:
             return
         value.setdefault("version", 1)
         try:
-            load_rules_mapping(value)
+            load(value, "mapping")
         except RulesError as exc:
             _check(exc.findings)
         return
-    result = analyze_bytes(data, NAMES[kind], base_dir="/nonexistent-fuzz-dir")
+    result = analyze(data, "bytes", NAMES[kind], "/nonexistent-fuzz-dir")
     _check(result.findings)
     if not result.errors:
         assert result.data is not None

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from loopguard.cli import main
-from loopguard.config.load import load_rules_path
-from loopguard.config.provenance import dotted, explain_active, flow
+from loopguard.cli.config_cmd import dotted, flow
+from loopguard.cli.detectors_status import explain_active
+from loopguard.config.layers import load
 from loopguard.config.source import effective_config, load_yaml
 from loopguard.detection.detector import ALWAYS, ROLLING, UNLESS_DISABLED
 from loopguard.policy.compile import is_active
@@ -77,7 +78,7 @@ def test_default_text_reads_back_as_the_effective_rules(capsys: pytest.CaptureFi
     code, out, err = run(capsys, "config")
     assert (code, err) == (0, "")
     assert out.splitlines()[0] == "# effective rules of builtin:default"
-    expected, _ = effective_config(load_rules_path("builtin:default").data)
+    expected, _ = effective_config(load("builtin:default").data)
     assert load_yaml(out, "out").data == expected
     default = (Path(__file__).parents[1] / "rules" / "default.yaml").read_text("utf-8").splitlines()
     leaves = [line for line in out.splitlines() if "# from " in line]
@@ -150,7 +151,7 @@ def test_json_has_the_config_and_a_parallel_sources_map(
     assert code == 0
     result = json.loads(out)
     assert (result["rules"], result["agent"]) == ("rules.yaml", "careful")
-    expected, _ = effective_config(load_rules_path(rules / "rules.yaml").data, "careful")
+    expected, _ = effective_config(load(rules / "rules.yaml").data, "careful")
     assert result["config"] == expected
     sources = result["sources"]
     assert sources["loop_detection.critical_threshold"] == "repaired"

@@ -276,10 +276,10 @@ def test_an_openclaw_name_maps_to_the_detector_that_declares_it(site: FakeSite) 
         },
     )
     site.registry()
-    from loopguard.config.load import load_rules_text
+    from loopguard.config.layers import load
 
-    loaded = load_rules_text(
-        "tools:\n  loopDetection:\n    detectors: {strangeName: false}\n", "oc.yaml"
+    loaded = load(
+        "tools:\n  loopDetection:\n    detectors: {strangeName: false}\n", "text", "oc.yaml"
     )
     assert loaded.data["detectors"]["odd_detector"] == {"enabled": False}
 

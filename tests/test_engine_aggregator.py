@@ -264,9 +264,9 @@ def test_a_malformed_message_template_never_breaks_a_call() -> None:
     ):  # loading refuses it (issue #10)
         loopguard.Guard.from_dict(rules)
     # A document that skipped validation still renders it as written, never raising.
-    from loopguard.config.load import load_rules_mapping
+    from loopguard.config.layers import load
 
-    document = load_rules_mapping({**rules, "messages": {"language": "en"}}).data
+    document = load({**rules, "messages": {"language": "en"}}, "mapping").data
     document["messages"]["en"] = {"breaker": "Stopped {message"}
     session = loopguard.Guard(document).session("s")
     session.begin_turn([])

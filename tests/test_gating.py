@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.config.load import load_rules_mapping
+from loopguard.config.layers import load
 from loopguard.detection.detector import ROLLING
 
 UNSET = object()
@@ -34,7 +34,7 @@ def active(g: loopguard.Guard) -> set[str]:
 
 
 def test_the_default_rules_leave_the_rolling_switches_unset() -> None:
-    data = load_rules_mapping({"version": 1}).data
+    data = load({"version": 1}, "mapping").data
     assert "enabled" not in data["loop_detection"]
     for name in ROLLING_IDS:
         assert "enabled" not in (data["detectors"].get(name) or {}), name

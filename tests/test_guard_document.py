@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.config.load import load_rules_path, load_rules_text
+from loopguard.config.layers import load
 from loopguard.config.schema import StrictValidator
 from loopguard.config.source import RulesDocument
 
@@ -37,7 +37,7 @@ def validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_loading_validates_and_the_guard_built_from_it_does_not(validations: list[int]) -> None:
-    document = load_rules_text(RULES, "team.yaml")
+    document = load(RULES, "text", "team.yaml")
     loaded = len(validations)
     assert loaded >= 2  # builtin:default and team.yaml, each checked by the loader
     guard = loopguard.Guard(document)
@@ -54,7 +54,7 @@ def test_loading_validates_and_the_guard_built_from_it_does_not(validations: lis
 def test_the_constructors_validate_once(validations: list[int], tmp_path: Path) -> None:
     path = tmp_path / "team.yaml"
     path.write_text(RULES, encoding="utf-8")
-    load_rules_path(path)
+    load(path)
     once = len(validations)
     validations.clear()
     guard = loopguard.Guard.from_file(path)
@@ -63,7 +63,7 @@ def test_the_constructors_validate_once(validations: list[int], tmp_path: Path) 
 
 
 def test_one_loaded_document_serves_several_guards(validations: list[int]) -> None:
-    document = load_rules_text(RULES, "team.yaml")
+    document = load(RULES, "text", "team.yaml")
     validations.clear()
     stores = [loopguard.MemoryStore(), loopguard.MemoryStore()]
     guards = [loopguard.Guard(document, store=store, source="shared") for store in stores]
@@ -73,6 +73,6 @@ def test_one_loaded_document_serves_several_guards(validations: list[int]) -> No
 
 
 def test_only_the_loader_makes_a_rules_document() -> None:
-    assert isinstance(load_rules_text("version: 1\n"), RulesDocument)
+    assert isinstance(load("version: 1\n", "text"), RulesDocument)
     with pytest.raises(loopguard.RulesError):
-        load_rules_text("version: 1\nturn: {max_tool_rounds: many}\n")
+        load("version: 1\nturn: {max_tool_rounds: many}\n", "text")

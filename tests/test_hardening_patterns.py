@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import loopguard
-from loopguard.config.load import load_rules_text
+from loopguard.config.layers import load
 from loopguard.errors import RulesError
 from loopguard.lint.linter import lint_bytes
 
@@ -18,7 +18,7 @@ REDOS = "^(a|a)*$"
 
 def rules_error(text: str) -> RulesError:
     with pytest.raises(RulesError) as info:
-        load_rules_text(text, "r.yaml")
+        load(text, "text", "r.yaml")
     return info.value
 
 
@@ -41,7 +41,7 @@ def test_a_compile_bomb_is_a_positioned_error(where: str, pattern: str) -> None:
 
 
 def test_a_compile_bomb_given_to_the_engine_directly_is_skipped() -> None:
-    rules = load_rules_text("version: 1\nloop_detection: {enabled: true}\n").data
+    rules = load("version: 1\nloop_detection: {enabled: true}\n", "text").data
     rules["detectors"]["unknown_tool_repeat"]["patterns"] = [BOMB, "no such tool (?P<name>\\w+)"]
     session = loopguard.Guard(rules).session("s")  # no validation: the detector still refuses it
     session.before_call("x", {})
@@ -49,9 +49,10 @@ def test_a_compile_bomb_given_to_the_engine_directly_is_skipped() -> None:
 
 
 def test_ordinary_patterns_still_load() -> None:
-    data = load_rules_text(
+    data = load(
         "version: 1\ndetectors: {unknown_tool_repeat: {patterns: "
-        "['\\d{1,1000}', 'unknown tool: (?P<name>\\S+)', '(?:a{100}){100}']}}\n"
+        "['\\d{1,1000}', 'unknown tool: (?P<name>\\S+)', '(?:a{100}){100}']}}\n",
+        "text",
     ).data
     assert len(data["detectors"]["unknown_tool_repeat"]["patterns"]) == 3
 

@@ -11,12 +11,7 @@ from typing import Any
 import pytest
 
 import loopguard
-from loopguard.config.load import (
-    analyze_bytes,
-    load_rules_mapping,
-    load_rules_path,
-    load_rules_text,
-)
+from loopguard.config.layers import analyze, load
 from loopguard.errors import RulesError
 
 
@@ -48,10 +43,10 @@ def codes(error: RulesError) -> set[str]:
 )
 @pytest.mark.parametrize("name", ["rules.json5", "rules.yaml"])
 def test_truncated_text_is_a_positioned_error(text: str, name: str) -> None:
-    error = rules_error(load_rules_text, text, name)
+    error = rules_error(load, text, "text", name)
     assert error.findings[0].line == 1 and error.findings[0].col >= 1
     rules_error(loopguard.Guard.from_yaml, text, name)
-    result = analyze_bytes(text.encode(), name)
+    result = analyze(text.encode(), "bytes", name)
     assert result.errors and result.data is None
 
 
@@ -65,7 +60,7 @@ def test_truncated_text_is_a_positioned_error(text: str, name: str) -> None:
     ],
 )
 def test_huge_number_literals_are_refused(text: str) -> None:
-    error = rules_error(load_rules_text, text, "r.json5" if text.startswith("{") else "r.yaml")
+    error = rules_error(load, text, "text", "r.json5" if text.startswith("{") else "r.yaml")
     assert "too long" in str(error) and error.findings[0].line in (1, 2)
 
 
@@ -74,16 +69,16 @@ def test_huge_number_literals_are_refused(text: str) -> None:
 )
 def test_out_of_range_integers_are_refused(value: int) -> None:
     error = rules_error(
-        load_rules_mapping, {"version": 1, "loop_detection": {"warning_threshold": value}}
+        load, {"version": 1, "loop_detection": {"warning_threshold": value}}, "mapping"
     )
     assert codes(error) == {"too-large"}
     if value.bit_length() < 100:
         text = f"version: 1\nloop_detection: {{history_size: {value}}}\n"
-        assert codes(rules_error(load_rules_text, text)) == {"too-large"}
+        assert codes(rules_error(load, text, "text")) == {"too-large"}
 
 
 def test_integers_in_range_still_load() -> None:
-    data = load_rules_text("version: 1\nloop_detection: {history_size: 9223372036854775807}\n").data
+    data = load("version: 1\nloop_detection: {history_size: 9223372036854775807}\n", "text").data
     assert data["loop_detection"]["history_size"] == 2**63 - 1
 
 
@@ -91,7 +86,7 @@ def test_integers_in_range_still_load() -> None:
     "text", ["version: 1.0\n", "version: true\n", "{version: 1.0}", "version: 1e0\n"]
 )
 def test_version_must_be_the_integer_one(text: str) -> None:
-    error = rules_error(load_rules_text, text, "v.json5" if text.startswith("{") else "v.yaml")
+    error = rules_error(load, text, "text", "v.json5" if text.startswith("{") else "v.yaml")
     assert codes(error) == {"version"}
 
 
@@ -110,13 +105,13 @@ def test_version_must_be_the_integer_one(text: str) -> None:
     ],
 )
 def test_lone_surrogates_are_refused(text: str, name: str) -> None:
-    error = rules_error(load_rules_text, text, name)
+    error = rules_error(load, text, "text", name)
     assert "surrogate" in str(error) and error.findings[0].line in (1, 2)
     rules_error(loopguard.Guard.from_yaml, text, name)
 
 
 def test_json5_surrogate_pair_escape_is_one_character() -> None:
-    data = load_rules_text("{version: 1, keyword_sets: {a: ['\\ud83d\\ude00']}}", "r.json5").data
+    data = load("{version: 1, keyword_sets: {a: ['\\ud83d\\ude00']}}", "text", "r.json5").data
     assert data["keyword_sets"]["a"] == ["\U0001f600"]
 
 
@@ -162,7 +157,7 @@ def test_a_mapping_with_exponentially_shared_subtrees_is_refused_quickly() -> No
 
 def test_shared_subtrees_are_not_cycles() -> None:
     words = ["alpha", "beta"]
-    data = load_rules_mapping({"version": 1, "keyword_sets": {"a": words, "b": words}}).data
+    data = load({"version": 1, "keyword_sets": {"a": words, "b": words}}, "mapping").data
     assert data["keyword_sets"]["a"] == data["keyword_sets"]["b"] == words
 
 
@@ -174,7 +169,7 @@ def test_unprintable_key_is_named_safely() -> None:
         def __hash__(self) -> int:
             return 1
 
-    error = rules_error(load_rules_mapping, {"version": 1, Hostile(): 1, 10**5000: 2})
+    error = rules_error(load, {"version": 1, Hostile(): 1, 10**5000: 2}, "mapping")
     assert codes(error) == {"key-type"}
 
 
@@ -186,7 +181,7 @@ needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on t
 def test_fifo_as_rules_file_is_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "rules.yaml"
     os.mkfifo(fifo)
-    error = rules_error(load_rules_path, fifo)
+    error = rules_error(load, fifo)
     assert "not a regular file" in str(error)
     rules_error(loopguard.Guard.from_file, fifo)
 
@@ -195,14 +190,14 @@ def test_fifo_as_rules_file_is_refused_without_blocking(tmp_path: Path) -> None:
 def test_fifo_as_extends_target_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "base.yaml")
     (tmp_path / "rules.yaml").write_text("version: 1\nextends: [base.yaml]\n")
-    error = rules_error(load_rules_path, tmp_path / "rules.yaml")
+    error = rules_error(load, tmp_path / "rules.yaml")
     assert "not a regular file" in str(error) and error.findings[0].line == 2
 
 
 def test_device_file_is_refused() -> None:
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero")
-    assert "not a regular file" in str(rules_error(load_rules_path, "/dev/zero"))
+    assert "not a regular file" in str(rules_error(load, "/dev/zero"))
 
 
 # -- extends confinement -------------------------------------------------------------
@@ -229,14 +224,14 @@ def _write(project: Path, extends: str) -> Path:
 
 
 def test_extends_inside_the_tree_loads(tree: Path) -> None:
-    assert load_rules_path(_write(tree, "sub/base.yaml")).data["turn"]["max_tool_rounds"] == 6
+    assert load(_write(tree, "sub/base.yaml")).data["turn"]["max_tool_rounds"] == 6
 
 
 @pytest.mark.parametrize("entry", ["../outside/shared.yaml", "ABS"])
 def test_extends_outside_the_tree_is_refused_unless_allowed(tree: Path, entry: str) -> None:
     entry = str(tree.parent / "outside" / "shared.yaml") if entry == "ABS" else entry
     path = _write(tree, f"'{entry}'")
-    error = rules_error(load_rules_path, path)
+    error = rules_error(load, path)
     assert "outside" in str(error) and (error.findings[0].line, codes(error)) == (2, {"extends"})
     rules_error(loopguard.Guard.from_file, path)
     guard = loopguard.Guard.from_file(path, allow_extends_outside=True)
@@ -249,7 +244,7 @@ def test_extends_through_a_symlink_out_of_the_tree_is_refused(tree: Path) -> Non
         link.symlink_to(tree.parent / "outside" / "shared.yaml")
     except OSError:
         pytest.skip("symbolic links not available")
-    assert "outside" in str(rules_error(load_rules_path, _write(tree, "sub/link.yaml")))
+    assert "outside" in str(rules_error(load, _write(tree, "sub/link.yaml")))
 
 
 def test_extends_in_text_and_mappings_is_confined_to_the_working_directory(
@@ -257,8 +252,7 @@ def test_extends_in_text_and_mappings_is_confined_to_the_working_directory(
 ) -> None:
     monkeypatch.chdir(tree)
     assert (
-        load_rules_text("version: 1\nextends: [sub/base.yaml]\n").data["turn"]["max_tool_rounds"]
-        == 6
+        load("version: 1\nextends: [sub/base.yaml]\n", "text").data["turn"]["max_tool_rounds"] == 6
     )
     rules_error(loopguard.Guard.from_yaml, "version: 1\nextends: [../outside/shared.yaml]\n")
     rules_error(loopguard.Guard.from_dict, {"version": 1, "extends": ["../outside/shared.yaml"]})
@@ -286,7 +280,7 @@ def test_a_file_that_is_not_rules_is_never_echoed(tree: Path, content: str) -> N
         if "\xff" not in content
         else content[:-1].encode() + b"\xff"
     )
-    error = rules_error(load_rules_path, _write(tree, "sub/.env"))
+    error = rules_error(load, _write(tree, "sub/.env"))
     shown = "".join(f.format_text() + f.message + f.hint + f.path for f in error.findings)
     assert "SECRET" not in shown and "sk-proj" not in shown and "OPENAI" not in shown
     assert error.findings[0].line == 2 and "not a rules file" in error.findings[0].message
@@ -295,17 +289,17 @@ def test_a_file_that_is_not_rules_is_never_echoed(tree: Path, content: str) -> N
 def test_the_top_file_is_not_echoed_either(tmp_path: Path) -> None:
     path = tmp_path / "rules.yaml"
     path.write_text(SECRET + "\n")
-    assert "SECRET" not in str(rules_error(load_rules_path, path))
+    assert "SECRET" not in str(rules_error(load, path))
 
 
 @pytest.mark.parametrize("entry", ['"a\\0b.yaml"', '"\\0"'])
 def test_nul_in_an_extends_entry_is_a_clear_error(tree: Path, entry: str) -> None:
-    error = rules_error(load_rules_path, _write(tree, entry))
+    error = rules_error(load, _write(tree, entry))
     assert "NUL" in str(error) and error.findings[0].line == 2
 
 
 def test_builtin_packs_are_always_allowed(tree: Path) -> None:
-    assert load_rules_path(_write(tree, "builtin:portfolio")).data["intents"]
+    assert load(_write(tree, "builtin:portfolio")).data["intents"]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
@@ -315,7 +309,7 @@ def test_unreadable_extends_target_names_the_problem_not_the_content(tree: Path)
     try:
         if os.access(target, os.R_OK):
             pytest.skip("running as a user who reads everything")
-        assert "cannot extend" in str(rules_error(load_rules_path, _write(tree, "sub/base.yaml")))
+        assert "cannot extend" in str(rules_error(load, _write(tree, "sub/base.yaml")))
     finally:
         target.chmod(0o644)
 

@@ -29,7 +29,7 @@ import loopguard.schemas
 LAZY = {
     (
         "loopguard.session.guard",
-        "loopguard.config.load",
+        "loopguard.config.layers",
     ): "the rules loader (YAML, JSON Schema, layers) loads with the first rules: ~40 ms",
     (
         "loopguard.hooks.client",
@@ -41,7 +41,7 @@ LAZY = {
     ): "the server module (with subprocess) loads only to start a server",
     (
         "loopguard.hooks.guardcache",
-        "loopguard.config.load",
+        "loopguard.config.layers",
     ): "a hook process loads rules (YAML, JSON Schema) only when its cache is stale",
     (
         "loopguard.hooks.guardcache",
@@ -70,7 +70,7 @@ ORDER = (
     "detection",
     "config",
     "lint.checks",  # the checks judge merged rules; the loader runs those that block loading
-    "config.load",  # the front door of loading: layers, then the blocking checks
+    "config.layers",  # the front door of loading: layers, then the blocking checks
     "lint",
     "plugin",
     "policy",
@@ -176,7 +176,7 @@ def folder(module: str) -> str:
         return "records"
     if parts[1] in ("rules", "schemas"):
         return "data"
-    if parts[1:3] in (["lint", "checks"], ["config", "load"]):
+    if parts[1:3] in (["lint", "checks"], ["config", "layers"]):
         return ".".join(parts[1:3])
     return parts[1]
 

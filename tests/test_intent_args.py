@@ -187,10 +187,10 @@ def test_the_other_arguments_flag_survives_the_state_codec() -> None:
     ],
 )
 def test_bad_matchers_are_rules_errors_not_tracebacks(args: dict[str, Any], path: str) -> None:
-    from loopguard.config.load import load_rules_mapping
+    from loopguard.config.layers import load
     from loopguard.policy.turns import TurnPolicy
 
-    data = load_rules_mapping({"version": 1}).data
+    data = load({"version": 1}, "mapping").data
     data = {**data, **{k: v for k, v in rules(args).items() if k != "version"}}
     with pytest.raises(RulesError) as caught:
         TurnPolicy.from_config(data)

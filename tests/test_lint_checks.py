@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loopguard.config.load import analyze_path, analyze_text
+from loopguard.config.layers import analyze
 from loopguard.config.schema import Assembly, core_schema
 from loopguard.findings import Finding
 from loopguard.lint.linter import exit_code, format_text, report
 
 
 def lint(text: str, agent: str | None = None) -> list[Finding]:
-    return report(analyze_text(text, "r.yaml"), agent).findings
+    return report(analyze(text, "text", "r.yaml"), agent).findings
 
 
 def codes(text: str, agent: str | None = None) -> list[tuple[int, int, str, str]]:
@@ -48,7 +48,7 @@ def test_repair_after_merging_a_layer_is_a_warning_in_the_linted_file(tmp_path: 
         "version: 1\nextends: [strict.yaml]\nloop_detection:\n  warning_threshold: 15\n",
         encoding="utf-8",
     )
-    found = report(analyze_path(tmp_path / "mine.yaml")).findings
+    found = report(analyze(tmp_path / "mine.yaml")).findings
     assert [(f.line, f.col, f.code) for f in found] == [
         (4, 22, "threshold-repaired"),
         (4, 22, "threshold-repaired"),
@@ -140,8 +140,9 @@ def test_duplicate_keywords_follow_every_normalisation_step() -> None:
 
 def test_patterns_are_checked_even_without_a_registry() -> None:
     open_assembly = Assembly(core_schema(), (), (), closed=False)  # no registry: options unchecked
-    result = analyze_text(
+    result = analyze(
         "version: 1\ndetectors:\n  unknown_tool_repeat:\n    patterns: ['(']\n",
+        "text",
         "p.yaml",
         assembly=open_assembly,
     )
@@ -151,8 +152,8 @@ def test_patterns_are_checked_even_without_a_registry() -> None:
 
 
 def test_exit_codes_and_text_format() -> None:
-    clean = report(analyze_text("version: 1\n", "c.yaml"))
-    warned = report(analyze_text("version: 1\nkeyword_sets: {x: [a]}\n", "w.yaml"))
+    clean = report(analyze("version: 1\n", "text", "c.yaml"))
+    warned = report(analyze("version: 1\nkeyword_sets: {x: [a]}\n", "text", "w.yaml"))
     assert exit_code([clean]) == 0 and exit_code([clean, warned]) == 0
     assert exit_code([warned], strict=True) == 1
     assert format_text(warned.findings) == (

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from loopguard.cli import main
-from loopguard.config.load import builtin_names
+from loopguard.config.layers import builtin_names
 
 CLEAN = "version: 1\n"
 BROKEN = "version: 1\nturn:\n  max_tool_rouds: 3\n"
@@ -204,23 +204,26 @@ def test_the_console_script_runs_when_installed(tmp_path: Path) -> None:
 def test_skipped_detectors_are_named_on_stderr(
     files: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A detector registration refused (its options schema is invalid) is a registry fault,
+    which the assembly reports: lint and schema name it on stderr."""
     import loopguard.cli.lint_cmd as lint_cmd
     import loopguard.cli.schema_cmd as schema_cmd
-    from loopguard.config.schema import assemble
-    from loopguard.detection.plugins import load_registry
+    from loopguard.config import schema
+    from loopguard.detection.plugins import PluginFault, load_registry, schema_problem
 
-    class Broken:
-        id = "broken"
-        options_schema = {"type": "bogus"}
-        source = "thirdparty[broken]"
-
-    assembly = assemble([*load_registry().detectors, Broken()])
+    real = load_registry()
+    problem = schema_problem("broken", {"type": "bogus"}) or ""
+    fault = PluginFault("thirdparty[broken]", "schema", problem)
+    registry = type("Registry", (), {"detectors": real.detectors, "faults": (*real.faults, fault)})
+    monkeypatch.setattr(schema, "load_registry", lambda: registry)
+    assembly = schema.assemble()
     monkeypatch.setattr(lint_cmd, "default_assembly", lambda: assembly)
     monkeypatch.setattr(schema_cmd, "default_assembly", lambda: assembly)
     code, out, err = run(capsys, "lint", "clean.yaml")
     assert (code, out) == (0, "")
     assert (
-        "loopguard: warning: detector 'broken' (thirdparty[broken]): invalid options schema" in err
+        "loopguard: warning: thirdparty[broken]: schema failed: detector 'broken': "
+        "invalid options schema" in err
     )
     code, out, err = run(capsys, "schema")
     assert code == 0 and "broken" not in json.loads(out)["properties"]["detectors"]["properties"]

@@ -10,7 +10,7 @@ from plugin_fakes import fake_site
 
 import loopguard.lint.checks
 from loopguard.cli import main
-from loopguard.config.load import BLOCKING, load_rules_mapping
+from loopguard.config.layers import BLOCKING, load
 from loopguard.errors import RulesError
 from loopguard.lint.checks import BUILTIN_CHECKS, LintCheck
 from loopguard.lint.linter import SelectionError, checks, lint_bytes, select
@@ -61,7 +61,7 @@ def test_loading_lists_a_scopes_errors_together_and_the_templates_last() -> None
         },
     }
     with pytest.raises(RulesError) as caught:
-        load_rules_mapping(rules)
+        load(rules, "mapping")
     assert [(f.code, f.path) for f in caught.value.findings] == [
         ("undefined-set", "intents.g.when.text_contains"),
         ("unknown-detector", "aggregator.order[0]"),

@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.config.layers import MAX_BYTES
-from loopguard.config.load import (
-    RulesDocument,
-    builtin_names,
-    load_rules_mapping,
-    load_rules_path,
-    load_rules_text,
-)
+from loopguard.config.layers import MAX_BYTES, builtin_names, load
+from loopguard.config.source import RulesDocument
 from loopguard.errors import RulesError
 
 
@@ -32,7 +26,7 @@ def only(call: object, *args: object) -> tuple[str, int, int, str, str]:
 
 # -- the API -------------------------------------------------------------------
 def test_default_is_the_implicit_base_and_the_document_is_frozen() -> None:
-    document = load_rules_text("version: 1\nturn: {max_tool_rounds: 7}\n", "mine.yaml")
+    document = load("version: 1\nturn: {max_tool_rounds: 7}\n", "text", "mine.yaml")
     assert isinstance(document, RulesDocument)
     assert document.source == "mine.yaml"
     assert document.data["turn"]["max_tool_rounds"] == 7
@@ -44,18 +38,19 @@ def test_default_is_the_implicit_base_and_the_document_is_frozen() -> None:
 
 
 def test_enabled_stays_absent_unless_written() -> None:
-    assert "enabled" not in load_rules_mapping({"version": 1}).data["loop_detection"]
-    data = load_rules_mapping({"version": 1, "loop_detection": {"enabled": False}}).data
+    assert "enabled" not in load({"version": 1}, "mapping").data["loop_detection"]
+    data = load({"version": 1, "loop_detection": {"enabled": False}}, "mapping").data
     assert data["loop_detection"]["enabled"] is False
 
 
 def test_mappings_merge_key_by_key_lists_replace() -> None:
-    data = load_rules_text(
+    data = load(
         "version: 1\ndetectors:\n  doom_loop_exact: {exempt: [a]}\n"
-        "keyword_sets: {extra: [x]}\nintents: []\n"
+        "keyword_sets: {extra: [x]}\nintents: []\n",
+        "text",
     ).data
     exact = data["detectors"]["doom_loop_exact"]
-    base = load_rules_mapping({"version": 1}).data["detectors"]["doom_loop_exact"]
+    base = load({"version": 1}, "mapping").data["detectors"]["doom_loop_exact"]
     assert exact == dict(base, exempt=["a"]) and len(base) > 1
     assert "plan_marker" in data["keyword_sets"] and data["keyword_sets"]["extra"] == ["x"]
     assert data["intents"] == []
@@ -63,21 +58,21 @@ def test_mappings_merge_key_by_key_lists_replace() -> None:
 
 def test_mapping_input_is_not_mutated() -> None:
     mapping = {"version": 1, "turn": {"max_tool_rounds": 3}}
-    data = load_rules_mapping(mapping).data
+    data = load(mapping, "mapping").data
     data["turn"]["max_tool_rounds"] = 99
     assert mapping == {"version": 1, "turn": {"max_tool_rounds": 3}}
 
 
 def test_agents_are_kept_as_written() -> None:
-    data = load_rules_mapping(
-        {"version": 1, "agents": {"a": {"loop_detection": {"warning_threshold": 50}}}}
+    data = load(
+        {"version": 1, "agents": {"a": {"loop_detection": {"warning_threshold": 50}}}}, "mapping"
     ).data
     assert data["agents"] == {"a": {"loop_detection": {"warning_threshold": 50}}}
 
 
 def test_bundled_packs_are_listed_and_load() -> None:
     assert {"builtin:default", "builtin:portfolio", "builtin:portfolio-en"} <= set(builtin_names())
-    data = load_rules_text("version: 1\nextends: [builtin:portfolio-en]\n").data
+    data = load("version: 1\nextends: [builtin:portfolio-en]\n", "text").data
     ids = [intent["id"] for intent in data["intents"]]
     assert ids[:2] == ["portfolio_view", "portfolio_view_en"]
     assert (
@@ -86,7 +81,7 @@ def test_bundled_packs_are_listed_and_load() -> None:
 
 
 def test_the_portfolio_pack_extends_the_default_and_portfolio_en_extends_it() -> None:
-    portfolio = load_rules_path("builtin:portfolio")
+    portfolio = load("builtin:portfolio")
     assert [layer.name for layer in portfolio.layers] == [
         "options schema",  # the detectors' option defaults
         "builtin:default",
@@ -98,7 +93,7 @@ def test_the_portfolio_pack_extends_the_default_and_portfolio_en_extends_it() ->
         "portfolio_followup",
         "portfolio_affirmative",
     ]
-    english = load_rules_path("builtin:portfolio-en")
+    english = load("builtin:portfolio-en")
     assert [layer.name for layer in english.layers] == [
         "options schema",
         "builtin:default",
@@ -111,7 +106,7 @@ def test_the_portfolio_pack_extends_the_default_and_portfolio_en_extends_it() ->
 
 
 def test_an_unknown_bundled_pack_is_a_rules_error_naming_the_packs() -> None:
-    finding = error_of(load_rules_path, "builtin:portfolio-fr").findings[0]
+    finding = error_of(load, "builtin:portfolio-fr").findings[0]
     assert "unknown bundled pack" in finding.message and "builtin:portfolio" in finding.hint
 
 
@@ -128,7 +123,7 @@ def test_extends_applies_layers_in_order_relative_to_the_including_file(tmp_path
         "version: 1\nextends: [packs/two.yaml, packs/one.yaml]\naggregator: {warn_every: 3}\n",
         encoding="utf-8",
     )
-    data = load_rules_path(main).data
+    data = load(main).data
     # one, then two (one again is skipped: each layer applies once), then the file
     assert data["turn"]["max_tool_rounds"] == 6
     assert data["turn"]["context_messages"] == 2
@@ -138,7 +133,7 @@ def test_extends_applies_layers_in_order_relative_to_the_including_file(tmp_path
 def test_extends_cycle_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("version: 1\nextends: [b.yaml]\n", encoding="utf-8")
     (tmp_path / "b.yaml").write_text("version: 1\nextends: [a.yaml]\n", encoding="utf-8")
-    file, line, col, code, message = only(load_rules_path, tmp_path / "a.yaml")
+    file, line, col, code, message = only(load, tmp_path / "a.yaml")
     assert (line, col, code) == (2, 11, "extends-cycle")
     assert file.endswith("b.yaml") and "a.yaml -> " in message
 
@@ -146,26 +141,26 @@ def test_extends_cycle_is_an_error(tmp_path: Path) -> None:
 def test_errors_in_an_extended_file_name_that_file(tmp_path: Path) -> None:
     (tmp_path / "base.yaml").write_text("version: 1\nturn: {max_tool_round: 5}\n", encoding="utf-8")
     (tmp_path / "top.yaml").write_text("version: 1\nextends: [base.yaml]\n", encoding="utf-8")
-    file, line, col, code, _ = only(load_rules_path, tmp_path / "top.yaml")
+    file, line, col, code, _ = only(load, tmp_path / "top.yaml")
     assert file.endswith("base.yaml") and (line, col, code) == (2, 8, "unknown-key")
 
 
 def test_extends_unknown_pack_and_missing_file() -> None:
-    assert only(load_rules_text, "version: 1\nextends: [builtin:nope]\n")[3] == "extends"
-    assert "file not found" in only(load_rules_text, "version: 1\nextends: [nope.yaml]\n")[4]
+    assert only(load, "version: 1\nextends: [builtin:nope]\n", "text")[3] == "extends"
+    assert "file not found" in only(load, "version: 1\nextends: [nope.yaml]\n", "text")[4]
 
 
 def test_undefined_keyword_set_fails_loading() -> None:
     text = (
         "version: 1\nintents:\n  - id: a\n    when: {text_contains: nope}\n    require: {tool: t}\n"
     )
-    file, line, col, code, _ = only(load_rules_text, text, "r.yaml")
+    file, line, col, code, _ = only(load, text, "text", "r.yaml")
     assert (file, line, col, code) == ("r.yaml", 4, 27, "undefined-set")
 
 
 def test_unknown_detector_in_order_fails_loading() -> None:
     assert (
-        only(load_rules_text, "version: 1\naggregator: {order: [ping_pongg]}\n")[3]
+        only(load, "version: 1\naggregator: {order: [ping_pongg]}\n", "text")[3]
         == "unknown-detector"
     )
 
@@ -173,31 +168,31 @@ def test_unknown_detector_in_order_fails_loading() -> None:
 # -- bad input: each a clear error with a position, never a traceback -------------------
 def test_empty_file(tmp_path: Path) -> None:
     (tmp_path / "e.yaml").write_bytes(b"")
-    assert only(load_rules_path, tmp_path / "e.yaml")[1:4] == (1, 1, "empty")
+    assert only(load, tmp_path / "e.yaml")[1:4] == (1, 1, "empty")
 
 
 def test_not_utf8(tmp_path: Path) -> None:
     (tmp_path / "l1.yaml").write_bytes("version: 1\nreason: caf\xe9\n".encode("latin-1"))
-    _, line, col, code, message = only(load_rules_path, tmp_path / "l1.yaml")
+    _, line, col, code, message = only(load, tmp_path / "l1.yaml")
     assert (line, col, code) == (2, 12, "encoding") and "0xe9" in message
 
 
 def test_utf16_is_named() -> None:
-    from loopguard.config.load import analyze_bytes
+    from loopguard.config.layers import analyze
 
-    result = analyze_bytes("version: 1\n".encode("utf-16"), "u16.yaml")
+    result = analyze("version: 1\n".encode("utf-16"), "bytes", "u16.yaml")
     assert [f.code for f in result.findings] == ["encoding"]
     assert "UTF-16" in result.findings[0].message
 
 
 def test_binary_data(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-    _, line, col, code, _ = only(load_rules_path, tmp_path / "b.yaml")
+    _, line, col, code, _ = only(load, tmp_path / "b.yaml")
     assert (line, col, code) == (3, 1, "binary")
 
 
 def test_yaml_syntax_error() -> None:
-    _, line, col, code, message = only(load_rules_text, "version: 1\nturn: [1, 2\n")
+    _, line, col, code, message = only(load, "version: 1\nturn: [1, 2\n", "text")
     assert code == "yaml-syntax" and line >= 2 and col >= 1 and "YAML syntax error" in message
 
 
@@ -205,13 +200,13 @@ def test_yaml_syntax_error() -> None:
     "text, shown", [("- 1\n- 2\n", "a list"), ("42\n", "a number"), ("just text\n", "a string")]
 )
 def test_document_is_a_list_or_scalar(text: str, shown: str) -> None:
-    _, line, col, code, message = only(load_rules_text, text)
+    _, line, col, code, message = only(load, text, "text")
     assert (line, col, code) == (1, 1, "not-a-mapping") and message.endswith(shown)
     assert text.strip() not in message  # the type only: the file may hold a secret
 
 
 def test_missing_version() -> None:
-    assert only(load_rules_text, "turn: {max_tool_rounds: 3}\n")[1:] == (
+    assert only(load, "turn: {max_tool_rounds: 3}\n", "text")[1:] == (
         1,
         1,
         "version",
@@ -220,29 +215,27 @@ def test_missing_version() -> None:
 
 
 def test_future_version_is_checked_before_anything_else() -> None:
-    _, line, col, code, message = only(load_rules_text, "version: 2\nnew_block: {x: 1}\n")
+    _, line, col, code, message = only(load, "version: 2\nnew_block: {x: 1}\n", "text")
     assert (line, col, code) == (1, 10, "version") and "newer" in message
 
 
 def test_unknown_key_at_any_depth_with_did_you_mean() -> None:
     text = "version: 1\nturn:\n  recall:\n    drop_tags: x\n"
-    _, line, col, code, message = only(load_rules_text, text)
+    _, line, col, code, message = only(load, text, "text")
     assert (line, col, code) == (4, 5, "unknown-key")
     assert message == "unknown key 'drop_tags' (did you mean 'drop_tag'?)"
-    unrelated = only(load_rules_text, "version: 1\nzzz: 1\n")[4]
+    unrelated = only(load, "version: 1\nzzz: 1\n", "text")[4]
     assert unrelated == "unknown key 'zzz'"
 
 
 def test_unknown_key_inside_agent_block() -> None:
     text = "version: 1\nagents:\n  a:\n    loop_detection: {warning_threshhold: 3}\n"
-    error = error_of(load_rules_text, text)
+    error = error_of(load, text, "text")
     assert error.findings[0].path == "agents.a.loop_detection.warning_threshhold"
 
 
 def test_wrong_type() -> None:
-    _, line, col, code, message = only(
-        load_rules_text, "version: 1\nturn: {max_tool_rounds: [1]}\n"
-    )
+    _, line, col, code, message = only(load, "version: 1\nturn: {max_tool_rounds: [1]}\n", "text")
     assert (line, col, code) == (2, 25, "type") and "expected a whole number, got a list" in message
 
 
@@ -252,7 +245,7 @@ def test_wrong_type() -> None:
 )
 def test_negative_zero_fractional_or_boolean_threshold(value: str, code: str) -> None:
     text = f"version: 1\nloop_detection:\n  warning_threshold: {value}\n"
-    _, line, col, got, _ = only(load_rules_text, text)
+    _, line, col, got, _ = only(load, text, "text")
     assert (line, col, got) == (3, 22, code)
 
 
@@ -261,49 +254,50 @@ def test_alias_bomb_file(tmp_path: Path) -> None:
     for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     (tmp_path / "bomb.yaml").write_text("\n".join(lines), encoding="utf-8")
-    assert only(load_rules_path, tmp_path / "bomb.yaml")[3] == "alias-bomb"
+    assert only(load, tmp_path / "bomb.yaml")[3] == "alias-bomb"
 
 
 def test_nesting_thousands_of_levels_deep(tmp_path: Path) -> None:
     (tmp_path / "deep.yaml").write_text(
         "version: 1\nx: " + "[" * 5000 + "]" * 5000, encoding="utf-8"
     )
-    assert only(load_rules_path, tmp_path / "deep.yaml")[3] == "too-deep"
+    assert only(load, tmp_path / "deep.yaml")[3] == "too-deep"
 
 
 def test_ten_megabyte_file_is_refused(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
     big.write_bytes(b"version: 1\n" + b"# padding\n" * (1024 * 1024))
     assert big.stat().st_size > 10 * 1024 * 1024 > MAX_BYTES
-    _, line, col, code, message = only(load_rules_path, big)
+    _, line, col, code, message = only(load, big)
     assert (line, col, code) == (1, 1, "too-large") and "1 MiB" in message
 
 
 def test_file_that_does_not_exist(tmp_path: Path) -> None:
-    file, line, col, code, message = only(load_rules_path, tmp_path / "missing.yaml")
+    file, line, col, code, message = only(load, tmp_path / "missing.yaml")
     assert file.endswith("missing.yaml") and (line, col, code) == (1, 1, "unreadable")
     assert message == "file not found"
 
 
 def test_a_directory_is_not_a_rules_file(tmp_path: Path) -> None:
-    assert only(load_rules_path, tmp_path)[3] == "unreadable"
+    assert only(load, tmp_path)[3] == "unreadable"
 
 
 def test_mapping_errors_have_paths_but_no_position() -> None:
-    file, line, col, code, _ = only(load_rules_mapping, {"version": 1, "turn": {"bogus": 1}})
+    file, line, col, code, _ = only(load, {"version": 1, "turn": {"bogus": 1}}, "mapping")
     assert (file, line, col, code) == ("<mapping>", 0, 0, "unknown-key")
-    assert only(load_rules_mapping, ["not", "a", "mapping"])[3] == "not-a-mapping"
+    assert only(load, ["not", "a", "mapping"], "mapping")[3] == "not-a-mapping"
 
 
 def test_mapping_tuples_become_lists_and_odd_values_are_errors() -> None:
-    data = load_rules_mapping({"version": 1, "keyword_sets": {"a": ("x", "y")}}).data
+    data = load({"version": 1, "keyword_sets": {"a": ("x", "y")}}, "mapping").data
     assert data["keyword_sets"]["a"] == ["x", "y"]
-    assert only(load_rules_mapping, {"version": 1, "turn": {1: 2}})[3] == "key-type"
+    assert only(load, {"version": 1, "turn": {1: 2}}, "mapping")[3] == "key-type"
     message = only(
-        load_rules_mapping,
+        load,
         {
             "version": 1,
             "intents": [{"id": "a", "when": {"text_contains": object()}, "require": {"tool": "t"}}],
         },
+        "mapping",
     )[4]
     assert message == "expected a keyword set name or a list of names, got a Python object"

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loopguard.config.load import load_rules_mapping
+from loopguard.config.layers import load
 from loopguard.config.source import Repair, deep_merge, effective_config
 
 BASE: dict[str, Any] = {
@@ -91,8 +91,8 @@ def test_input_is_never_mutated_and_result_shares_no_containers() -> None:
 
 
 def test_works_on_the_default_rules() -> None:
-    data = load_rules_mapping(
-        {"version": 1, "agents": {"x": {"loop_detection": {"critical_threshold": 5}}}}
+    data = load(
+        {"version": 1, "agents": {"x": {"loop_detection": {"critical_threshold": 5}}}}, "mapping"
     ).data
     config, repairs = effective_config(data, "x")
     assert loop(config) == (10, 11, 30)

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from loopguard.config.json5 import load_json5, snake_case
-from loopguard.config.layers import parse_text
-from loopguard.config.load import load_rules_mapping, load_rules_path, load_rules_text
+from loopguard.config.layers import load, parse_text
 from loopguard.config.source import effective_config
 from loopguard.errors import RulesError
 
@@ -81,13 +80,13 @@ NATIVE_EQUIVALENT = {
 def test_seed_blocks_mean_the_native_keys(tmp_path: Path, name: str) -> None:
     path = tmp_path / name  # .json5 by extension, the others detected by content
     path.write_text(SEED_BLOCKS, encoding="utf-8")
-    document = load_rules_path(path)
-    assert document.data == load_rules_mapping(NATIVE_EQUIVALENT).data
+    document = load(path)
+    assert document.data == load(NATIVE_EQUIVALENT, "mapping").data
     assert document.findings == []
 
 
 def test_the_agent_block_overrides_the_global_one() -> None:
-    data = load_rules_text(SEED_BLOCKS, "seed.json5").data
+    data = load(SEED_BLOCKS, "text", "seed.json5").data
     config, repairs = effective_config(data, "safe-runner")
     loop = config["loop_detection"]
     assert (loop["enabled"], loop["warning_threshold"], loop["critical_threshold"]) == (True, 8, 16)
@@ -108,13 +107,13 @@ def test_post_compaction_block_of_the_seed_alone() -> None:
     },
   },
 }"""
-    loop = load_rules_text(text, "guard.json5").data["loop_detection"]
+    loop = load(text, "text", "guard.json5").data["loop_detection"]
     assert loop["enabled"] is True and loop["post_compaction_guard"] == {"window_size": 3}
 
 
 def test_the_same_block_in_yaml_is_accepted() -> None:
     text = "tools:\n  loopDetection:\n    warningThreshold: 4\n    criticalThreshold: 7\n"
-    loop = load_rules_text(text, "oc.yaml").data["loop_detection"]
+    loop = load(text, "text", "oc.yaml").data["loop_detection"]
     assert (loop["warning_threshold"], loop["critical_threshold"]) == (4, 7)
     assert "enabled" not in loop  # the tri-state stays unset
 
@@ -122,7 +121,7 @@ def test_the_same_block_in_yaml_is_accepted() -> None:
 def test_unknown_camel_case_key_is_an_error_with_position_and_suggestion() -> None:
     text = "{\n  tools: {\n    loopDetection: {\n      histroySize: 30,\n    },\n  },\n}\n"
     with pytest.raises(RulesError) as info:
-        load_rules_text(text, "typo.json5")
+        load(text, "text", "typo.json5")
     [finding] = info.value.findings
     assert (finding.file, finding.line, finding.col) == ("typo.json5", 4, 7)
     assert "did you mean 'historySize'" in finding.message
@@ -132,7 +131,7 @@ def test_unknown_camel_case_key_is_an_error_with_position_and_suggestion() -> No
 def test_wrong_type_is_reported_where_the_user_wrote_it() -> None:
     text = "{tools: {loopDetection: {\n  warningThreshold: 'ten'}}}"
     with pytest.raises(RulesError) as info:
-        load_rules_text(text, "t.json5")
+        load(text, "text", "t.json5")
     [finding] = info.value.findings
     assert (finding.line, finding.col) == (2, 21)
     assert finding.path == "tools.loopDetection.warningThreshold"
@@ -144,7 +143,7 @@ def test_other_openclaw_settings_are_ignored_with_a_warning() -> None:
         "{tools: {exec: {host: 'x'}, loopDetection: {enabled: true}},\n"
         " agents: {defaults: {}, list: [{id: 'a', model: 'm', tools: {}}]}}"
     )
-    document = load_rules_text(text, "full.json5")
+    document = load(text, "text", "full.json5")
     assert document.data["loop_detection"]["enabled"] is True
     assert document.data["agents"] == {"a": {}}
     ignored = sorted(f.path for f in document.findings)
@@ -155,13 +154,13 @@ def test_other_openclaw_settings_are_ignored_with_a_warning() -> None:
 def test_agent_without_id_and_duplicate_agents_are_errors() -> None:
     for text in ("{agents: {list: [{tools: {}}]}}", "{agents: {list: [{id: 'a'}, {id: 'a'}]}}"):
         with pytest.raises(RulesError):
-            load_rules_text(text, "agents.json5")
+            load(text, "text", "agents.json5")
 
 
 def test_json5_syntax_errors_have_positions() -> None:
     text = "{\n  tools: {\n    loopDetection: {\n      enabled: true\n      historySize: 3,\n"
     with pytest.raises(RulesError) as info:
-        load_rules_text(text, "broken.json5")
+        load(text, "text", "broken.json5")
     [finding] = info.value.findings
     assert (finding.line, finding.col) == (5, 7)
     assert finding.code == "json5-syntax"
@@ -192,7 +191,7 @@ def test_json5_duplicate_keys_and_deep_nesting_are_errors() -> None:
 
 
 def test_native_rules_may_be_written_in_json5() -> None:
-    document = load_rules_text("{version: 1, turn: {max_tool_rounds: 9,},}", "r.json5")
+    document = load("{version: 1, turn: {max_tool_rounds: 9,},}", "text", "r.json5")
     assert document.data["turn"]["max_tool_rounds"] == 9
 
 

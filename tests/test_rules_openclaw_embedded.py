@@ -12,7 +12,7 @@ import pytest
 
 import loopguard
 from loopguard.cli import main
-from loopguard.config.load import load_rules_text
+from loopguard.config.layers import load
 from loopguard.lint.linter import lint_bytes
 
 MIXED = """\
@@ -46,7 +46,7 @@ MIXED_JSON5 = """\
 
 
 def test_the_block_is_translated_and_merged_with_the_native_keys() -> None:
-    data = load_rules_text(MIXED, "mixed.yaml").data
+    data = load(MIXED, "text", "mixed.yaml").data
     assert "tools" not in data
     loop = data["loop_detection"]
     assert (loop["warning_threshold"], loop["critical_threshold"]) == (8, 20)  # native wins
@@ -93,7 +93,7 @@ def test_a_guard_loads_the_mixed_file(tmp_path: Path) -> None:
 
 
 def test_a_json5_native_file_with_the_block() -> None:
-    data = load_rules_text(MIXED_JSON5, "mixed.json5").data
+    data = load(MIXED_JSON5, "text", "mixed.json5").data
     loop = data["loop_detection"]
     assert (loop["warning_threshold"], loop["critical_threshold"]) == (8, 20)
     assert data["agents"] == {"safe-runner": {"loop_detection": {"enabled": True}}}

@@ -17,7 +17,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopguard.config.load import load_rules_text
+from loopguard.config.layers import load
 from loopguard.errors import RulesError
 from loopguard.lint.linter import lint_bytes
 
@@ -167,7 +167,7 @@ def test_generated_documents_load_or_fail_with_positions(
 ) -> None:
     text = _render(doc, as_json)
     try:
-        load_rules_text(text, "rules.json5" if as_json else "rules.yaml")
+        load(text, "text", "rules.json5" if as_json else "rules.yaml")
     except RulesError as exc:
         _positioned(exc.findings)
 
@@ -177,7 +177,7 @@ def test_generated_documents_load_or_fail_with_positions(
 def test_mutated_text_loads_or_fails_with_positions(case: tuple[str, str]) -> None:
     text, name = case
     try:
-        load_rules_text(text, name)
+        load(text, "text", name)
     except RulesError as exc:
         _positioned(exc.findings)
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from importlib import resources
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
-from loopguard.config.load import analyze_text
-from loopguard.config.schema import assemble, assemble_schema, core_schema, schema_findings
+from loopguard.config.layers import analyze
+from loopguard.config.schema import assemble, core_schema, schema_findings
 from loopguard.config.source import SourceDoc
+from loopguard.detection.plugins import PluginFault, schema_problem
 
 
 @dataclass
@@ -38,7 +40,7 @@ def test_core_schema_is_valid_draft_2020_12_package_data() -> None:
 
 
 def test_detector_options_are_placed_under_their_id_with_enabled() -> None:
-    schema = assemble_schema([GOOD])
+    schema = assemble([GOOD]).schema
     Draft202012Validator.check_schema(schema)
     block = schema["properties"]["detectors"]
     assert block["additionalProperties"] is False
@@ -52,7 +54,7 @@ def test_detector_options_are_placed_under_their_id_with_enabled() -> None:
 
 
 def test_plugin_options_are_validated_like_builtins() -> None:
-    schema = assemble_schema([GOOD])
+    schema = assemble([GOOD]).schema
     doc = SourceDoc(
         "r.yaml",
         {"version": 1, "detectors": {"slow_tool": {"max_seconds": 0, "max_secs": 3}, "other": {}}},
@@ -69,21 +71,34 @@ def test_plugin_options_are_validated_like_builtins() -> None:
 @pytest.mark.parametrize(
     "bad", [{"type": "no-such-type"}, {"properties": 5}, "not a mapping", {"minimum": "x"}]
 )
-def test_invalid_options_schema_is_skipped_and_reported(bad: Any) -> None:
-    assembly = assemble([FakeDetector("broken", bad, source="pkg[broken]"), GOOD])
+def test_invalid_options_schema_is_refused_and_the_fault_reported(
+    monkeypatch: pytest.MonkeyPatch, bad: Any
+) -> None:
+    """Registration refuses the schema (a fault, as tests/test_plugins.py shows for a whole
+    plugin); assembly takes the registry's detectors as they are, its faults as problems."""
+    import loopguard.config.schema as schema_module
+
+    problem = schema_problem("broken", bad)
+    assert problem and "broken" in problem
+    fault = PluginFault("pkg[broken]", "schema", problem)
+    registry = SimpleNamespace(detectors=(GOOD,), faults=(fault,))
+    monkeypatch.setattr(schema_module, "load_registry", lambda: registry)
+    assembly = assemble()
     assert assembly.detector_ids == ("slow_tool",)
-    [problem] = assembly.problems
-    assert "broken" in problem and "pkg[broken]" in problem
+    [shown] = assembly.problems
+    assert "broken" in shown and "pkg[broken]" in shown
     assert "broken" not in assembly.schema["properties"]["detectors"]["properties"]
 
 
-def test_detector_without_schema_gets_just_enabled_and_duplicates_are_skipped() -> None:
-    assembly = assemble([FakeDetector("plain", None), FakeDetector("plain")])
+def test_detector_without_options_gets_just_enabled() -> None:
+    """(A second detector with the same id is refused at registration: tests/test_plugins.py,
+    `duplicate-id`.)"""
+    assembly = assemble([FakeDetector("plain")])
     options = assembly.schema["properties"]["detectors"]["properties"]["plain"]
     assert options["properties"] == {
         "enabled": {"description": "Turn this detector on or off.", "type": "boolean"}
     }
-    assert len(assembly.problems) == 1 and "twice" in assembly.problems[0]
+    assert assembly.problems == ()
 
 
 def test_assembly_does_not_mutate_the_detector_schema() -> None:
@@ -93,7 +108,7 @@ def test_assembly_does_not_mutate_the_detector_schema() -> None:
 
 
 def test_default_assembly_holds_the_installed_detectors() -> None:
-    schema = assemble_schema()
+    schema = assemble().schema
     ids = set(schema["properties"]["detectors"]["properties"])
     assert {"generic_repeat", "doom_loop_exact", "doom_loop_fuzzy"} <= ids
 
@@ -101,20 +116,27 @@ def test_default_assembly_holds_the_installed_detectors() -> None:
 def test_without_a_registry_the_core_schema_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     import loopguard.config.schema as schema_module
 
-    monkeypatch.setattr(schema_module, "_registered", lambda: (None, ["no registry"]))
+    def broken() -> None:
+        raise RuntimeError("no registry")
+
+    monkeypatch.setattr(schema_module, "load_registry", broken)
     assembly = assemble()
-    assert not assembly.closed and assembly.problems == ("no registry",)
+    assert not assembly.closed
+    assert assembly.problems == ("detector registry failed to load: RuntimeError: no registry",)
     assert assembly.schema == core_schema()
-    result = analyze_text(
-        "version: 1\ndetectors:\n  anything: {enabled: 3}\n", "o.yaml", assembly=assembly
+    result = analyze(
+        "version: 1\ndetectors:\n  anything: {enabled: 3}\n", "text", "o.yaml", assembly=assembly
     )
     assert [(f.line, f.col, f.code) for f in result.errors] == [(3, 23, "type")]
 
 
 def test_a_fake_registry_is_used_when_loading(monkeypatch: pytest.MonkeyPatch) -> None:
     assembly = assemble([GOOD])
-    result = analyze_text(
-        "version: 1\ndetectors:\n  slow_tool: {max_seconds: 'x'}\n", "p.yaml", assembly=assembly
+    result = analyze(
+        "version: 1\ndetectors:\n  slow_tool: {max_seconds: 'x'}\n",
+        "text",
+        "p.yaml",
+        assembly=assembly,
     )
     mine = [(f.line, f.col, f.code) for f in result.errors if f.file == "p.yaml"]
     assert mine == [(3, 28, "type")]
@@ -123,5 +145,5 @@ def test_a_fake_registry_is_used_when_loading(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_every_detector_option_of_default_rules_validates() -> None:
-    result = analyze_text("version: 1\n", "ok.yaml")
+    result = analyze("version: 1\n", "text", "ok.yaml")
     assert result.errors == []

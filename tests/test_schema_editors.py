@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 
 from loopguard.cli import main
 from loopguard.config.json5 import is_openclaw
-from loopguard.config.schema import assemble_schema
+from loopguard.config.schema import assemble
 
 CASES = Path(__file__).parent / "lint_cases" / "valid"
 
@@ -46,7 +46,7 @@ def _packs() -> list[Path]:
 @pytest.fixture(scope="module")
 def schema_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("schema") / "loopguard.schema.json"
-    path.write_text(json.dumps(assemble_schema()), encoding="utf-8")
+    path.write_text(json.dumps(assemble().schema), encoding="utf-8")
     return path
 
 
@@ -65,7 +65,7 @@ def test_the_cases_are_there() -> None:
 
 
 def test_no_ecma_regex_format_and_python_patterns_are_marked() -> None:
-    schema = assemble_schema()
+    schema = assemble().schema
     formats = [p for p, n in _nodes(schema) if isinstance(n, dict) and n.get("format") == "regex"]
     assert formats == []
     marked = [p for p, n in _nodes(schema) if isinstance(n, dict) and n.get("x-loopguard-regex")]
@@ -75,7 +75,7 @@ def test_no_ecma_regex_format_and_python_patterns_are_marked() -> None:
 def test_every_property_has_a_description() -> None:
     missing = [
         f"{p}/{key}"
-        for p, n in _nodes(assemble_schema())
+        for p, n in _nodes(assemble().schema)
         if isinstance(n, dict) and isinstance(n.get("properties"), dict)
         for key, prop in n["properties"].items()
         if not (isinstance(prop, dict) and prop.get("description"))
@@ -112,7 +112,7 @@ def _check(schema: dict[str, Any], node: dict[str, Any], value: Any, path: str) 
 
 
 def test_every_default_comes_from_default_yaml() -> None:
-    schema = assemble_schema()
+    schema = assemble().schema
     defaults = yaml.safe_load(
         resources.files("loopguard.rules").joinpath("default.yaml").read_text(encoding="utf-8")
     )
@@ -152,7 +152,7 @@ def test_check_jsonschema_still_rejects_a_wrong_type(schema_file: Path, tmp_path
 @pytest.mark.parametrize("path", [*_packs(), *_native_cases()], ids=lambda p: p.name)
 def test_plain_jsonschema_accepts_it(path: Path) -> None:
     validator = Draft202012Validator(
-        assemble_schema(), format_checker=Draft202012Validator.FORMAT_CHECKER
+        assemble().schema, format_checker=Draft202012Validator.FORMAT_CHECKER
     )
     errors = [e.message for e in validator.iter_errors(yaml.safe_load(path.read_text("utf-8")))]
     assert errors == []

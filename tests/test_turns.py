@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from loopguard.config.load import load_rules_mapping
+from loopguard.config.layers import load
 from loopguard.errors import RulesError
 from loopguard.policy.turns import TurnPolicy, offered_names
 from loopguard.session.guard import Guard
 from loopguard.text.content import content_text, strip_recall
 
-DEFAULT = load_rules_mapping({"version": 1}).data
-CONFIG = load_rules_mapping({"version": 1, "extends": ["builtin:portfolio"]}).data
+DEFAULT = load({"version": 1}, "mapping").data
+CONFIG = load({"version": 1, "extends": ["builtin:portfolio"]}, "mapping").data
 POLICY = TurnPolicy.from_config(CONFIG)
 MEMORIES = "<relevant-memories>用户的持仓很健康，上次体检过</relevant-memories>"
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from loopguard.cli.colour import paint_detectors, painted
-from loopguard.cli.config_cmd import load_effective
-from loopguard.config.layers import BASE
-from loopguard.config.provenance import REPAIRED, Effective, dotted, explain_active
-from loopguard.detection.detector import setting
+from loopguard.cli.config_cmd import dotted, load_effective
+from loopguard.config.layers import BASE, REPAIRED, Effective
+from loopguard.detection.detector import ROLLING, UNLESS_DISABLED, setting
 from loopguard.detection.plugins import Registry
 from loopguard.text.terminal import output
 
@@ -104,3 +104,19 @@ def run_status(args: argparse.Namespace, registry: Registry) -> int:
     print(f"{on} of {len(listed)} detectors on", file=out)
     out.flush()
     return 0
+
+
+def explain_active(gating: str, options: Mapping[str, Any], enabled: Any) -> tuple[bool, str]:
+    """(on?, why) as `policy.compile.is_active` decides it: own switch, master switch, gating."""
+    own = options.get("enabled")
+    state = "true" if enabled is True else "false" if enabled is False else "unset"
+    master = f"loop_detection.enabled is {state}"
+    if gating in (ROLLING, UNLESS_DISABLED) and enabled is False:
+        return False, master + (", over its own switch" if own is True else "")
+    if own is not None and isinstance(own, bool):
+        return own, "own switch"
+    if gating == ROLLING:
+        return enabled is True, master
+    if gating == UNLESS_DISABLED:
+        return True, master
+    return True, "on by default"

@@ -12,8 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from loopguard.config.layers import BASE, BUILTIN, Analysis
-from loopguard.config.load import analyze_builtin, analyze_path
+from loopguard.config.layers import BASE, Analysis, analyze
 from loopguard.findings import Finding
 from loopguard.lint.linter import report
 
@@ -36,11 +35,7 @@ def report_rules_errors(
     Load errors are the loading command's to report; this adds the errors of a file that loads.
     """
     name = rules if rules is not None else BASE
-    result = (
-        analyze_builtin(name)
-        if name.startswith(BUILTIN)
-        else analyze_path(name, allow_extends_outside=allow_extends_outside)
-    )
+    result = analyze(name, allow_extends_outside=allow_extends_outside)
     if result.errors:
         return 0
     return print_errors(name, lint_errors(result, agent), stream)

@@ -1,26 +1,24 @@
-"""Reading a rules source and its layers.
+"""Loading rules: read a source, follow its layers, merge them, run the checks that block loading.
 
-Bytes or text of a rules file -> a native `SourceDoc`, whatever the syntax.
+`analyze(source, kind)` loads one of the `KINDS` of source (a path, where `builtin:NAME` names a
+bundled pack; bytes; text; a mapping) and never raises: lint uses it to show everything, and to
+tell an unreadable file (exit 2) from an invalid one. `load` raises `RulesError` instead.
 
-Reading refuses what is not a rules file before any parser sees it: files
-over `MAX_BYTES` (1 MiB), binary data (a NUL byte), text that is not UTF-8
-(a UTF-8 byte-order mark is accepted). Then the syntax is chosen: `.json5` /
-`.json` files and texts that start with `{` or a `//` comment are read as
-JSON5 (falling back to YAML when only YAML parses), everything else as YAML.
-An OpenClaw-shaped document (`tools.loopDetection`, `agents.list`) is
-translated into native keys, and so is such a block inside a native mapping
-(merged with its native keys); see `config.json5`.
+Reading refuses what is not a rules file before any parser sees it: over `MAX_BYTES` (1 MiB),
+binary data (a NUL byte), text that is not UTF-8 (a UTF-8 byte-order mark is accepted). `.json5`
+and `.json` files, and texts that start with `{` or `//`, are read as JSON5 (or as YAML when only
+YAML parses), the rest as YAML; OpenClaw blocks are translated into native keys (`config.json5`).
 
-The layers of a rules source: the detectors' option defaults (`DEFAULTS`, read from their
-options schemas), `builtin:default`, then `extends:` entries, then the file.
+The layers, first to last: the detectors' option defaults (`DEFAULTS`, from their options
+schemas), `builtin:default`, each `extends:` entry in order (`builtin:NAME`, or a path relative
+to the including file, expanded the same way), then the source. A layer met twice is applied
+once; a cycle is an error naming the chain. Each layer is checked on its own (`version` first,
+then the schema), so findings point into the file that wrote them; then the layers merge
+(`source.deep_merge`) and the merged rules get the `BLOCKING` checks (modules of `lint.checks`).
 
-Each `extends:` entry is `builtin:NAME` (`rules/NAME.yaml` of the installed
-package) or a path relative to the including file, and is expanded the same
-way (its own `extends:` first). A layer met twice is applied once; a cycle is
-an error naming the chain. Every layer is checked on its own (`version`
-first, then the schema), so findings point into the file that wrote them;
-then the layers merge (mappings key by key, lists and scalars replace). The
-checks that judge the merged document are run by `config.load`.
+`trace` credits each leaf of an agent's effective rules to the `file:line` of the last layer
+whose data holds its path (a layer replacing an ancestor would have removed it), so no merge is
+replayed (`loopguard config`).
 """
 
 from __future__ import annotations
@@ -28,8 +26,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Collection
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -45,24 +43,44 @@ from loopguard.config.json5 import (
 from loopguard.config.schema import (
     Assembly,
     default_assembly,
-    kind_of,
+    describe,
     prune_invalid,
     schema_findings,
 )
 from loopguard.config.source import (
-    PositionIndex,
+    Path,
+    Repair,
+    RulesDocument,
     SourceDoc,
     check_text,
     check_values,
     copy_tree,
     deep_merge,
+    effective_config,
     load_yaml,
+    plain_copy,
 )
 from loopguard.detection.detector import option_defaults
+from loopguard.errors import RulesError
 from loopguard.findings import Finding, codes
+from loopguard.lint.checks import bad_regex, template, undefined_set, unknown_detector
+from loopguard.lint.checks.context import LintContext, scopes
 from loopguard.text.hints import is_int
 
 MAX_BYTES = 1024 * 1024
+BUILTIN = "builtin:"
+BASE = "builtin:default"
+DEFAULTS = "options schema"  # the layer of every detector's option defaults, below BASE
+SUPPORTED_VERSION = 1
+MAX_EXTENDS_DEPTH = 32
+RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
+# the kinds of source `analyze` reads, each with the name it goes by when none is given
+KINDS = {"path": "", "bytes": "<bytes>", "text": "<string>", "mapping": "<mapping>"}
+BY_SCOPE = (undefined_set, unknown_detector, bad_regex)  # a scope's errors are listed together
+BLOCKING = (*BY_SCOPE, template)
+REPAIRED = "repaired"
+_PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_DECODE_PROBLEMS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
 
 
 # The codes raised here: `code level stage` and what it means, as `lint --list-checks`
@@ -86,174 +104,6 @@ binary error read
     The file holds a NUL byte: binary data, not text.
 
     Fails: a gzipped file.
-"""
-)
-
-
-def _byte_pos(raw: bytes, index: int) -> tuple[int, int]:
-    line_start = raw.rfind(b"\n", 0, index) + 1
-    col = len(raw[line_start:index].decode("utf-8", errors="replace")) + 1
-    return raw.count(b"\n", 0, index) + 1, col
-
-
-def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
-    """The text of `raw`, or None with the reason in the returned doc's findings."""
-    doc = SourceDoc(name)
-    if len(raw) > MAX_BYTES:
-        doc.error(
-            (1, 1),
-            f"file is too large ({len(raw) / 1048576:.1f} MiB); rules files are "
-            f"limited to {MAX_BYTES // 1048576} MiB",
-            "a rules file is a few kilobytes; is this the right file?",
-            "too-large",
-        )
-        return None, doc
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        doc.error((1, 1), "file is UTF-16, not UTF-8", "save it as UTF-8", "encoding")
-        return None, doc
-    nul = raw.find(b"\x00")
-    if nul >= 0:
-        doc.error(
-            _byte_pos(raw, nul),
-            "binary data (a NUL byte), not a text file",
-            "a rules file is UTF-8 YAML or JSON5 text",
-            "binary",
-        )
-        return None, doc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        doc.error(
-            _byte_pos(raw, exc.start),
-            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
-            "save the file as UTF-8",
-            "encoding",
-        )
-        return None, doc
-    return text, doc
-
-
-def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
-    """The bytes of a regular file (at most MAX_BYTES + 1), or None with an `unreadable` finding.
-
-    The file is opened without blocking and checked with `fstat` before reading: a
-    FIFO, device or socket would block loading forever (or read without end).
-    """
-    name = os.fspath(path)
-    doc = SourceDoc(name)
-    if "\x00" in name:
-        doc.error((1, 1), "the path contains a NUL character", "check the path", "unreadable")
-        return None, doc
-    try:
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except FileNotFoundError:
-        doc.error((1, 1), "file not found", "check the path", "unreadable")
-        return None, doc
-    except IsADirectoryError:
-        doc.error((1, 1), "is a directory, not a rules file", "name a .yaml file", "unreadable")
-        return None, doc
-    except (OSError, ValueError) as exc:
-        doc.error(
-            (1, 1),
-            f"cannot read the file: {getattr(exc, 'strerror', None) or exc}",
-            "",
-            "unreadable",
-        )
-        return None, doc
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            doc.error((1, 1), "is a directory, not a rules file", "name a .yaml file", "unreadable")
-            return None, doc
-        if not stat.S_ISREG(mode):
-            doc.error(
-                (1, 1),
-                "not a regular file (a FIFO, device or socket)",
-                "rules are read from regular files; `loopguard lint -` reads standard input",
-                "unreadable",
-            )
-            return None, doc
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_BYTES + 1), doc
-    except OSError as exc:
-        doc.error((1, 1), f"cannot read the file: {exc.strerror or exc}", "", "unreadable")
-        return None, doc
-    finally:
-        os.close(fd)
-
-
-def _native_from_json5(doc: SourceDoc) -> SourceDoc:
-    blocks: list[Any] = doc.data
-    if doc.has_errors or not blocks:
-        doc.data = None
-        return doc
-    if len(blocks) > 1 or is_openclaw(blocks[0]):
-        if all(is_openclaw(b) for b in blocks):
-            return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
-        second = doc.positions.get((1,), (1, 1))
-        doc.error(
-            second,
-            "more than one top-level value",
-            "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other",
-            "multiple-documents",
-        )
-        doc.data = None
-        return doc
-    native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
-    native.positions = {p[1:]: v for p, v in doc.positions.items()}
-    native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
-    return merge_embedded(native)
-
-
-def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
-    if doc.has_errors:
-        return doc
-    if is_openclaw(doc.data):
-        return translate(doc, [((), doc.data)])
-    return merge_embedded(doc)
-
-
-def parse_text(text: str, name: str) -> SourceDoc:
-    """Parse YAML or JSON5 rules text into native keys (problems in `findings`).
-
-    Text with a lone surrogate is refused before parsing; parsed values are then
-    checked by `source.check_values` (integer range, surrogates from escapes).
-    """
-    doc = SourceDoc(name)
-    if not check_text(text, doc):
-        return doc
-    doc = _parse(text, name)
-    if doc.data is not None:
-        check_values(doc)
-    return doc
-
-
-def _parse(text: str, name: str) -> SourceDoc:
-    if name.lower().endswith((".json5", ".json")):
-        return _native_from_json5(load_json5(text, name))
-    if looks_like_json5(text):
-        as_json5 = load_json5(text, name)
-        if not as_json5.has_errors:
-            return _native_from_json5(as_json5)
-        as_yaml = load_yaml(text, name)
-        if as_yaml.has_errors and progress(as_json5) >= progress(as_yaml):
-            return _native_from_json5(as_json5)
-        return _native_from_yaml(as_yaml)
-    return _native_from_yaml(load_yaml(text, name))
-
-
-BUILTIN = "builtin:"
-BASE = "builtin:default"
-DEFAULTS = "options schema"  # the layer of every detector's option defaults, below BASE
-SUPPORTED_VERSION = 1
-MAX_EXTENDS_DEPTH = 32
-_PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-
-
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES += codes(
-    """
 empty error root
     An empty file, list or string where something is needed.
 
@@ -297,9 +147,138 @@ class Analysis:
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.level == "error"]
 
-    @property
-    def index(self) -> PositionIndex:
-        return PositionIndex(self.layers)
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def _byte_pos(raw: bytes, index: int) -> tuple[int, int]:
+    line_start = raw.rfind(b"\n", 0, index) + 1
+    col = len(raw[line_start:index].decode("utf-8", errors="replace")) + 1
+    return raw.count(b"\n", 0, index) + 1, col
+
+
+def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
+    """The text of `raw`, or None with the reason in the returned doc's findings."""
+    doc = SourceDoc(name)
+    if len(raw) > MAX_BYTES:
+        doc.error(
+            (1, 1),
+            f"file is too large ({len(raw) / 1048576:.1f} MiB); rules files are "
+            f"limited to {MAX_BYTES // 1048576} MiB",
+            "a rules file is a few kilobytes; is this the right file?",
+            "too-large",
+        )
+    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        doc.error((1, 1), "file is UTF-16, not UTF-8", "save it as UTF-8", "encoding")
+    elif (nul := raw.find(b"\x00")) >= 0:
+        doc.error(
+            _byte_pos(raw, nul),
+            "binary data (a NUL byte), not a text file",
+            "a rules file is UTF-8 YAML or JSON5 text",
+            "binary",
+        )
+    else:
+        try:
+            return raw.decode("utf-8-sig"), doc
+        except UnicodeDecodeError as exc:
+            message = f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})"
+            doc.error(_byte_pos(raw, exc.start), message, "save the file as UTF-8", "encoding")
+    return None, doc
+
+
+def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
+    """The bytes of a regular file (at most MAX_BYTES + 1), or None with an `unreadable` finding.
+
+    The file is opened without blocking and checked with `fstat` before reading: a
+    FIFO, device or socket would block loading forever (or read without end).
+    """
+    name = os.fspath(path)
+    doc = SourceDoc(name)
+    raw, problem, hint = _read_file(name)
+    if raw is None:
+        doc.error((1, 1), problem, hint, "unreadable")
+    return raw, doc
+
+
+_DIRECTORY = ("is a directory, not a rules file", "name a .yaml file")
+
+
+def _read_file(name: str) -> tuple[bytes | None, str, str]:
+    if "\x00" in name:
+        return None, "the path contains a NUL character", "check the path"
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        return None, "file not found", "check the path"
+    except IsADirectoryError:
+        return None, *_DIRECTORY
+    except (OSError, ValueError) as exc:
+        return None, f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", ""
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return None, *_DIRECTORY
+        if not stat.S_ISREG(mode):
+            hint = "rules are read from regular files; `loopguard lint -` reads standard input"
+            return None, "not a regular file (a FIFO, device or socket)", hint
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_BYTES + 1), "", ""
+    except OSError as exc:
+        return None, f"cannot read the file: {exc.strerror or exc}", ""
+    finally:
+        os.close(fd)
+
+
+def _native_from_json5(doc: SourceDoc) -> SourceDoc:
+    blocks: list[Any] = doc.data
+    if doc.has_errors or not blocks:
+        doc.data = None
+        return doc
+    if len(blocks) > 1 or is_openclaw(blocks[0]):
+        if all(is_openclaw(b) for b in blocks):
+            return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
+        hint = "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other"
+        where = doc.positions.get((1,), (1, 1))
+        doc.error(where, "more than one top-level value", hint, "multiple-documents")
+        doc.data = None
+        return doc
+    native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
+    native.positions = {p[1:]: v for p, v in doc.positions.items()}
+    native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
+    return merge_embedded(native)
+
+
+def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
+    if doc.has_errors:
+        return doc
+    if is_openclaw(doc.data):
+        return translate(doc, [((), doc.data)])
+    return merge_embedded(doc)
+
+
+def parse_text(text: str, name: str) -> SourceDoc:
+    """Parse YAML or JSON5 rules text into native keys (problems in `findings`).
+
+    Text with a lone surrogate is refused before parsing; parsed values are then
+    checked by `source.check_values` (integer range, surrogates from escapes).
+    """
+    doc = SourceDoc(name)
+    if not check_text(text, doc):
+        return doc
+    if name.lower().endswith((".json5", ".json")):
+        doc = _native_from_json5(load_json5(text, name))
+    elif not looks_like_json5(text):
+        doc = _native_from_yaml(load_yaml(text, name))
+    else:
+        as_json5 = load_json5(text, name)
+        as_yaml = load_yaml(text, name) if as_json5.has_errors else None
+        if as_yaml is None or (as_yaml.has_errors and progress(as_json5) >= progress(as_yaml)):
+            doc = _native_from_json5(as_json5)
+        else:
+            doc = _native_from_yaml(as_yaml)
+    if doc.data is not None:
+        check_values(doc)
+    return doc
 
 
 def builtin_names() -> list[str]:
@@ -319,6 +298,84 @@ def builtin_source(name: str) -> tuple[str, str] | None:
     return os.path.realpath(str(item)), item.read_text(encoding="utf-8")
 
 
+def _safe_repr(value: Any) -> str:
+    """A short repr that never raises (a key may be any object, even a huge integer)."""
+    if is_int(value) and abs(value) > 10**30:
+        return "(a very large integer)"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a hostile __repr__ must not break loading
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
+    """A source doc for an in-memory mapping: every path is at 0:0 (no position).
+
+    The mapping is copied iteratively (dicts and lists), so a cyclic or very deep
+    one is an error in the doc, not a RecursionError.
+    """
+    doc = SourceDoc(name)
+    data = plain_copy(mapping, doc)
+    if doc.has_errors:
+        return doc
+    doc.data = data
+    stack: list[tuple[Path, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        doc.positions[path] = (0, 0)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    message = f"key {_safe_repr(key)} is not a string"
+                    doc.error((0, 0), message, "use string keys", "key-type", path=path)
+                    continue
+                doc.key_positions[path + (key,)] = (0, 0)
+                stack.append((path + (key,), item))
+        elif isinstance(value, list):
+            stack.extend((path + (i,), item) for i, item in enumerate(value))
+    check_values(doc)
+    return doc
+
+
+def _read(
+    source: Any, kind: str, name: str, base_dir: str | None
+) -> tuple[SourceDoc, str, str] | Analysis:
+    """The parsed doc, its identity and the folder its `extends:` paths resolve from; or, when
+    there is nothing to load, the Analysis that says why. A path is read, bytes decoded, text
+    parsed."""
+    if kind == "mapping":
+        if not isinstance(source, Mapping):
+            doc = SourceDoc(name, source, positions={(): (0, 0)})
+            check_root(doc)
+            return Analysis(name, findings=list(doc.findings))
+        base_dir = base_dir if base_dir is not None else os.getcwd()
+        return _mapping_doc(source, name), f"mapping:{name}", base_dir
+    ident = f"text:{name}"
+    if kind == "path" and name.startswith(BUILTIN):
+        found = builtin_source(name[len(BUILTIN) :])
+        if found is None:
+            hint = f"bundled packs: {', '.join(builtin_names())}"
+            message = f"unknown bundled pack {name!r}"
+            finding = Finding(name, 1, 1, "error", message, "", hint, "unreadable")
+            return Analysis(name, findings=[finding], unreadable=True)
+        return parse_text(found[1], name), found[0], os.path.dirname(found[0])
+    if kind == "path":
+        source, doc = read_path(name)
+        if source is None:
+            return Analysis(name, findings=list(doc.findings), unreadable=True)
+        ident = os.path.realpath(name)
+        base_dir = os.path.dirname(ident)
+    if kind != "text":
+        source, doc = decode(source, name)
+        if source is None:
+            return Analysis(name, findings=list(doc.findings))
+    return parse_text(source, name), ident, base_dir if base_dir is not None else os.getcwd()
+
+
+# -- the layers -------------------------------------------------------------------------------
+
+
 def check_root(doc: SourceDoc, recoverable: Collection[str] = ()) -> bool:
     """Is the document a mapping with `version: 1`? (Checked before anything else; parse
     errors whose code is in `recoverable` leave the document whole and do not stop it.)"""
@@ -333,7 +390,7 @@ def check_root(doc: SourceDoc, recoverable: Collection[str] = ()) -> bool:
     if not isinstance(data, dict):
         doc.error(
             root,
-            f"a rules file must be a mapping of keys to values, not {kind_of(data)}",
+            f"a rules file must be a mapping of keys to values, not {describe(data, False)}",
             "start it with `version: 1`",
             "not-a-mapping",
         )
@@ -342,31 +399,24 @@ def check_root(doc: SourceDoc, recoverable: Collection[str] = ()) -> bool:
         doc.error(root, "missing `version`", "add `version: 1` as the first line", "version")
         return False
     version = data["version"]
-    where = doc.positions.get(("version",), root)
     if is_int(version) and version > SUPPORTED_VERSION:
-        doc.error(
-            where,
-            f"rules version {version} is newer than this loopguard understands "
-            f"(version {SUPPORTED_VERSION})",
-            "upgrade loopguard-engine, or write `version: 1` rules",
-            "version",
-            path=("version",),
-        )
-        return False
-    if type(version) is not int or version != SUPPORTED_VERSION:  # not 1.0, not true
-        shown = repr(version) if isinstance(version, (int, float)) else kind_of(version)
-        doc.error(
-            where,
-            f"unsupported rules version {shown}",
-            "write `version: 1`",
-            "version",
-            path=("version",),
-        )
-        return False
-    return True
+        message = f"rules version {version} is newer than this loopguard understands "
+        message += f"(version {SUPPORTED_VERSION})"
+        hint = "upgrade loopguard-engine, or write `version: 1` rules"
+    elif type(version) is not int or version != SUPPORTED_VERSION:  # not 1.0, not true
+        shown = repr(version) if isinstance(version, (int, float)) else describe(version, False)
+        message, hint = f"unsupported rules version {shown}", "write `version: 1`"
+    else:
+        return True
+    doc.error(doc.positions.get(("version",), root), message, hint, "version", path=("version",))
+    return False
 
 
-RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # another drive, or a mix of absolute and relative paths
+        return False
 
 
 class LayerLoader:
@@ -382,9 +432,16 @@ class LayerLoader:
         self.names: list[str] = []  # their names as shown to the user
         self.incomplete = False  # a layer could not be used at all
 
-    def validate(self, doc: SourceDoc) -> SourceDoc | None:
-        """`doc` if valid; without the values its schema rejects (`schema.prune_invalid`); None
-        if unusable.
+    def refuse(
+        self, doc: SourceDoc, path: Path, message: str, hint: str, code: str = "extends"
+    ) -> None:
+        """An error at `path` of `doc`, recorded in the result too."""
+        doc.error(doc.positions.get(path, (1, 1)), message, hint, code, path=path)
+        self.result.findings.append(doc.findings[-1])
+
+    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> SourceDoc | None:
+        """Check `doc`, then add its `extends:` layers and the doc itself, without the values its
+        schema rejects (`schema.prune_invalid`); None if it cannot be used at all.
 
         A duplicate key is an error, but the document is still whole (the last value
         kept), so the later checks run on it too.
@@ -393,94 +450,96 @@ class LayerLoader:
         if ok:
             doc.findings.extend(schema_findings(doc, self.assembly.schema))
         self.result.findings.extend(doc.findings)
-        checked = (
-            doc
-            if ok and not doc.has_errors
-            else (prune_invalid(doc, self.assembly.schema) if ok else None)
-        )
-        self.incomplete = self.incomplete or checked is None
-        return checked
-
-    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> SourceDoc | None:
-        """Validate `doc`, add its `extends:` layers, then the (checked) doc itself."""
-        checked = self.validate(doc)
-        if checked is None:
+        checked = prune_invalid(doc, self.assembly.schema) if ok and doc.has_errors else doc
+        if not ok or checked is None:
+            self.incomplete = True
             return None
-        doc = checked
-        self.check_store_path(doc)
+        self.check_store_path(checked)
         self.stack.append(ident)
-        self.names.append(doc.name)
-        for i, entry in enumerate(doc.data.get("extends") or []):
-            self.extend(doc, i, entry, base_dir)
+        self.names.append(checked.name)
+        for i, entry in enumerate(checked.data.get("extends") or []):
+            self.extend(checked, i, entry, base_dir)
         self.stack.pop()
         self.names.pop()
         self.done.add(ident)
-        self.result.layers.append(doc)
-        return doc
+        self.result.layers.append(checked)
+        return checked
 
     def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
-        where = doc.positions.get(("extends", i), (1, 1))
-        if entry.startswith(BUILTIN):
-            found = builtin_source(entry[len(BUILTIN) :])
-            if found is None:
-                names = ", ".join(builtin_names())
-                doc.error(
-                    where,
-                    f"unknown bundled pack {entry!r}",
-                    f"bundled packs: {names}",
-                    "extends",
-                    path=("extends", i),
-                )
-                self.result.findings.append(doc.findings[-1])
-                return
-            ident, text, name = found[0], found[1], entry
-            child_dir = os.path.dirname(ident)
-        else:
-            found_file = self.read_extended(doc, i, entry, base_dir)
-            if found_file is None:
-                return
-            ident, name, text = found_file
-            child_dir = os.path.dirname(ident)
+        path = ("extends", i)
+        found = self.read_extended(doc, path, entry, base_dir)
+        if found is None:
+            return
+        ident, name, text = found
         if ident in self.stack:
             start = self.stack.index(ident)
             chain = " -> ".join([*self.names[start:], self.names[start]])
-            doc.error(
-                where,
-                f"extends cycle: {chain}",
-                "remove one of the extends entries",
-                "extends-cycle",
-                path=("extends", i),
-            )
-            self.result.findings.append(doc.findings[-1])
+            hint = "remove one of the extends entries"
+            self.refuse(doc, path, f"extends cycle: {chain}", hint, "extends-cycle")
             return
         if ident in self.done:
             return
         if len(self.stack) >= MAX_EXTENDS_DEPTH:
-            doc.error(
-                where,
-                f"extends chain deeper than {MAX_EXTENDS_DEPTH} files",
-                "",
-                "extends",
-                path=("extends", i),
-            )
-            self.result.findings.append(doc.findings[-1])
+            self.refuse(doc, path, f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "")
             return
         child = parse_text(text, name)
-        if not entry.startswith(BUILTIN) and not _is_rules_file(child):
+        if not entry.startswith(BUILTIN) and not (
+            isinstance(child.data, dict) and "version" in child.data
+        ):
             # Not a rules file (a `.env`, a key file...): say so without quoting any of it.
             problem = next((f for f in child.findings if f.level == "error"), None)
-            where_in = (
-                f" (first problem at line {problem.line}, column {problem.col})" if problem else ""
-            )
-            self.refuse(
-                doc,
-                i,
-                f"cannot extend {entry!r}: not a rules file{where_in}",
+            at = f" (first problem at line {problem.line}, column {problem.col})" if problem else ""
+            hint = (
                 "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
-                "run `loopguard lint` on it to see more",
+                "run `loopguard lint` on it to see more"
             )
+            self.refuse(doc, path, f"cannot extend {entry!r}: not a rules file{at}", hint)
             return
-        self.add(child, ident, child_dir)
+        self.add(child, ident, os.path.dirname(ident))
+
+    def read_extended(
+        self, doc: SourceDoc, path: Path, entry: str, base_dir: str
+    ) -> tuple[str, str, str] | None:
+        """(identity, shown name, text) of an `extends:` entry, or None after an error.
+
+        A file's path must stay inside `self.root` (unless allowed); a file that cannot be read
+        or decoded is reported by the kind of problem only, never by its content.
+        """
+        if entry.startswith(BUILTIN):
+            found = builtin_source(entry[len(BUILTIN) :])
+            if found is None:
+                hint = f"bundled packs: {', '.join(builtin_names())}"
+                self.refuse(doc, path, f"unknown bundled pack {entry!r}", hint)
+                return None
+            return found[0], entry, found[1]
+        if "\x00" in entry:
+            self.refuse(doc, path, "extends entry contains a NUL character", "check the path")
+            return None
+        try:
+            ident = os.path.realpath(os.path.join(base_dir, entry))
+        except (OSError, ValueError) as exc:
+            self.refuse(doc, path, f"cannot extend {entry!r}: {exc}", "check the path")
+            return None
+        if not self.allow_outside and not _inside(ident, self.root):
+            message = f"extends {entry!r} points outside the rules file's folder ({self.root})"
+            hint = (
+                "keep extended files under that folder or use "
+                "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
+                "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)"
+            )
+            self.refuse(doc, path, message, hint)
+            return None
+        name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
+        raw, read = read_path(ident)
+        text, read = decode(raw, name) if raw is not None else (None, read)
+        if text is None:  # said by the kind of problem only
+            first = read.findings[0]
+            shown = _DECODE_PROBLEMS.get(first.code)
+            reason = f"not a rules file ({shown})" if shown else first.message
+            hint = "check the path (it is relative to this file)"
+            self.refuse(doc, path, f"cannot extend {entry!r}: {reason}", hint)
+            return None
+        return ident, name, text
 
     def check_store_path(self, doc: SourceDoc) -> None:
         """`store.path` (a SQLite file loading creates, with its -wal and -shm) is confined like
@@ -490,82 +549,22 @@ class LayerLoader:
         path = store.get("path") if isinstance(store, dict) else None
         if not isinstance(path, str) or self.allow_outside:
             return
-        where = doc.positions.get(("store", "path"), (1, 1))
         try:
             resolved = os.path.realpath(os.path.join(self.root, os.path.expanduser(path)))
         except (OSError, ValueError) as exc:  # a NUL character, ...
-            problem: str | None = f"store.path {path[:200]!r} cannot be used: {exc}"
+            problem = f"store.path {path[:200]!r} cannot be used: {exc}"
         else:
+            if _inside(resolved, self.root):
+                return
             problem = (
-                None
-                if _inside(resolved, self.root)
-                else f"store.path {path[:200]!r} points outside the rules file's folder "
-                f"({self.root})"
+                f"store.path {path[:200]!r} points outside the rules file's folder ({self.root})"
             )
-        if problem is not None:
-            doc.error(
-                where,
-                problem,
-                "keep the database under that folder, or pass a store to the Guard "
-                "(Guard(..., store=SqliteStore(path))); to allow it, pass "
-                "--allow-extends-outside (CLI) or allow_extends_outside=True",
-                "store-path",
-                path=("store", "path"),
-            )
-            self.result.findings.append(doc.findings[-1])
-
-    def refuse(self, doc: SourceDoc, i: int, message: str, hint: str) -> None:
-        """An error at `extends[i]` of `doc`, recorded in the result too."""
-        where = doc.positions.get(("extends", i), (1, 1))
-        doc.error(where, message, hint, "extends", path=("extends", i))
-        self.result.findings.append(doc.findings[-1])
-
-    def read_extended(
-        self, doc: SourceDoc, i: int, entry: str, base_dir: str
-    ) -> tuple[str, str, str] | None:
-        """(identity, shown name, text) of a file `extends:` entry, or None after an error.
-
-        The path must stay inside `self.root` (unless allowed); a file that cannot be read
-        or decoded is reported by the kind of problem only, never by its content.
-        """
-        if "\x00" in entry:
-            self.refuse(doc, i, "extends entry contains a NUL character", "check the path")
-            return None
-        try:
-            ident = os.path.realpath(os.path.join(base_dir, entry))
-        except (OSError, ValueError) as exc:
-            self.refuse(doc, i, f"cannot extend {entry!r}: {exc}", "check the path")
-            return None
-        if not self.allow_outside and not _inside(ident, self.root):
-            self.refuse(
-                doc,
-                i,
-                f"extends {entry!r} points outside the rules file's folder ({self.root})",
-                "keep extended files under that folder or use "
-                "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
-                "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)",
-            )
-            return None
-        name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
-        raw, read_doc = read_path(ident)
-        text = None
-        if raw is not None:
-            text, read_doc = decode(raw, name)
-        if text is None:
-            first = read_doc.findings[0] if read_doc.findings else None
-            reason = (
-                first.message
-                if first is not None and first.code == "unreadable"
-                else f"not a rules file ({_KINDS.get(first.code if first else '', 'unreadable')})"
-            )
-            self.refuse(
-                doc,
-                i,
-                f"cannot extend {entry!r}: {reason}",
-                "check the path (it is relative to this file)",
-            )
-            return None
-        return ident, name, text
+        hint = (
+            "keep the database under that folder, or pass a store to the Guard "
+            "(Guard(..., store=SqliteStore(path))); to allow it, pass "
+            "--allow-extends-outside (CLI) or allow_extends_outside=True"
+        )
+        self.refuse(doc, ("store", "path"), problem, hint, "store-path")
 
     def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:
         self.result.source = top.name
@@ -574,13 +573,11 @@ class LayerLoader:
         self.result.layers.append(_defaults_layer(self.assembly))
         if base is not None and base[0] != ident:
             self.add(parse_text(base[1], BASE), base[0], base_dir)
-        checked = self.add(top, ident, base_dir)
+        self.add(top, ident, base_dir)
         if self.incomplete or any(
             f.code in ("extends", "extends-cycle") for f in self.result.findings
         ):
             return self.result  # a missing layer: later checks would judge an incomplete merge
-        if checked is None or not self.result.layers or self.result.layers[-1] is not checked:
-            return self.result
         defaults, *written = self.result.layers
         data: dict[str, Any] = {}
         for layer in written:
@@ -611,32 +608,145 @@ def _fill_in(data: dict[str, Any], defaults: dict[str, Any]) -> None:
                 block.setdefault(key, copy_tree(value))
 
 
-def analyze_doc(
-    doc: SourceDoc,
-    ident: str,
-    base_dir: str,
+# -- the front door ---------------------------------------------------------------------------
+
+
+def analyze(
+    source: Any,
+    kind: str = "path",
+    name: str | None = None,
+    base_dir: str | None = None,
     assembly: Assembly | None = None,
     allow_extends_outside: bool = False,
 ) -> Analysis:
-    """Load a parsed source with its layers; nothing is raised.
+    """Load `source`, one of the `KINDS`, with its layers; nothing is raised.
 
-    `extends:` paths must resolve (symbolic links followed) inside `base_dir`'s tree
-    unless `allow_extends_outside`; `builtin:NAME` packs are always allowed.
+    A path's `extends:` entries resolve from its folder; those of bytes, text and a mapping
+    from `base_dir` (default: the working directory). They must stay inside that folder's
+    tree (symbolic links followed) unless `allow_extends_outside`; `builtin:NAME` packs are
+    always allowed. A mapping has no positions: its findings are at line and column 0.
     """
-    loader = LayerLoader(assembly or default_assembly(), allow_extends_outside)
-    return loader.run(doc, ident, base_dir)
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    name = os.fspath(source) if kind == "path" else name or KINDS[kind]
+    read = _read(source, kind, name, base_dir)
+    if isinstance(read, Analysis):
+        return read
+    assembly = assembly or default_assembly()
+    result = LayerLoader(assembly, allow_extends_outside).run(*read)
+    if result.data is not None:  # the `BLOCKING` checks: those `BY_SCOPE` scope by scope
+        ctx = LintContext(result.data, tuple(result.layers), assembly=assembly)
+        result.findings.extend(
+            finding
+            for prefix, _ in scopes(result.data)
+            for module in BY_SCOPE
+            for finding in module.check(replace(ctx, scope=prefix))
+        )
+        result.findings.extend(template.check(ctx))
+    return result
 
 
-_KINDS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
+def to_document(result: Analysis) -> RulesDocument:
+    """The `RulesDocument` of an analysis without errors (its warnings kept), else `RulesError`
+    with every error."""
+    if result.errors or result.data is None:
+        raise RulesError(
+            result.errors
+            or [Finding(result.source, 1, 1, "error", "the rules could not be loaded")]
+        )
+    warnings = [f for f in result.findings if f.level != "error"]
+    return RulesDocument(result.data, warnings, result.source, tuple(result.layers))
 
 
-def _inside(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([path, root]) == root
-    except ValueError:  # another drive, or a mix of absolute and relative paths
-        return False
+def load(
+    source: Any, kind: str = "path", name: str | None = None, allow_extends_outside: bool = False
+) -> RulesDocument:
+    """`to_document(analyze(...))`: the loaded rules (YAML, or OpenClaw JSON5), or `RulesError`.
+
+    A `builtin:NAME` path loads a bundled pack, so `replay --rules builtin:portfolio` and
+    `Guard.from_file("builtin:portfolio")` work. Lint-only checks do not run here.
+    """
+    return to_document(analyze(source, kind, name, allow_extends_outside=allow_extends_outside))
 
 
-def _is_rules_file(doc: SourceDoc) -> bool:
-    """Did the text parse (perhaps with errors) into a mapping that has a `version` key?"""
-    return isinstance(doc.data, dict) and "version" in doc.data
+# -- where each value came from ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Effective:
+    """One agent's effective rules, where each leaf came from, and the repairs made."""
+
+    config: dict[str, Any]
+    sources: dict[Path, str]  # leaf path -> "file:line", "builtin:NAME:line" or "repaired"
+    repairs: list[tuple[Repair, str]]  # each repair with where the replaced value was written
+
+
+def _holds(data: Any, path: Path) -> bool:
+    for step in path:
+        if isinstance(data, dict) and step in data:
+            data = data[step]
+        elif isinstance(data, list) and isinstance(step, int) and 0 <= step < len(data):
+            data = data[step]
+        else:
+            return False
+    return True
+
+
+def _origin(layer: SourceDoc, path: Path) -> str:
+    """`name:line` of `path`'s key in a layer (a block list starts a line below it), else
+    of the value, else of its nearest positioned ancestor (aliases, `<<` merges)."""
+    if not layer.positions:  # a layer no file wrote (the options schemas' defaults)
+        return layer.name
+    if path in layer.key_positions:
+        return f"{layer.name}:{layer.key_positions[path][0]}"
+    for cut in range(len(path), -1, -1):
+        pos = layer.positions.get(path[:cut])
+        if pos is not None:
+            return f"{layer.name}:{pos[0]}"
+    return f"{layer.name}:1"
+
+
+def is_leaf(value: Any) -> bool:
+    """Scalars, empty mappings and lists of scalars are shown (and credited) whole."""
+    if isinstance(value, dict):
+        return not value
+    if isinstance(value, list):
+        return not any(isinstance(item, (dict, list)) for item in value)
+    return True
+
+
+def leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Every leaf of a rules value with its path, in document order."""
+    if is_leaf(value):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from leaves(item, path + (key,))
+    else:
+        for i, item in enumerate(value):
+            yield from leaves(item, path + (i,))
+
+
+def _writer(layers: Sequence[SourceDoc], path: Path) -> str | None:
+    for layer in reversed(layers):
+        if path[:1] != ("extends",) and _holds(layer.data, path):
+            return _origin(layer, path)
+    return None
+
+
+def trace(
+    layers: Sequence[SourceDoc], data: Mapping[str, Any], agent: str | None = None
+) -> Effective:
+    """The effective rules of `agent` over the merged `data` of `layers`, with sources (the
+    agent's block first), the values the threshold repair changed marked `repaired`."""
+    config, repairs = effective_config(data, agent)
+    sources: dict[Path, str] = {}
+    for path, _value in leaves(config):
+        found = _writer(layers, ("agents", agent) + path) if agent is not None else None
+        sources[path] = found or _writer(layers, path) or "unknown"
+    replaced = []
+    for repair in repairs:
+        path = tuple(repair.field.split("."))
+        replaced.append((repair, sources.get(path, "unknown")))
+        sources[path] = REPAIRED
+    return Effective(config, sources, replaced)

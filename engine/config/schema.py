@@ -1,43 +1,20 @@
-"""The rules schema: assembled, annotated with defaults, validated, and the invalid pruned.
+"""The rules schema: assembled from the core and the detectors' options, validated, pruned.
 
-The JSON Schema a rules file is validated against: the core plus every detector's options.
+`schemas/rules.schema.json` describes everything but the detectors' options. Assembly puts each
+registered detector's `options_schema` (checked at registration) under
+`properties.detectors.properties.<id>` with the `enabled` switch, closes it
+(`additionalProperties: false` unless the detector chose otherwise) and closes `detectors`, so
+an unknown detector id is an error and a plugin's options are linted like the built-ins'. Every
+property `rules/default.yaml` sets gets that value as its `default`, so editors show the real
+defaults (on the referring property, never on a shared definition).
 
-`schemas/rules.schema.json` describes everything but the detectors' options.
-Each registered detector declares an `options_schema`; assembly puts it under
-`properties.detectors.properties.<id>`, adds the `enabled` switch, closes it
-(`additionalProperties: false` unless the detector chose otherwise) and then
-closes `detectors` itself, so an unknown detector id is an error. A plugin's
-options are thus linted exactly like the built-ins'.
+Each schema error becomes one short finding at the line:col of the offending value (or key), with
+a hint: "unknown key 'warning_treshold' (did you mean 'warning_threshold'?)", "expected an
+integer, got 2.5". Integers are strict: `10.0` is not a threshold, and neither is `true`.
 
-A detector whose options schema is not a valid Draft 2020-12 schema is left
-out and reported in `Assembly.problems`; assembly itself never fails. Every
-property the bundled `rules/default.yaml` sets gets that value as its
-`default` (`add_defaults`), so editors show the real defaults.
-
-Defaults and descriptions written into the assembled schema, from their single sources.
-
-Editors show a property's `default` and `description` on hover and offer the
-default on completion. The defaults are not written by hand: they are read from
-`rules/default.yaml` (what `builtin:default` sets) and put beside each property
-the file sets; a `$ref` is followed to find the properties of an object, but a
-default goes on the referring property, never on a shared definition.
-
-JSON Schema errors turned into findings a person can act on.
-
-jsonschema's own messages quote whole instances and schemas; here each error
-becomes one short sentence at the line:col of the offending value (or key),
-with a breadcrumb and a hint: "unknown key 'warning_treshold' (did you mean
-'warning_threshold'?)", "expected an integer, got 2.5". Integers are strict:
-`10.0` is not a threshold, and neither is `true`.
-
-A rules document without the values its schema rejects, so later checks can still run.
-
-Lint reports everything in one pass: a schema error in one place must not hide an undefined keyword
-set or a broken threshold elsewhere. `prune_invalid` removes each rejected value (an unknown key, a
-value of the wrong type) and validates again until nothing more is rejected (an object missing a
-required key stays, so its other keys are still checked); positions move with the values, so later
-findings still point at the right line. When the root itself would go, there is nothing left to
-check.
+Lint reports everything in one pass, so `prune_invalid` removes each rejected value (an unknown
+key, a value of the wrong type) and validates again until nothing more is rejected; an object
+missing a required key stays, and positions move with the values.
 """
 
 from __future__ import annotations
@@ -46,13 +23,13 @@ import copy
 import json
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import regex
 from jsonschema import Draft202012Validator, FormatChecker, validators
@@ -60,8 +37,7 @@ from jsonschema.exceptions import ValidationError
 from referencing.exceptions import Unresolvable as _Unresolvable
 
 from loopguard.config.source import Path, PositionIndex, SourceDoc
-from loopguard.detection.plugins import load_registry, schema_problem
-from loopguard.detection.sandbox import safe_repr
+from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding, codes
 from loopguard.rules import bundled_defaults
 from loopguard.text.hints import did_you_mean, is_int
@@ -73,12 +49,10 @@ from loopguard.text.regexcheck import (
     safe_compile,
 )
 
-CORE_SCHEMA = "rules.schema.json"
-
 
 @dataclass(frozen=True)
 class Assembly:
-    """The assembled schema, the detector ids it knows, and what was left out and why."""
+    """The assembled schema, the detector ids it knows, and the registry's faults."""
 
     schema: dict[str, Any]
     detector_ids: tuple[str, ...]
@@ -88,7 +62,7 @@ class Assembly:
 
 @lru_cache(maxsize=1)
 def _core_text() -> str:
-    return resources.files("loopguard.schemas").joinpath(CORE_SCHEMA).read_text(encoding="utf-8")
+    return resources.files("loopguard.schemas").joinpath("rules.schema.json").read_text("utf-8")
 
 
 def core_schema() -> dict[str, Any]:
@@ -97,85 +71,48 @@ def core_schema() -> dict[str, Any]:
     return result
 
 
-def _registered() -> tuple[list[Any] | None, list[str]]:
-    """Detectors from the plugin registry, or None (with why) when it cannot load."""
-    try:
-        registry = load_registry()
-    except Exception as exc:  # noqa: BLE001 - a broken plugin setup must not break lint
-        return None, [f"detector registry failed to load: {type(exc).__name__}: {exc}"]
-    problems = [str(fault) for fault in getattr(registry, "faults", ())]
-    return list(registry.detectors), problems
-
-
 def _summary(detector: Any) -> str:
     """The first line of the detector's module docstring, without its `id — ` prefix."""
     inner = getattr(detector, "detector", detector)
     module = sys.modules.get(type(inner).__module__)
-    first = (
-        (getattr(module, "__doc__", None) or type(inner).__doc__ or "").strip().splitlines() or [""]
-    )[0]
-    text = first.split(" — ", 1)[-1].strip()
-    text = text[:1].upper() + text[1:]
-    return text or f"Options of the {getattr(detector, 'id', '?')} detector."
+    doc = getattr(module, "__doc__", None) or type(inner).__doc__ or ""
+    text = (doc.strip().splitlines() or [""])[0].split(" — ", 1)[-1].strip()
+    return text[:1].upper() + text[1:] or f"Options of the {detector.id} detector."
 
 
-def _options_schema(detector: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """The detector's options schema with `enabled` added, or why it cannot be used."""
-    ident = getattr(detector, "id", "?")
-    source = getattr(detector, "source", "") or ident
-    options = getattr(detector, "options_schema", None)
-    if options is None:
-        options = {"type": "object"}
-    problem = schema_problem(str(ident), options)  # valid, local $refs, bounded patterns
-    if problem:
-        prefix = f"detector {str(ident)!r}"
-        return None, f"{prefix} ({source}){problem[len(prefix) :]}; skipped"
-    result = copy.deepcopy(options)
+def _options_schema(detector: Any) -> dict[str, Any]:
+    """A copy of the detector's options schema, with `enabled` added and closed by default."""
+    result = copy.deepcopy(detector.options_schema)
     # Its own base URI, so the plugin's local `$ref`s (`#/$defs/...`) resolve inside it
     # once it sits under `properties.detectors.properties.<id>` of the master schema.
-    result.setdefault("$id", f"urn:loopguard:detector:{ident}")
+    result.setdefault("$id", f"urn:loopguard:detector:{detector.id}")
     result.setdefault("description", _summary(detector))
     result.setdefault("type", "object")
-    properties = result.setdefault("properties", {})
-    if not isinstance(properties, dict):
-        return None, f"detector {ident!r} ({source}): `properties` must be a mapping; skipped"
-    properties.setdefault(
-        "enabled", {"description": "Turn this detector on or off.", "type": "boolean"}
-    )
+    enabled = {"description": "Turn this detector on or off.", "type": "boolean"}
+    result.setdefault("properties", {}).setdefault("enabled", enabled)
     result.setdefault("additionalProperties", False)
-    return result, None
+    return result
 
 
 def assemble(detectors: Iterable[Any] | None = None) -> Assembly:
-    """Core schema + options of `detectors` (default: the plugin registry's)."""
-    problems: list[str] = []
-    listed: list[Any] | None
-    if detectors is None:
-        listed, problems = _registered()
-    else:
-        listed = list(detectors)
+    """Core schema + options of `detectors` (default: the plugin registry's, its faults the
+    problems). Registration already refused bad or repeated ids and unusable schemas."""
     schema = core_schema()
-    if listed is None:
-        return Assembly(schema, (), tuple(problems), closed=False)
+    problems: tuple[str, ...] = ()
+    if detectors is None:
+        try:
+            registry = load_registry()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin setup must not break lint
+            problem = f"detector registry failed to load: {type(exc).__name__}: {exc}"
+            return Assembly(schema, (), (problem,), closed=False)
+        detectors, problems = registry.detectors, tuple(str(f) for f in registry.faults)
+    listed = list(detectors)
     block = schema["properties"]["detectors"]
-    ids: list[str] = []
     for detector in listed:
-        ident = getattr(detector, "id", None)
-        if not isinstance(ident, str) or not ident:
-            problems.append(f"detector {safe_repr(detector)} has no id; skipped")
-            continue
-        if ident in ids:
-            problems.append(f"detector {ident!r} is registered twice; the second is skipped")
-            continue
-        options, problem = _options_schema(detector)
-        if options is None:
-            problems.append(problem or f"detector {ident!r}: skipped")
-            continue
-        block["properties"][ident] = options
-        ids.append(ident)
+        block["properties"][detector.id] = _options_schema(detector)
     block["additionalProperties"] = False
     add_defaults(schema)
-    return Assembly(schema, tuple(ids), tuple(problems), closed=True)
+    return Assembly(schema, tuple(d.id for d in listed), problems, closed=True)
 
 
 def regex_options(assembly: Assembly) -> list[tuple[str, str, bool]]:
@@ -186,13 +123,11 @@ def regex_options(assembly: Assembly) -> list[tuple[str, str, bool]]:
     if not assembly.closed:
         assembly = default_assembly()
     found = []
-    detectors = assembly.schema["properties"]["detectors"].get("properties") or {}
+    detectors = assembly.schema["properties"]["detectors"]["properties"]
     for ident in assembly.detector_ids:
-        for option, prop in ((detectors.get(ident) or {}).get("properties") or {}).items():
-            if not isinstance(prop, dict):
-                continue
-            items = prop.get("items")
-            if _is_regex(prop):
+        for option, prop in detectors[ident]["properties"].items():
+            items = prop.get("items") if isinstance(prop, dict) else None
+            if isinstance(prop, dict) and _is_regex(prop):
                 found.append((ident, option, False))
             elif isinstance(items, dict) and _is_regex(items):
                 found.append((ident, option, True))
@@ -200,12 +135,7 @@ def regex_options(assembly: Assembly) -> list[tuple[str, str, bool]]:
 
 
 def _is_regex(node: dict[str, Any]) -> bool:
-    return node.get("x-loopguard-regex") is True or node.get("format") == "regex"
-
-
-def assemble_schema(detectors: Iterable[Any] | None = None) -> dict[str, Any]:
-    """The assembled schema as a dict (see `assemble` for the problems met)."""
-    return assemble(detectors).schema
+    return node.get(REGEX_KEYWORD) is True or node.get("format") == "regex"
 
 
 _assemblies: dict[Any, Assembly] = {}  # registry object -> its assembly (a few at most)
@@ -229,13 +159,8 @@ def default_assembly() -> Assembly:
     return found
 
 
-_SHARED = (
-    "#/$defs/count",
-    "#/$defs/names",
-    "#/$defs/pattern",
-    "#/$defs/set_ref",
-    "#/$defs/condition",
-)  # used in many places: the default goes on the referrer
+# definitions used in many places: a default goes on the referring property
+_SHARED = {f"#/$defs/{n}" for n in ("count", "names", "pattern", "set_ref", "condition")}
 
 
 def _resolve(schema: dict[str, Any], node: Any) -> Any:
@@ -271,38 +196,15 @@ def _put(schema: dict[str, Any], node: dict[str, Any], values: dict[str, Any]) -
             prop["default"] = value
 
 
-def _languages(schema: dict[str, Any], messages: Any) -> None:
-    """Each language the defaults write gets its own copy of the templates (for its defaults)."""
-    block = (schema.get("$defs") or {}).get("messages")
-    templates = (schema.get("$defs") or {}).get("templates")
-    if not (isinstance(messages, dict) and isinstance(block, dict) and isinstance(templates, dict)):
-        return
-    props = block.setdefault("properties", {})
-    for lang, texts in messages.items():
-        if isinstance(texts, dict) and lang not in props:
-            props[lang] = {
-                **copy.deepcopy(templates),
-                "description": f"Texts in language {lang!r} (bundled defaults shown).",
-            }
-
-
-def add_defaults(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with the `default` of every property `rules/default.yaml` sets (in place)."""
+def add_defaults(schema: dict[str, Any]) -> None:
+    """Give every property `rules/default.yaml` sets that value as its `default` (in place);
+    each language the defaults write gets its own copy of the templates, for its defaults."""
     values = {k: v for k, v in bundled_defaults().items() if k not in ("version", "extends")}
-    _languages(schema, values.get("messages"))
+    languages, templates = schema["$defs"]["messages"]["properties"], schema["$defs"]["templates"]
+    for lang in values.get("messages") or {}:
+        description = f"Texts in language {lang!r} (bundled defaults shown)."
+        languages.setdefault(lang, {**copy.deepcopy(templates), "description": description})
     _put(schema, schema, values)
-    return schema
-
-
-_TYPE_NAMES = {
-    "integer": "a whole number",
-    "number": "a number",
-    "string": "a string",
-    "boolean": "true or false",
-    "object": "a mapping",
-    "array": "a list",
-    "null": "null",
-}
 
 
 # The codes raised here: `code level stage` and what it means, as `lint --list-checks`
@@ -352,10 +254,6 @@ regex-too-complex error schema
     Fails: `patterns: ['(?:(?:(?:a{1000}){1000}){1000})']`.
 """
 )
-
-
-def _strict_int(checker: Any, instance: Any) -> bool:
-    return is_int(instance)
 
 
 REGEX_KEYWORD = "x-loopguard-regex"
@@ -421,7 +319,9 @@ def _bounded_pattern(validator: Any, source: Any, instance: Any, schema: Any) ->
 StrictValidator = validators.extend(
     Draft202012Validator,
     validators={REGEX_KEYWORD: _python_regex, "pattern": _bounded_pattern},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_int),
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda checker, instance: is_int(instance)
+    ),
 )
 
 FORMATS = FormatChecker(formats=())
@@ -449,227 +349,148 @@ def validator_for(schema: dict[str, Any]) -> Any:
     return found
 
 
-def describe(value: Any) -> str:
-    """`string 'ten'`, `number 2.5`, `list`, ... for messages."""
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
+def describe(value: Any, content: bool = True) -> str:
+    """`string 'ten'`, `number 2.5`, `a list`, ... for messages; without `content`, the type
+    only (`a string`, `a number`), never the value (it may be a secret)."""
     if value is None:
         return "null"
-    if isinstance(value, (int, float)):
-        return f"number {value!r}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"string {shown!r}"
     if isinstance(value, dict):
         return "a mapping"
-    return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
-
-
-def kind_of(value: Any) -> str:
-    """`a string`, `a number`, ... : the type only, never the content (it may be a secret)."""
+    if isinstance(value, list):
+        return "a list"
     if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "a mapping"
-    return "a list" if isinstance(value, list) else f"a Python {type(value).__name__}"
+        kind, shown = "boolean", str(value).lower()
+    elif isinstance(value, (int, float)):
+        kind, shown = "number", repr(value)
+    elif isinstance(value, str):
+        kind, shown = "string", repr(value if len(value) <= 40 else value[:37] + "...")
+    else:
+        return f"a Python {type(value).__name__}"
+    return f"{kind} {shown}" if content else f"a {kind}"
 
 
-def _is_detectors_block(path: Path) -> bool:
-    return path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
+_TYPE_NAMES = {
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+_SIGNS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 
 
-class _Translator:
-    def __init__(self, doc: SourceDoc) -> None:
-        self.doc = doc
-        self.index = PositionIndex([doc])
-
-    def make(
-        self, path: Path, message: str, hint: str = "", code: str = "schema", at_key: bool = False
-    ) -> Finding:
-        return self.index.finding(self.doc.data, path, "error", message, hint, code, at_key)
-
-    def convert(self, err: ValidationError) -> list[Finding]:
-        path = tuple(err.absolute_path)
-        kind, value, inst = err.validator, err.validator_value, err.instance
-        if kind == "additionalProperties" and isinstance(inst, dict):
-            return self.unknown_keys(path, inst, err.schema)
-        if kind == "required":
-            missing = [k for k in value if isinstance(inst, dict) and k not in inst]
-            return [
-                self.make(path, f"missing required key {k!r}", f"add `{k}:` here", "required")
-                for k in missing
-            ]
-        if kind == "type":
-            return [self.type_error(path, value, inst)]
-        if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-            sign = {
-                "minimum": ">=",
-                "exclusiveMinimum": ">",
-                "maximum": "<=",
-                "exclusiveMaximum": "<",
-            }[kind]
-            return [self.make(path, f"must be {sign} {value}, got {inst!r}", "", "range")]
-        if kind == "enum":
-            choices = [str(v) for v in value]
-            extra = did_you_mean(str(inst), choices)
-            return [
-                self.make(
-                    path,
-                    f"{describe(inst)} is not allowed here{extra}",
-                    f"use one of: {', '.join(choices)}",
-                    "enum",
-                )
-            ]
-        if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
-            return [
-                self.make(
-                    path,
-                    "a condition needs exactly one key",
-                    "use one of: all, any, not, text_contains, text_equals, "
-                    "context_contains; combine several with all/any",
-                    "condition",
-                )
-            ]
-        if kind == "minItems":
-            return [self.make(path, "must not be empty", "", "empty")]
-        if kind == "minLength":
-            return [self.make(path, "must not be an empty string", "", "empty")]
-        if kind == "maxLength" and isinstance(inst, str):
-            return [
-                self.make(
-                    path,
-                    f"too long: {len(inst)} characters (at most {value})",
-                    "shorten it",
-                    "too-long",
-                )
-            ]
-        if isinstance(err.cause, PatternError):
-            return [
-                self.make(
-                    path,
-                    f"pattern refused: {err.cause}",
-                    "simplify it: fewer or smaller nested counted repeats (see docs/limits.md)",
-                    "regex-too-complex",
-                )
-            ]
-        if kind == "pattern-timeout":
-            return [
-                self.make(
-                    path,
-                    err.message,
-                    "the detector's options schema has a slow "
-                    "pattern; shorten the value or report it to the plugin's authors",
-                    "pattern",
-                )
-            ]
-        if kind == REGEX_KEYWORD or (kind == "format" and value == "regex"):
-            return [
-                self.make(
-                    path,
-                    f"pattern does not compile: {err.cause}",
-                    "fix the regular expression (regex syntax)",
-                    "bad-regex",
-                )
-            ]
-        if kind == "anyOf":  # only keyword-set references use anyOf
-            return [
-                self.make(
-                    path,
-                    f"expected a keyword set name or a list of names, got {describe(inst)}",
-                    "",
-                    "type",
-                )
-            ]
-        if kind == "pattern":
-            return [self.make(path, f"{describe(inst)} does not match {value}", "", "pattern")]
-        custom = (
-            (err.schema.get("x-message") or {}).get(kind) if isinstance(err.schema, dict) else None
-        )
-        if isinstance(
-            custom, str
-        ):  # the schema words this error itself (and never echoes a secret)
-            return [self.make(path, custom, "", "schema")]
-        return [self.make(path, err.message, "", "schema")]
-
-    def type_error(self, path: Path, expected: Any, value: Any) -> Finding:
-        wanted = expected if isinstance(expected, list) else [expected]
+def _explain(err: ValidationError) -> tuple[str, str, str]:
+    """(message, hint, code) of a schema error other than unknown and missing keys."""
+    kind, value, inst = err.validator, err.validator_value, err.instance
+    if kind == "type":
+        wanted = value if isinstance(value, list) else [value]
         names = " or ".join(str(_TYPE_NAMES.get(t, t)) for t in wanted)
         hint = ""
-        if "string" in wanted and isinstance(value, (bool, int, float)):
+        if "string" in wanted and isinstance(inst, (bool, int, float)):
             hint = "quote the value to make it a string"
-        elif "integer" in wanted and isinstance(value, float):
+        elif "integer" in wanted and isinstance(inst, float):
             hint = "thresholds and sizes are whole numbers"
-        elif "integer" in wanted and isinstance(value, str):
+        elif "integer" in wanted and isinstance(inst, str):
             hint = "write the number without quotes"
-        return self.make(path, f"expected {names}, got {describe(value)}", hint, "type")
+        return f"expected {names}, got {describe(inst)}", hint, "type"
+    if kind in _SIGNS:
+        return f"must be {_SIGNS[kind]} {value}, got {inst!r}", "", "range"
+    if kind == "enum":
+        choices = [str(v) for v in value]
+        message = f"{describe(inst)} is not allowed here{did_you_mean(str(inst), choices)}"
+        return message, f"use one of: {', '.join(choices)}", "enum"
+    if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
+        hint = "use one of: all, any, not, text_contains, text_equals, context_contains; "
+        return (
+            "a condition needs exactly one key",
+            hint + "combine several with all/any",
+            "condition",
+        )
+    if kind == "minItems":
+        return "must not be empty", "", "empty"
+    if kind == "minLength":
+        return "must not be an empty string", "", "empty"
+    if kind == "maxLength" and isinstance(inst, str):
+        return f"too long: {len(inst)} characters (at most {value})", "shorten it", "too-long"
+    if isinstance(err.cause, PatternError):
+        hint = "simplify it: fewer or smaller nested counted repeats (see docs/limits.md)"
+        return f"pattern refused: {err.cause}", hint, "regex-too-complex"
+    if kind == "pattern-timeout":
+        hint = "the detector's options schema has a slow pattern; shorten the value or report it"
+        return err.message, hint + " to the plugin's authors", "pattern"
+    if kind == REGEX_KEYWORD or (kind == "format" and value == "regex"):
+        hint = "fix the regular expression (regex syntax)"
+        return f"pattern does not compile: {err.cause}", hint, "bad-regex"
+    if kind == "anyOf":  # only keyword-set references use anyOf
+        message = f"expected a keyword set name or a list of names, got {describe(inst)}"
+        return message, "", "type"
+    if kind == "pattern":
+        return f"{describe(inst)} does not match {value}", "", "pattern"
+    # the schema may word this error itself (and never echo a secret)
+    custom = (err.schema.get("x-message") or {}).get(kind) if isinstance(err.schema, dict) else None
+    return custom if isinstance(custom, str) else err.message, "", "schema"
 
-    def unknown_keys(
-        self, path: Path, inst: dict[str, Any], schema: dict[str, Any]
-    ) -> list[Finding]:
-        known = list(schema.get("properties", {}))
-        patterns = list(schema.get("patternProperties", {}))
-        found = []
-        for key in inst:
-            if key in known or any(re.search(p, key) for p in patterns):
-                continue
-            if _is_detectors_block(path):
-                message = f"unknown detector {key!r}{did_you_mean(key, known)}"
-                hint = f"installed detectors: {', '.join(known)}" if known else ""
-                code = "unknown-detector"
-            else:
-                message = f"unknown key {key!r}{did_you_mean(key, known)}"
-                hint = f"allowed keys here: {', '.join(known)}" if known else ""
-                code = "unknown-key"
-            found.append(self.make(path + (key,), message, hint, code, at_key=True))
-        return found
+
+def _unknown(inst: dict[str, Any], schema: dict[str, Any]) -> list[Any]:
+    """The keys of `inst` that neither `properties` nor `patternProperties` of `schema` allow."""
+    known = schema.get("properties") or {}
+    patterns = list(schema.get("patternProperties") or {})
+    return [k for k in inst if k not in known and not any(re.search(p, str(k)) for p in patterns)]
+
+
+def _convert(err: ValidationError, make: Callable[..., Finding]) -> list[Finding]:
+    path, inst = tuple(err.absolute_path), err.instance
+    if err.validator == "additionalProperties" and isinstance(inst, dict):
+        known = list(err.schema.get("properties", {}))
+        detectors = path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
+        what, hint = (
+            ("detector", "installed detectors") if detectors else ("key", "allowed keys here")
+        )
+        hint, code = (f"{hint}: {', '.join(known)}" if known else ""), f"unknown-{what}"
+        return [
+            make(path + (k,), f"unknown {what} {k!r}{did_you_mean(k, known)}", hint, code, True)
+            for k in _unknown(inst, err.schema)
+        ]
+    if err.validator == "required":
+        missing = [k for k in err.validator_value if isinstance(inst, dict) and k not in inst]
+        return [
+            make(path, f"missing required key {k!r}", f"add `{k}:` here", "required")
+            for k in missing
+        ]
+    return [make(path, *_explain(err))]
+
+
+_CANNOT_APPLY = (ReferenceError, LookupError, ValueError, TypeError, RecursionError, _Unresolvable)
 
 
 def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
     """Every schema violation of `doc.data`, as findings sorted by position."""
-    translator = _Translator(doc)
+    index = PositionIndex([doc])
+
+    def make(path: Path, message: str, hint: str, code: str, at_key: bool = False) -> Finding:
+        return index.finding(doc.data, path, "error", message, hint, code, at_key)
+
     found: list[Finding] = []
-    with pattern_budget():
-        return _findings(doc, schema, translator, found)
-
-
-def _findings(
-    doc: SourceDoc, schema: dict[str, Any], translator: _Translator, found: list[Finding]
-) -> list[Finding]:
     seen: set[tuple[int, int, str]] = set()
-    try:
-        for err in validator_for(schema).iter_errors(doc.data):
-            for finding in translator.convert(err):
-                key = (finding.line, finding.col, finding.message)
-                if key not in seen:
-                    seen.add(key)
-                    found.append(finding)
-    except (
-        ReferenceError,
-        LookupError,
-        ValueError,
-        TypeError,
-        RecursionError,
-        _Unresolvable,
-    ) as exc:  # a detector's schema that cannot be applied: a finding
-        found.append(
-            translator.make(
-                (),
-                f"the rules schema could not be applied: {type(exc).__name__}",
-                "a detector's options schema is broken; see `loopguard detectors`",
-                "schema",
-            )
-        )
+    with pattern_budget():
+        try:
+            for err in validator_for(schema).iter_errors(doc.data):
+                for finding in _convert(err, make):
+                    if (finding.line, finding.col, finding.message) not in seen:
+                        seen.add((finding.line, finding.col, finding.message))
+                        found.append(finding)
+        except _CANNOT_APPLY as exc:  # a detector's schema that cannot be applied: a finding
+            message = f"the rules schema could not be applied: {type(exc).__name__}"
+            hint = "a detector's options schema is broken; see `loopguard detectors`"
+            found.append(make((), message, hint, "schema"))
     found.sort(key=lambda f: (f.line, f.col))
     return found
 
 
 MAX_ROUNDS = 16
+T = TypeVar("T")
 
 
 @dataclass
@@ -683,17 +504,13 @@ class PrunedDoc(SourceDoc):
 
 
 def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
-    """The paths of the values the schema rejects (unknown keys one by one).
-
-    A missing required key rejects nothing that is there: the object stays (its other
-    keys are still checked; the checks read objects with `.get`).
-    """
+    """The paths of the values the schema rejects (unknown keys one by one). A missing required
+    key rejects nothing that is there: the checks read objects with `.get`."""
     found: set[Path] = set()
     with pattern_budget():
         errors = list(validator_for(schema).iter_errors(data))
     for err in errors:
-        path = tuple(err.absolute_path)
-        inst, sub = err.instance, err.schema
+        path, inst, sub = tuple(err.absolute_path), err.instance, err.schema
         if err.validator == "required":
             continue
         if (
@@ -701,13 +518,7 @@ def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
             and isinstance(inst, dict)
             and isinstance(sub, dict)
         ):
-            known = sub.get("properties") or {}
-            patterns = list(sub.get("patternProperties") or {})
-            found.update(
-                path + (k,)
-                for k in inst
-                if k not in known and not any(re.search(p, str(k)) for p in patterns)
-            )
+            found.update(path + (k,) for k in _unknown(inst, sub))
         else:
             found.add(path)
     return found
@@ -737,10 +548,6 @@ def _without(data: Any, bad: set[Path]) -> tuple[Any, dict[Path, Path]]:
     return copy(data, (), ()), moved
 
 
-def _remap(table: dict[Path, Any], moved: dict[Path, Path]) -> dict[Path, Any]:
-    return {moved[p]: v for p, v in table.items() if p in moved}
-
-
 def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
     """`doc` without every value the schema rejects (findings kept); None if nothing is left."""
     data, positions, keys, display = doc.data, doc.positions, doc.key_positions, doc.display
@@ -757,6 +564,13 @@ def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
         removed.update(back.get(p, p) for p in bad)
         data, moved = _without(data, bad)
         back = {new: back.get(old, old) for old, new in moved.items()}
-        positions, keys = _remap(positions, moved), _remap(keys, moved)
-        display = _remap(display, moved)
+        positions, keys, display = (
+            _remap(positions, moved),
+            _remap(keys, moved),
+            _remap(display, moved),
+        )
     return None
+
+
+def _remap(table: dict[Path, T], moved: dict[Path, Path]) -> dict[Path, T]:
+    return {moved[p]: v for p, v in table.items() if p in moved}

@@ -23,7 +23,7 @@ mappings merge key by key, lists and scalars replace. `effective_config` is what
 agent runs with: its block over the global ones, then the thresholds repaired so that
 warning < critical < global breaker (critical, then the breaker, is raised; warning is
 never lowered). Nothing here mutates its input. `RulesDocument` is the record the loader
-(`loopguard.config.load`) hands out after validation; `Guard(document)` uses it as is.
+(`loopguard.config.layers`) hands out after validation; `Guard(document)` uses it as is.
 """
 
 from __future__ import annotations

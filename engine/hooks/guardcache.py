@@ -100,7 +100,7 @@ def build(
 def _slow(spec: str) -> tuple[dict[str, Any], Any, Registry]:
     """Load and check everything: the cache entry, the document (None: unloadable) and the
     registry."""
-    from loopguard.config.load import load_path_analysis
+    from loopguard.config.layers import analyze, to_document
     from loopguard.lint.linter import meaning_findings
 
     registry = load_registry()  # the rules schema includes the plugins' options
@@ -108,7 +108,8 @@ def _slow(spec: str) -> tuple[dict[str, Any], Any, Registry]:
     problems: list[str] = []
     found = []
     try:
-        document, analysis = load_path_analysis(spec)
+        result = analyze(spec)
+        document, analysis = to_document(result), result
         found = [f for f in meaning_findings(analysis) if f.level == "error"]
     except RulesError as exc:
         found = list(exc.findings)

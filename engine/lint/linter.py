@@ -30,8 +30,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from loopguard.config import json5, layers, schema, source
-from loopguard.config.layers import MAX_BYTES
-from loopguard.config.load import BLOCKING, Analysis, analyze_builtin, analyze_bytes, analyze_path
+from loopguard.config.layers import BLOCKING, MAX_BYTES, Analysis, analyze
 from loopguard.config.schema import Assembly
 from loopguard.detection.plugins import load_registry
 from loopguard.findings import LEVELS, Finding, codes
@@ -400,9 +399,8 @@ def lint_path(
     allow_extends_outside: bool = False,
 ) -> FileReport:
     """Lint one file (`builtin:NAME` lints a bundled pack)."""
-    if path.startswith("builtin:"):
-        return report(analyze_builtin(path, assembly), agent, active)
-    return report(analyze_path(path, assembly, allow_extends_outside), agent, active)
+    result = analyze(path, assembly=assembly, allow_extends_outside=allow_extends_outside)
+    return report(result, agent, active)
 
 
 def lint_bytes(
@@ -416,7 +414,7 @@ def lint_bytes(
     """Lint rules given as bytes (stdin); relative extends resolve from the working directory."""
     text = raw.decode("utf-8", errors="replace")
     return report(
-        analyze_bytes(raw, name, None, assembly, allow_extends_outside), agent, active, text
+        analyze(raw, "bytes", name, None, assembly, allow_extends_outside), agent, active, text
     )
 
 

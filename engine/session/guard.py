@@ -1,7 +1,7 @@
 """The entry point: a loaded rules document, the detector registry and a session store.
 
 A `Guard` compiles one policy per agent (lazily, once) and hands out `Session`
-handles that share it. Its constructors load the rules through `loopguard.config.load`
+handles that share it. Its constructors load the rules through `loopguard.config.layers`
 (every layer validated once, with positions), so a bad rules file fails here with a
 `RulesError` naming file, line and column; the `RulesDocument` that loading produces is
 used as is, and per-agent policies only merge and repair (`effective_config`), never
@@ -43,7 +43,7 @@ class Guard:
         store: SessionStore | None = None,
         source: str | None = None,
     ) -> None:
-        """`document`: what `loopguard.config.load` returns (validated, used as is), or a
+        """`document`: what `loopguard.config.layers` returns (validated, used as is), or a
         rules dict taken as already valid: nothing checks it (the engine still refuses
         dangerous values, see docs/limits.md). `source` names it in messages (default: the
         document's source, else `<mapping>`)."""
@@ -70,10 +70,10 @@ class Guard:
     @classmethod
     def default(cls, **kwargs: Any) -> Guard:
         """The bundled default rules (`builtin:default`)."""
-        from loopguard.config.load import load_rules_mapping
+        from loopguard.config.layers import load
 
         return cls(
-            load_rules_mapping({"version": 1}, name="builtin:default"),
+            load({"version": 1}, "mapping", "builtin:default"),
             source="builtin:default",
             **kwargs,
         )
@@ -88,9 +88,10 @@ class Guard:
         `allow_extends_outside=True` (see docs/limits.md). Lint-only checks do not run
         here (`loopguard lint` runs them).
         """
-        from loopguard.config.load import load_rules_path
+        from loopguard.config.layers import load
 
-        return cls(load_rules_path(path, allow_extends_outside), source=os.fspath(path), **kwargs)
+        rules = load(path, allow_extends_outside=allow_extends_outside)
+        return cls(rules, source=os.fspath(path), **kwargs)
 
     @classmethod
     def from_yaml(
@@ -102,21 +103,20 @@ class Guard:
         **kwargs: Any,
     ) -> Guard:
         """Rules from YAML text (`extends:` paths confined to the working directory's tree)."""
-        from loopguard.config.load import load_rules_text
+        from loopguard.config.layers import load
 
-        return cls(load_rules_text(text, name, allow_extends_outside), source=name, **kwargs)
+        rules = load(text, "text", name, allow_extends_outside)
+        return cls(rules, source=name, **kwargs)
 
     @classmethod
     def from_dict(
         cls, mapping: Mapping[str, Any], *, allow_extends_outside: bool = False, **kwargs: Any
     ) -> Guard:
         """Rules from a mapping with the same keys as a rules file."""
-        from loopguard.config.load import load_rules_mapping
+        from loopguard.config.layers import load
 
         kwargs.setdefault("source", "<mapping>")
-        return cls(
-            load_rules_mapping(mapping, allow_extends_outside=allow_extends_outside), **kwargs
-        )
+        return cls(load(mapping, "mapping", allow_extends_outside=allow_extends_outside), **kwargs)
 
     # -- sessions ----------------------------------------------------------
     def policy(self, agent: str | None = None) -> CompiledPolicy:

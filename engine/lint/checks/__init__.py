@@ -8,7 +8,7 @@ the lint-only ones in listing order; this module is the plugin that registers th
 (`loopguard_register_lint_checks`, the hook a third-party plugin implements).
 
 A check with `BLOCKS_LOAD = True` (and the `STAGE` it is listed under) is run by the
-rules loader instead (`config.load.BLOCKING`): rules with its errors do not load, so
+rules loader instead (`config.layers.BLOCKING`): rules with its errors do not load, so
 lint cannot disable it. This module imports no check: registering the plugin (on every
 registry load) stays cheap.
 """
