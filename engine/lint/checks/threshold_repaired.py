@@ -14,7 +14,7 @@ from typing import Any
 
 from loopguard.config.source import CRITICAL, WARNING
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, effective_scopes, place
+from loopguard.lint.checks.context import LintContext, effective_scopes
 from loopguard.lint.checks.threshold_order import misordered
 
 CODE = "threshold-repaired"
@@ -39,8 +39,8 @@ def check(ctx: LintContext) -> list[Finding]:
                 continue  # that very block already has an ordering error
             base = prefix + ("loop_detection",)
             fields = (high, low, WARNING)  # the repaired value, then what pushed it up
-            path = place(
-                ctx, [base + (f,) for f in fields] + [("loop_detection", f) for f in fields]
+            path = ctx.place(
+                [base + (f,) for f in fields] + [("loop_detection", f) for f in fields]
             )
             found.append(
                 ctx.finding(
