@@ -18,7 +18,7 @@ from typing import Any
 
 from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_config, painted
-from loopguard.cli.helptext import ParagraphFormatter
+from loopguard.cli.helptext import add_command
 from loopguard.cli.rules_errors import lint_errors, print_errors
 from loopguard.config.layers import BASE, BUILTIN, Analysis
 from loopguard.config.load import analyze_builtin, analyze_path
@@ -27,11 +27,8 @@ from loopguard.text.terminal import output
 
 
 def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "config",
-        help="print the effective rules and where each value came from",
-        description=__doc__,
-        formatter_class=ParagraphFormatter,
+    parser = add_command(
+        subparsers, "config", "print the effective rules and where each value came from", __doc__
     )
     add_rules_arguments(parser)
     parser.add_argument(

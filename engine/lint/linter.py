@@ -9,13 +9,12 @@ which findings are reported.
 
 The registry (`checks()`) holds every code: the loading stages' (each documented in the
 `CODES` table of the module that raises it, or by its check module), then the checks plugins
-register (the built-ins through the same hook), listed by stage (`STAGES`). Exit codes: 0
-clean (warnings allowed), 1 errors (or warnings with `strict`), 2 a file that cannot be read.
+register (the built-ins through the same hook), listed by stage (`STAGES`). The command
+itself, its output formats and exit codes are `cli.lint_cmd`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -34,9 +33,6 @@ from loopguard.lint.checks import STAGES, LintCheck, discover, from_module
 from loopguard.lint.checks import loopguard_register_lint_checks as builtin_checks
 from loopguard.lint.checks.context import LintContext
 from loopguard.lint.directives import Directives, apply, read_directives
-from loopguard.text.github import escape_data, escape_property
-
-FORMATS = ("text", "json", "github")
 
 CODES = codes(
     """
@@ -313,42 +309,3 @@ def lint_bytes(
     """Lint rules given as bytes (stdin); relative extends resolve from the working directory."""
     result = analyze_bytes(raw, name, None, assembly, allow_extends_outside)
     return report(result, agent, active, raw.decode("utf-8", errors="replace"))
-
-
-def exit_code(reports: Sequence[FileReport], strict: bool = False) -> int:
-    """0 clean, 1 errors (or warnings when strict), 2 a file could not be read."""
-    if any(r.unreadable for r in reports):
-        return 2
-    if any(r.errors for r in reports) or (strict and any(r.warnings for r in reports)):
-        return 1
-    return 0
-
-
-def format_text(findings: Sequence[Finding]) -> str:
-    """`file:line:col: level[code]: message [path]` and an indented hint line."""
-    return "".join(f.format_text(with_code=True) + "\n" for f in findings)
-
-
-def format_json(findings: Sequence[Finding]) -> str:
-    """A list of objects with file, line, col, level, message, path, hint, code."""
-    return json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2) + "\n"
-
-
-def format_github(findings: Sequence[Finding]) -> str:
-    """`::error file=F,line=L,col=C,title=CODE::message [path]` (hint on a second line)."""
-    lines = []
-    for f in findings:
-        command = "error" if f.level == "error" else "warning"
-        message = f.message + (f" [{f.path}]" if f.path else "")
-        if f.hint:
-            message += f"\nhint: {f.hint}"
-        title = f",title={escape_property(f.code)}" if f.code else ""
-        lines.append(
-            f"::{command} file={escape_property(f.file)},line={f.line},col={f.col}{title}::"
-            f"{escape_data(message)}\n"
-        )
-    return "".join(lines)
-
-
-def render(findings: Sequence[Finding], fmt: str) -> str:
-    return {"text": format_text, "json": format_json, "github": format_github}[fmt](findings)

@@ -39,7 +39,8 @@ def _master(block: Any) -> Any:
 
 def _switched_off(data: dict[str, Any], prefix: tuple[Any, ...]) -> bool:
     """Does the master switch keep the detectors of this block of the linted file off?"""
-    agents = data.get("agents") if isinstance(data.get("agents"), Mapping) else {}
+    agents = data.get("agents")
+    agents = agents if isinstance(agents, Mapping) else {}
     if prefix:  # an agent block: its own master switch, else the global one
         master = _master(agents.get(prefix[1]))
         return (_master(data) if master is None else master) is False
