@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,10 +10,11 @@ from plugin_fakes import fake_site
 
 import loopguard.lint.checks
 from loopguard.cli import main
+from loopguard.cli.lint_cmd import SelectionError, select
 from loopguard.config.load import BLOCKING, load_rules_mapping
 from loopguard.errors import RulesError
 from loopguard.lint.checks import STAGES, LintCheck, discover
-from loopguard.lint.linter import SelectionError, checks, lint_bytes, select
+from loopguard.lint.linter import _build, checks, lint_bytes
 
 CASES = Path(__file__).parent / "lint_cases"
 
@@ -52,6 +54,52 @@ def test_checks_are_listed_by_stage_then_table_then_module_name() -> None:
     meaning = [c.code for c in listed if c.check is not None]
     assert meaning == sorted(meaning) and listed[0].code == "unreadable"
     assert [c.code for c in listed if c.stage == "meaning"][0] == "check-failed"
+
+
+THROWAWAY = '''"""A keyword set whose name shouts.
+
+Passes: `keyword_sets: {buy: [buy]}`.
+Fails: `keyword_sets: {BUY: [buy]}`.
+"""
+
+from loopguard.lint.checks.context import keyword_sets
+
+CODE = "shouting-set"
+LEVEL = "warning"
+
+
+def check(ctx):
+    return [
+        ctx.finding(path, LEVEL, f"{name!r} shouts", "write it in lower case", CODE, at_key=True)
+        for path, name, _ in keyword_sets(ctx.top)
+        if name != name.lower()
+    ]
+'''
+
+
+def test_a_check_is_its_module_alone_found_listed_and_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "more_checks"
+    folder.mkdir()
+    (folder / "shouting_set.py").write_text(THROWAWAY, encoding="utf-8")
+    package = loopguard.lint.checks
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
+    rules = tmp_path / "r.yaml"
+    rules.write_text("version: 1\nkeyword_sets: {BUY: [buy]}\n", encoding="utf-8")
+    _build.cache_clear()
+    try:
+        assert checks()["shouting-set"].summary == "A keyword set whose name shouts."
+        listed = [line.split() for line in run(capsys, "lint", "--list-checks")[1].splitlines()]
+        assert ["shouting-set", "warning", "on", "meaning", "A"] in [row[:5] for row in listed]
+        code, out, _ = run(capsys, "lint", str(rules))
+        assert code == 0 and "2:16: warning[shouting-set]: 'BUY' shouts" in out
+        assert run(capsys, "lint", "--disable", "shouting-set", str(rules))[1].count("[shouting-set]") == 0
+    finally:
+        monkeypatch.undo()
+        sys.modules.pop("loopguard.lint.checks.shouting_set", None)
+        _build.cache_clear()
+    assert "shouting-set" not in checks()
 
 
 def test_loading_lists_a_scopes_errors_together_and_the_templates_last() -> None:

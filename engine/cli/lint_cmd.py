@@ -32,14 +32,7 @@ from loopguard.cli.lintlist import list_json, list_text
 from loopguard.config.layers import MAX_BYTES
 from loopguard.config.schema import default_assembly
 from loopguard.findings import Finding
-from loopguard.lint.linter import (
-    FileReport,
-    SelectionError,
-    lint_bytes,
-    lint_path,
-    registry,
-    select,
-)
+from loopguard.lint.linter import FileReport, checks, lint_bytes, lint_path, registry
 from loopguard.text.github import escape_data, escape_property
 from loopguard.text.terminal import output
 
@@ -87,6 +80,30 @@ def add_parser(subparsers: Any) -> None:
     add_extends_option(parser)
     add_color_option(parser)
     parser.set_defaults(run=run)
+
+
+class SelectionError(ValueError):
+    """`--disable`/`--enable` named an unknown code or one that cannot be turned off."""
+
+
+def select(disable: Sequence[str] = (), enable: Sequence[str] = ()) -> frozenset[str]:
+    """The active codes: the defaults, plus `enable`, minus `disable`."""
+    known = checks()
+    for code in (*disable, *enable):
+        if code not in known:
+            raise SelectionError(
+                f"unknown lint check {code!r}; `loopguard lint --list-checks` lists them"
+            )
+    for code in disable:
+        if not known[code].can_disable:
+            raise SelectionError(
+                f"{code!r} cannot be disabled: a file with that error does not load"
+            )
+    both = sorted(set(disable) & set(enable))
+    if both:
+        raise SelectionError(f"{', '.join(both)}: both --disable and --enable")
+    active = {code for code, c in known.items() if c.default} | set(enable)
+    return frozenset(active - set(disable))
 
 
 def _summary(reports: list[FileReport]) -> str:

@@ -139,30 +139,6 @@ def checks() -> dict[str, LintCheck]:
     return registry().checks
 
 
-class SelectionError(ValueError):
-    """`--disable`/`--enable` named an unknown code or one that cannot be turned off."""
-
-
-def select(disable: Sequence[str] = (), enable: Sequence[str] = ()) -> frozenset[str]:
-    """The active codes: the defaults, plus `enable`, minus `disable`."""
-    known = checks()
-    for code in (*disable, *enable):
-        if code not in known:
-            raise SelectionError(
-                f"unknown lint check {code!r}; `loopguard lint --list-checks` lists them"
-            )
-    for code in disable:
-        if not known[code].can_disable:
-            raise SelectionError(
-                f"{code!r} cannot be disabled: a file with that error does not load"
-            )
-    both = sorted(set(disable) & set(enable))
-    if both:
-        raise SelectionError(f"{', '.join(both)}: both --disable and --enable")
-    active = {code for code, c in known.items() if c.default} | set(enable)
-    return frozenset(active - set(disable))
-
-
 # Threshold-like values: where the schema rejected one, an `effective` check would judge the
 # default standing in for it.
 NUMBERS = {
