@@ -42,14 +42,11 @@ def check(ctx: LintContext) -> list[Finding]:
             path = ctx.place(
                 [base + (f,) for f in fields] + [("loop_detection", f) for f in fields]
             )
+            message = (
+                f"after merging{who}, {high} {repair.old} is not above "
+                f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}"
+            )
             found.append(
-                ctx.finding(
-                    path,
-                    LEVEL,
-                    f"after merging{who}, {high} {repair.old} is not above "
-                    f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",
-                    f"set {high} explicitly above {low}",
-                    CODE,
-                )
+                ctx.finding(path, LEVEL, message, f"set {high} explicitly above {low}", CODE)
             )
     return found
