@@ -1,16 +1,11 @@
 """`loopguard lint`: every problem of a rules file, in one run, with file:line:col, code and hint.
 
-Loading (`config.load.analyze_*`) reports the findings of its stages: reading, syntax,
-`version`, the schema, `extends:` and the checks that block loading. Values the schema rejects
-are left out, so a schema error never hides a lint error elsewhere in the file (a layer that
-cannot be read does stop the later stages: they would judge an incomplete merge). Then the
-lint-only checks run, and ignore comments (`directives`) and `--disable`/`--enable` choose
-which findings are reported.
-
-The registry (`checks()`) holds every code: the loading stages' (each documented in the
-`CODES` table of the module that raises it, or by its check module), then the checks plugins
-register (the built-ins through the same hook), listed by stage (`STAGES`). The command
-itself, its output formats and exit codes are `cli.lint_cmd`.
+Loading (`config.load.analyze_*`) reports its stages' findings; values the schema rejects are
+left out, so a schema error never hides a lint error elsewhere in the file. Then the lint-only
+checks run, and ignore comments (`directives`) and the active codes choose what is reported.
+The registry (`checks()`) holds every code, listed by stage (`STAGES`): the loading stages'
+(documented in the `CODES` table of the module raising them, or by their check module), then
+the checks plugins register (the built-ins through the same hook).
 """
 
 from __future__ import annotations

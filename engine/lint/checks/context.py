@@ -11,7 +11,7 @@ own checks, part of the plugin API).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -31,7 +31,6 @@ class LintContext:
     data: dict[str, Any]
     layers: Sequence[SourceDoc]
     agents: tuple[str, ...] | None = None  # the agent names given on the command line
-    gating: Mapping[str, str] | None = None  # detector id -> gating (None: from the registry)
     assembly: Assembly | None = None  # the schema loading used (given by the loader)
     scope: Path | None = None  # the loader judges one scope at a time (None: all)
 

@@ -50,7 +50,7 @@ def _switched_off(data: dict[str, Any], prefix: tuple[Any, ...]) -> bool:
 
 
 def check(ctx: LintContext) -> list[Finding]:
-    gating = _gating() if ctx.gating is None else ctx.gating
+    gating = _gating()
     found: list[Finding] = []
     for prefix, block in scopes(ctx.top):
         detectors = block.get("detectors")
