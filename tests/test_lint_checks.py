@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from loopguard.cli.lint_cmd import exit_code, format_text
 from loopguard.config.layers import analyze
 from loopguard.config.schema import Assembly, core_schema
 from loopguard.findings import Finding
-from loopguard.lint.linter import exit_code, format_text, report
+from loopguard.lint.linter import report
 
 
 def lint(text: str, agent: str | None = None) -> list[Finding]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,10 +10,11 @@ from plugin_fakes import fake_site
 
 import loopguard.lint.checks
 from loopguard.cli import main
+from loopguard.cli.lint_cmd import SelectionError, select
 from loopguard.config.layers import BLOCKING, load
 from loopguard.errors import RulesError
-from loopguard.lint.checks import BUILTIN_CHECKS, LintCheck
-from loopguard.lint.linter import SelectionError, checks, lint_bytes, select
+from loopguard.lint.checks import STAGES, LintCheck, discover
+from loopguard.lint.linter import _build, checks, lint_bytes
 
 CASES = Path(__file__).parent / "lint_cases"
 
@@ -24,27 +25,83 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_every_builtin_check_module_declares_code_level_and_examples() -> None:
-    for name in BUILTIN_CHECKS:
-        module = importlib.import_module(f"loopguard.lint.checks.{name}")
-        assert module.CODE == name.replace("_", "-")
-        assert module.LEVEL in ("error", "warning")
-        assert "Fails:" in (module.__doc__ or "") and "Passes:" in (module.__doc__ or "")
-        assert checks()[module.CODE].check is module.check
-
-
-def test_every_check_module_is_listed_and_those_that_block_loading_are_loading_codes() -> None:
+def test_every_check_module_declares_code_level_and_examples() -> None:
+    modules = discover()
     folder = Path(loopguard.lint.checks.__file__).parent
-    names = {p.stem for p in folder.glob("*.py")} - {"__init__", "context"}
-    blocking = {m.__name__.rsplit(".", 1)[1] for m in BLOCKING}
-    assert names == set(BUILTIN_CHECKS) | blocking and not blocking & set(BUILTIN_CHECKS)
-    for module in BLOCKING:
+    assert {m.__name__.rsplit(".", 1)[1] for m in modules} == {
+        p.stem for p in folder.glob("*.py")
+    } - {"__init__", "context"}
+    for module in modules:
+        assert module.CODE == module.__name__.rsplit(".", 1)[1].replace("_", "-")
+        assert module.LEVEL in ("error", "warning")
+        assert "Fails:" in (module.__doc__ or "")
         entry = checks()[module.CODE]
-        assert module.BLOCKS_LOAD is True and module.CODE == module.__name__.rsplit(".")[
-            -1
-        ].replace("_", "-")
-        assert entry.check is None and not entry.can_disable and entry.stage == module.STAGE
-        assert entry.doc == module.__doc__ and "Fails:" in entry.doc
+        assert entry.doc == module.__doc__ and entry.origin == "loopguard"
+        if getattr(module, "BLOCKS_LOAD", False):
+            assert module.BLOCKS_LOAD is True and entry.stage == module.STAGE
+            assert entry.check is None and not entry.can_disable
+        else:
+            assert "Passes:" in (module.__doc__ or "") and entry.check is module.check
+
+
+def test_the_checks_that_block_loading_are_those_the_loader_runs() -> None:
+    assert set(BLOCKING) == {m for m in discover() if getattr(m, "BLOCKS_LOAD", False)}
+
+
+def test_checks_are_listed_by_stage_then_table_then_module_name() -> None:
+    listed = list(checks().values())
+    assert [c.stage for c in listed] == sorted((c.stage for c in listed), key=STAGES.index)
+    meaning = [c.code for c in listed if c.check is not None]
+    assert meaning == sorted(meaning) and listed[0].code == "unreadable"
+    assert [c.code for c in listed if c.stage == "meaning"][0] == "check-failed"
+
+
+THROWAWAY = '''"""A keyword set whose name shouts.
+
+Passes: `keyword_sets: {buy: [buy]}`.
+Fails: `keyword_sets: {BUY: [buy]}`.
+"""
+
+from loopguard.lint.checks.context import keyword_sets
+
+CODE = "shouting-set"
+LEVEL = "warning"
+
+
+def check(ctx):
+    return [
+        ctx.finding(path, LEVEL, f"{name!r} shouts", "write it in lower case", CODE, at_key=True)
+        for path, name, _ in keyword_sets(ctx.top)
+        if name != name.lower()
+    ]
+'''
+
+
+def test_a_check_is_its_module_alone_found_listed_and_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "more_checks"
+    folder.mkdir()
+    (folder / "shouting_set.py").write_text(THROWAWAY, encoding="utf-8")
+    package = loopguard.lint.checks
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
+    rules = tmp_path / "r.yaml"
+    rules.write_text("version: 1\nkeyword_sets: {BUY: [buy]}\n", encoding="utf-8")
+    _build.cache_clear()
+    try:
+        assert checks()["shouting-set"].summary == "A keyword set whose name shouts."
+        listed = [line.split() for line in run(capsys, "lint", "--list-checks")[1].splitlines()]
+        assert ["shouting-set", "warning", "on", "meaning", "A"] in [row[:5] for row in listed]
+        code, out, _ = run(capsys, "lint", str(rules))
+        assert code == 0 and "2:16: warning[shouting-set]: 'BUY' shouts" in out
+        assert (
+            "[shouting-set]" not in run(capsys, "lint", "--disable", "shouting-set", str(rules))[1]
+        )
+    finally:
+        monkeypatch.undo()
+        sys.modules.pop("loopguard.lint.checks.shouting_set", None)
+        _build.cache_clear()
+    assert "shouting-set" not in checks()
 
 
 def test_loading_lists_a_scopes_errors_together_and_the_templates_last() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_config, painted
-from loopguard.cli.helptext import ParagraphFormatter
+from loopguard.cli.helptext import add_command
 from loopguard.cli.rules_errors import lint_errors, print_errors
 from loopguard.config.layers import BASE, REPAIRED, Effective, analyze, is_leaf, trace
 from loopguard.config.source import Path
@@ -33,11 +33,8 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "config",
-        help="print the effective rules and where each value came from",
-        description=__doc__,
-        formatter_class=ParagraphFormatter,
+    parser = add_command(
+        subparsers, "config", "print the effective rules and where each value came from", __doc__
     )
     add_rules_arguments(parser)
     parser.add_argument(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import re
 import textwrap
+from typing import Any
 
 
 class ParagraphFormatter(argparse.HelpFormatter):
@@ -29,3 +30,10 @@ def after_first_paragraph(doc: str | None) -> str:
     """A module docstring without its first paragraph (the summary line): an epilog."""
     parts = (doc or "").strip().split("\n\n", 1)
     return parts[1] if len(parts) > 1 else ""
+
+
+def add_command(subparsers: Any, name: str, summary: str, doc: str | None) -> Any:
+    """A subcommand whose `--help` description is `doc` (its module docstring), re-flowed."""
+    return subparsers.add_parser(
+        name, help=summary, description=doc, formatter_class=ParagraphFormatter
+    )

@@ -18,42 +18,31 @@ warnings with --strict), 2 usage or a file that cannot be read.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from loopguard.cli import add_extends_option
 from loopguard.cli.colour import add_color_option, paint_finding, painted
-from loopguard.cli.helptext import ParagraphFormatter
+from loopguard.cli.helptext import add_command
 from loopguard.cli.lintlist import list_json, list_text
 from loopguard.config.layers import MAX_BYTES
 from loopguard.config.schema import default_assembly
-from loopguard.lint.linter import (
-    FORMATS,
-    FileReport,
-    SelectionError,
-    exit_code,
-    lint_bytes,
-    lint_path,
-    registry,
-    render,
-    select,
-)
+from loopguard.findings import Finding
+from loopguard.lint.linter import FileReport, checks, lint_bytes, lint_path, registry
+from loopguard.text.github import escape_data, escape_property
 from loopguard.text.terminal import output
 
 SUFFIXES = (".yaml", ".yml", ".json5")
 NAMES = ("openclaw.json",)
+FORMATS = ("text", "json", "github")
 
 
 def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "lint",
-        help="check rules files",
-        description=__doc__,
-        formatter_class=ParagraphFormatter,
-    )
+    parser = add_command(subparsers, "lint", "check rules files", __doc__)
     parser.add_argument(
         "files",
         nargs="*",
@@ -91,6 +80,30 @@ def add_parser(subparsers: Any) -> None:
     add_extends_option(parser)
     add_color_option(parser)
     parser.set_defaults(run=run)
+
+
+class SelectionError(ValueError):
+    """`--disable`/`--enable` named an unknown code or one that cannot be turned off."""
+
+
+def select(disable: Sequence[str] = (), enable: Sequence[str] = ()) -> frozenset[str]:
+    """The active codes: the defaults, plus `enable`, minus `disable`."""
+    known = checks()
+    for code in (*disable, *enable):
+        if code not in known:
+            raise SelectionError(
+                f"unknown lint check {code!r}; `loopguard lint --list-checks` lists them"
+            )
+    for code in disable:
+        if not known[code].can_disable:
+            raise SelectionError(
+                f"{code!r} cannot be disabled: a file with that error does not load"
+            )
+    both = sorted(set(disable) & set(enable))
+    if both:
+        raise SelectionError(f"{', '.join(both)}: both --disable and --enable")
+    active = {code for code, c in known.items() if c.default} | set(enable)
+    return frozenset(active - set(disable))
 
 
 def _summary(reports: list[FileReport]) -> str:
@@ -236,3 +249,42 @@ def _read_stdin() -> bytes | None:
             problem = f"cannot read standard input: {getattr(exc, 'strerror', None) or exc}"
     print(f"loopguard lint: <stdin>: {problem}", file=sys.stderr)
     return None
+
+
+def exit_code(reports: Sequence[FileReport], strict: bool = False) -> int:
+    """0 clean, 1 errors (or warnings when strict), 2 a file could not be read."""
+    if any(r.unreadable for r in reports):
+        return 2
+    if any(r.errors for r in reports) or (strict and any(r.warnings for r in reports)):
+        return 1
+    return 0
+
+
+def format_text(findings: Sequence[Finding]) -> str:
+    """`file:line:col: level[code]: message [path]` and an indented hint line."""
+    return "".join(f.format_text(with_code=True) + "\n" for f in findings)
+
+
+def format_json(findings: Sequence[Finding]) -> str:
+    """A list of objects with file, line, col, level, message, path, hint, code."""
+    return json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2) + "\n"
+
+
+def format_github(findings: Sequence[Finding]) -> str:
+    """`::error file=F,line=L,col=C,title=CODE::message [path]` (hint on a second line)."""
+    lines = []
+    for f in findings:
+        command = "error" if f.level == "error" else "warning"
+        message = f.message + (f" [{f.path}]" if f.path else "")
+        if f.hint:
+            message += f"\nhint: {f.hint}"
+        title = f",title={escape_property(f.code)}" if f.code else ""
+        lines.append(
+            f"::{command} file={escape_property(f.file)},line={f.line},col={f.col}{title}::"
+            f"{escape_data(message)}\n"
+        )
+    return "".join(lines)
+
+
+def render(findings: Sequence[Finding], fmt: str) -> str:
+    return {"text": format_text, "json": format_json, "github": format_github}[fmt](findings)

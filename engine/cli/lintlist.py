@@ -1,4 +1,4 @@
-"""`loopguard lint --list-checks` and the checks table of docs/rules.md (one renderer for both)."""
+"""`loopguard lint --list-checks`: every code of the lint registry, as text or JSON."""
 
 from __future__ import annotations
 
@@ -44,23 +44,3 @@ def list_json() -> str:
         for c in checks().values()
     ]
     return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def list_markdown() -> str:
-    """The table of codes for docs/rules.md, then each meaning check's own documentation."""
-    rows = ["| code | level | default | stage | what it reports |", "|---|---|---|---|---|"]
-    for c in checks().values():
-        rows.append(f"| `{c.code}` | {c.level} | {_state(c)} | {c.stage} | {_cell(c.summary)} |")
-    parts = ["\n".join(rows)]
-    for c in checks().values():
-        body = c.doc.strip().split("\n", 1)
-        rest = body[1].strip() if len(body) > 1 else ""
-        parts.append(
-            f"#### `{c.code}` ({c.level}, {_state(c)})\n\n{body[0].strip()}"
-            + (f"\n\n{rest}" if rest else "")
-        )
-    return "\n\n".join(parts) + "\n"

@@ -1,16 +1,10 @@
-"""Ignore comments in rules files: `# loopguard: disable=CODE[,CODE...]`.
+"""Ignore comments in rules files: `# loopguard: disable=CODE[,CODE...]` (docs/rules.md).
 
-- On a line of its own, the comment silences those codes in the whole file.
-- `# loopguard: disable-line=CODE,...` silences them on its own line when it
-  ends a line with content, or on the next line when it stands alone.
-- `all` stands for every code that can be disabled.
-
-JSON5 (OpenClaw) files write the same after `//`. A code that does not exist,
-or an error that stops the file loading (those cannot be silenced), makes the
-comment itself a `bad-directive` warning; so does a comment that starts like a
-directive (`# loopguard:`, or `# loopguard WORD=`) but is not one of the two
-forms (`disable-next-line=`, `disabel=`, `disable-line CODE` without `=`,
-anything after the codes): it silences nothing, and saying so is the point.
+On a line of its own, `disable=` silences the codes in the whole file; `disable-line=` silences
+them on its own line when it ends a line with content, or on the next line when it stands
+alone; `all` is every code that can be disabled. JSON5 files write the same after `//`. A
+comment naming an unknown code or an error that stops loading, or one that starts like a
+directive but is neither form, is itself a `bad-directive` warning: it silences nothing.
 """
 
 from __future__ import annotations
@@ -37,8 +31,6 @@ FORMS = (
 )
 
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
 CODES = codes(
     """
 bad-directive warning directives
@@ -69,6 +61,21 @@ def _problem(name: str, line: int, col: int, message: str, hint: str) -> Finding
     return Finding(name, line, col, "warning", message, "", hint, "bad-directive")
 
 
+def _code_problem(code: str, known: Mapping[str, bool]) -> tuple[str, str] | None:
+    """(message, hint) for a code an ignore comment cannot name."""
+    if code == ALL or known.get(code):
+        return None
+    if code in known:
+        return (
+            f"{code!r} cannot be disabled: a file with that error does not load",
+            "fix the error instead",
+        )
+    return (
+        f"unknown lint check {code!r} in an ignore comment{did_you_mean(code, known)}",
+        "`loopguard lint --list-checks` lists the codes",
+    )
+
+
 def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directives:
     """Parse the ignore comments of `text`; `known` maps each code to whether it can be disabled."""
     found = Directives()
@@ -76,60 +83,29 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
         if "loopguard" not in line.lower():
             continue
         match = _DIRECTIVE.search(line)
+        meant = _MEANT.search(line) if match is None else None
+        if meant is not None:
+            found.problems.append(_not_understood(name, number, line, meant))
         if match is None:
-            meant = _MEANT.search(line)
-            if meant is not None:
-                found.problems.append(_not_understood(name, number, line, meant))
             continue
         kind, listed = match.groups()
         codes = {c.strip() for c in listed.split(",") if c.strip()}
-        col = match.start() + 1
-        for code in sorted(codes):
-            if code != ALL and code not in known:
-                extra = did_you_mean(code, known)
-                found.problems.append(
-                    _problem(
-                        name,
-                        number,
-                        col,
-                        f"unknown lint check {code!r} in an ignore comment{extra}",
-                        "`loopguard lint --list-checks` lists the codes",
-                    )
-                )
-            elif code != ALL and not known[code]:
-                found.problems.append(
-                    _problem(
-                        name,
-                        number,
-                        col,
-                        f"{code!r} cannot be disabled: a file with that error does not load",
-                        "fix the error instead",
-                    )
-                )
-        if not codes:
-            found.problems.append(
-                _problem(
-                    name,
-                    number,
-                    col,
-                    "ignore comment names no code",
-                    "write disable=CODE[,CODE...]",
-                )
-            )
         alone = not line[: match.start()].strip()
-        if kind == "disable" and alone:
-            found.file |= codes
-        elif kind == "disable":
-            found.problems.append(
-                _problem(
-                    name,
-                    number,
-                    col,
+        problems = [_code_problem(code, known) for code in sorted(codes)]
+        if not codes:
+            problems.append(("ignore comment names no code", "write disable=CODE[,CODE...]"))
+        if kind == "disable" and not alone:
+            problems.append(
+                (
                     "`disable=` after content silences nothing",
                     "put it on a line of its own (whole file), or write disable-line=",
                 )
             )
-        else:
+        col = match.start() + 1
+        found.problems += [_problem(name, number, col, *p) for p in problems if p is not None]
+        if kind == "disable" and alone:
+            found.file |= codes
+        elif kind == "disable-line":
             found.lines.setdefault(number + 1 if alone else number, set()).update(codes)
     return found
 

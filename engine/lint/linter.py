@@ -1,27 +1,15 @@
 """`loopguard lint`: every problem of a rules file, in one run, with file:line:col, code and hint.
 
-Stages: reading (size, encoding), syntax (YAML or JSON5, duplicate keys,
-alias bombs), `version`, the assembled JSON Schema, `extends:`, the checks
-that block loading (keyword sets, detector ids, regexes, templates), then the
-lint-only checks (`loopguard.lint.checks`, one module per code). Values the
-schema rejects are left out before the later stages run, so a schema error
-never hides a lint error elsewhere in the file (an `extends:` layer that
-cannot be read does stop the later stages: they would judge an incomplete merge).
-
-Every code is in the registry (`checks()`): the loading stages' codes, each
-documented in the module that raises it (its `CODES`), then the checks plugins
-register (the built-ins through the same hook). `--disable`/`--enable` and
-ignore comments (`directives`) choose which are reported. Output formats:
-`text` (`file:line:col: level[code]: message [path]` and an indented hint
-line), `json` (objects with file, line, col, level, message, path, hint,
-code) and `github` (workflow commands). Exit codes: 0 clean (warnings
-allowed), 1 errors (or warnings with `strict`), 2 usage error or a file that
-cannot be read.
+Loading (`config.layers.analyze`) reports its stages' findings; values the schema rejects are
+left out, so a schema error never hides a lint error elsewhere in the file. Then the lint-only
+checks run, and ignore comments (`directives`) and the active codes choose what is reported.
+The registry (`checks()`) holds every code, listed by stage (`STAGES`): the loading stages'
+(documented in the `CODES` table of the module raising them, or by their check module), then
+the checks plugins register (the built-ins through the same hook).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -30,21 +18,16 @@ from functools import lru_cache, partial
 from typing import Any
 
 from loopguard.config import json5, layers, schema, source
-from loopguard.config.layers import BLOCKING, MAX_BYTES, Analysis, analyze
+from loopguard.config.layers import MAX_BYTES, Analysis, analyze
 from loopguard.config.schema import Assembly
 from loopguard.detection.plugins import load_registry
 from loopguard.findings import LEVELS, Finding, codes
 from loopguard.lint import directives
-from loopguard.lint.checks import LintCheck, from_module, loopguard_register_lint_checks
+from loopguard.lint.checks import STAGES, LintCheck, discover, from_module
+from loopguard.lint.checks import loopguard_register_lint_checks as builtin_checks
 from loopguard.lint.checks.context import LintContext
 from loopguard.lint.directives import Directives, apply, read_directives
-from loopguard.text.github import escape_data, escape_property
 
-FORMATS = ("text", "json", "github")
-
-
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
 CODES = codes(
     """
 check-failed warning meaning
@@ -54,68 +37,21 @@ check-failed warning meaning
 """
 )
 
-
-# The order `lint --list-checks` and docs/rules.md list the loading stages' codes in.
-LISTED = (
-    "unreadable",
-    "too-large",
-    "encoding",
-    "binary",
-    "yaml-syntax",
-    "json5-syntax",
-    "multiple-documents",
-    "duplicate-key",
-    "key-type",
-    "yaml-tag",
-    "yaml-alias",
-    "yaml-merge",
-    "alias-bomb",
-    "too-deep",
-    "empty",
-    "not-a-mapping",
-    "version",
-    "unknown-key",
-    "unknown-detector",
-    "required",
-    "type",
-    "range",
-    "enum",
-    "condition",
-    "too-long",
-    "pattern",
-    "schema",
-    "bad-regex",
-    "regex-too-complex",
-    "template",
-    "cycle",
-    "undefined-set",
-    "extends",
-    "extends-cycle",
-    "store-path",
-    "openclaw-agent",
-    "duplicate-agent",
-    "openclaw-ignored",
-    "openclaw-conflict",
-    "bad-directive",
-    "check-failed",
-)
+# Within a stage, the codes of these `CODES` tables are listed first (in this order), then those
+# of the check modules that block loading (in module-name order).
+TABLES = (layers, source, schema, json5, directives)
 CODE_SHAPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
 def _stage_codes() -> dict[str, LintCheck]:
-    """The codes loading and lint itself report (no check function runs for them), in
-    `LISTED` order."""
-    tables = (layers, source, json5, schema, directives)
-    found = {
-        code: LintCheck(code, level, doc, None, True, stage)
-        for module in tables
-        for code, level, stage, doc in module.CODES
-    }
-    found.update((c[0], LintCheck(c[0], c[1], c[3], None, True, c[2])) for c in CODES)
-    found.update((m.CODE, from_module(m)) for m in BLOCKING)
-    if set(found) != set(LISTED):
-        raise RuntimeError(f"LISTED and the CODES tables differ: {set(found) ^ set(LISTED)}")
-    return {code: found[code] for code in LISTED}
+    """The codes loading and lint itself report (no check function of lint runs for them)."""
+    found = [
+        LintCheck(code, level, doc, None, True, stage)
+        for code, level, stage, doc in (*(c for m in TABLES for c in m.CODES), *CODES)
+    ]
+    found += [from_module(m) for m in discover() if getattr(m, "BLOCKS_LOAD", False)]
+    found.sort(key=lambda c: STAGES.index(c.stage))
+    return {c.code: c for c in found}
 
 
 def _problem(check: Any, origin: str, taken: dict[str, LintCheck]) -> str | None:
@@ -138,49 +74,32 @@ class LintRegistry:
     checks: dict[str, LintCheck]
     problems: tuple[str, ...]
 
-    def meaning(self) -> list[LintCheck]:
-        return [c for c in self.checks.values() if c.check is not None]
 
-
-def _plugin_registry() -> Any:
-    try:
-        return load_registry()
-    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
-        return None
-
-
-def _plugin_impls(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
-    """(origin, hook function) of every plugin implementing the lint-check hook, in load order.
-
-    The built-in checks are a plugin like any other (`loopguard-engine[lint_checks]`,
-    found and loaded by the detector registry); they are named `loopguard`. Without a
-    registry, the built-ins alone.
-    """
+def _offers(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
+    """(origin, function returning checks) of every plugin implementing the lint-check hook, in
+    load order, then of each registered detector with `lint_checks` of its own. The built-ins
+    (`loopguard-engine[lint_checks]`) are named `loopguard`; without a registry, they alone."""
     if plugins is None:
-        return [("loopguard", loopguard_register_lint_checks)]
+        return [("loopguard", builtin_checks)]
     hooks = [
-        ("loopguard" if plugin.builtin else plugin.source, function)
+        (plugin.builtin, plugin.source, function)
         for plugin, function in plugins.implementations("loopguard_register_lint_checks")
     ]
-    return hooks + _detector_checks(plugins)
-
-
-def _detector_checks(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
-    """(origin, function) offering each registered detector's own `lint_checks`, after the
-    hooks: a detector's checks are listed, run and disabled like every other check."""
-    return [
-        (
-            "loopguard" if entry.builtin else entry.source,
-            partial(tuple, entry.detector.lint_checks),
-        )
+    owned = [
+        (entry.builtin, entry.source, partial(tuple, entry.detector.lint_checks))
         for entry in plugins.entries
         if entry.detector.lint_checks
     ]
+    return [("loopguard" if own else origin, function) for own, origin, function in hooks + owned]
 
 
 def registry() -> LintRegistry:
     """Stage codes, built-in checks, then plugin checks (built once per plugin registry)."""
-    return _build(_plugin_registry())
+    try:
+        plugins = load_registry()
+    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
+        plugins = None
+    return _build(plugins)
 
 
 @lru_cache(maxsize=4)
@@ -188,7 +107,7 @@ def _build(plugins: Any) -> LintRegistry:
     """Keyed by the plugin registry object, so a reloaded registry gets its own checks."""
     found = _stage_codes()
     problems: list[str] = []
-    for origin, function in _plugin_impls(plugins):
+    for origin, function in _offers(plugins):
         try:
             offered = list(function() or [])
         except KeyboardInterrupt:
@@ -210,32 +129,8 @@ def _build(plugins: Any) -> LintRegistry:
 
 
 def checks() -> dict[str, LintCheck]:
-    """Every registered code, stage codes first."""
+    """Every registered code, in listing order."""
     return registry().checks
-
-
-class SelectionError(ValueError):
-    """`--disable`/`--enable` named an unknown code or one that cannot be turned off."""
-
-
-def select(disable: Sequence[str] = (), enable: Sequence[str] = ()) -> frozenset[str]:
-    """The active codes: the defaults, plus `enable`, minus `disable`."""
-    known = checks()
-    for code in (*disable, *enable):
-        if code not in known:
-            raise SelectionError(
-                f"unknown lint check {code!r}; `loopguard lint --list-checks` lists them"
-            )
-    for code in disable:
-        if not known[code].can_disable:
-            raise SelectionError(
-                f"{code!r} cannot be disabled: a file with that error does not load"
-            )
-    both = sorted(set(disable) & set(enable))
-    if both:
-        raise SelectionError(f"{', '.join(both)}: both --disable and --enable")
-    active = {code for code, c in known.items() if c.default} | set(enable)
-    return frozenset(active - set(disable))
 
 
 # Threshold-like values: where the schema rejected one, an `effective` check would judge the
@@ -259,9 +154,8 @@ def _within(block: str, gone: str) -> bool:
 
 
 def follows_from_rejected(finding: Finding, removed: set[str]) -> bool:
-    """A finding of an `effective` check (one that judges merged values) about a block where
-    the schema rejected a value: the merged rules hold the default in its place, a value the
-    user never chose, and the schema error is the one finding to show."""
+    """A finding of an `effective` check about a block where the schema rejected a value: the
+    merged rules hold the default in its place, a value the user never chose."""
     block = finding.path.rsplit(".", 1)[0] if "." in finding.path else ""
     for gone in removed:
         parent, _, name = gone.rpartition(".")
@@ -287,65 +181,38 @@ class FileReport:
         return sum(1 for f in self.findings if f.level != "error")
 
 
-def _agents(agent: str | Sequence[str] | None) -> tuple[str, ...] | None:
-    if agent is None:
-        return None
-    return (agent,) if isinstance(agent, str) else tuple(agent)
-
-
 def meaning_findings(
     result: Analysis,
     agent: str | Sequence[str] | None = None,
     active: Collection[str] | None = None,
 ) -> list[Finding]:
-    """The registered meaning checks over a loaded (or pruned) analysis.
+    """The registered lint-only checks over a loaded (or pruned) analysis.
 
     A check that raises becomes a `check-failed` finding; the others still run.
     """
     if result.data is None or not result.layers:
         return []
-    ctx = LintContext(result.data, tuple(result.layers), _agents(agent))
+    agents = (agent,) if isinstance(agent, str) else None if agent is None else tuple(agent)
+    ctx = LintContext(result.data, tuple(result.layers), agents)
     found: list[Finding] = []
     effective = set()
-    for check in registry().meaning():
-        if (active is None and not check.default) or (
-            active is not None and check.code not in active
-        ):
+    for check in registry().checks.values():
+        if check.check is None or not (check.default if active is None else check.code in active):
             continue
         if check.effective:
             effective.add(check.code)
         try:
-            found.extend(check.check(ctx) if check.check else ())
+            found.extend(check.check(ctx))
         except Exception as exc:  # noqa: BLE001 - one broken check never hides the others
+            failed = f"lint check {check.code!r} ({check.origin}) failed: {type(exc).__name__}"
+            hint = "report it to the plugin's authors"
             found.append(
-                Finding(
-                    ctx.top_name,
-                    1,
-                    1,
-                    "warning",
-                    f"lint check {check.code!r} "
-                    f"({check.origin}) failed: {type(exc).__name__}: {exc}",
-                    "",
-                    "report it to the plugin's authors",
-                    "check-failed",
-                )
+                Finding(ctx.top_name, 1, 1, "warning", f"{failed}: {exc}", "", hint, "check-failed")
             )
     found = [
         f for f in found if f.code not in effective or not follows_from_rejected(f, ctx.removed)
     ]
     found.sort(key=lambda f: (f.file != ctx.top_name, f.file, f.line, f.col))
-    return found
-
-
-def _directives(result: Analysis, text: str | None) -> dict[str, Directives]:
-    """The ignore comments of the linted file and of each layer that is a readable file."""
-    known = {code: c.can_disable for code, c in checks().items()}
-    found: dict[str, Directives] = {}
-    names = {layer.name for layer in result.layers} | {result.source}
-    for name in names:
-        body = text if name == result.source and text is not None else _read(name)
-        if body is not None:
-            found[name] = read_directives(body, name, known)
     return found
 
 
@@ -369,24 +236,21 @@ def report(
 ) -> FileReport:
     """All findings of an analysis, in one pass, filtered and de-duplicated, the file's own first.
 
-    `active` is the set of codes to report (default: those on by default);
-    `text` is the linted file's text when it is not a file on disk (stdin).
+    `active` is the set of codes to report (default: those on by default); `text` is the linted
+    file's text when it is not a file on disk (stdin). Ignore comments are read from the file
+    and from each layer that is a readable file.
     """
-    findings = list(result.findings)
-    findings.extend(meaning_findings(result, agent, active))
+    findings = [*result.findings, *meaning_findings(result, agent, active)]
     known = {code: c.can_disable for code, c in checks().items()}
-    directives = _directives(result, text)
-    for found in directives.values():
-        findings.extend(found.problems)
+    found: dict[str, Directives] = {}
+    for name in {layer.name for layer in result.layers} | {result.source}:
+        body = text if name == result.source and text is not None else _read(name)
+        if body is not None:
+            found[name] = read_directives(body, name, known)
+            findings.extend(found[name].problems)
     if active is not None:
         findings = [f for f in findings if f.code in active or not known.get(f.code, False)]
-    findings = apply(findings, directives, known)
-    unique: list[Finding] = []
-    seen: set[Finding] = set()
-    for finding in findings:
-        if finding not in seen:
-            seen.add(finding)
-            unique.append(finding)
+    unique = list(dict.fromkeys(apply(findings, found, known)))
     unique.sort(key=lambda f: (f.file != result.source, f.file, f.line, f.col))
     return FileReport(result.source, unique, result.unreadable)
 
@@ -416,40 +280,3 @@ def lint_bytes(
     return report(
         analyze(raw, "bytes", name, None, assembly, allow_extends_outside), agent, active, text
     )
-
-
-def exit_code(reports: Sequence[FileReport], strict: bool = False) -> int:
-    """0 clean, 1 errors (or warnings when strict), 2 a file could not be read."""
-    if any(r.unreadable for r in reports):
-        return 2
-    if any(r.errors for r in reports) or (strict and any(r.warnings for r in reports)):
-        return 1
-    return 0
-
-
-def format_text(findings: Sequence[Finding]) -> str:
-    return "".join(f.format_text(with_code=True) + "\n" for f in findings)
-
-
-def format_json(findings: Sequence[Finding]) -> str:
-    return json.dumps([f.to_dict() for f in findings], ensure_ascii=False, indent=2) + "\n"
-
-
-def format_github(findings: Sequence[Finding]) -> str:
-    """`::error file=F,line=L,col=C::message [path]` lines (hint on a second line)."""
-    lines = []
-    for f in findings:
-        command = "error" if f.level == "error" else "warning"
-        message = f.message + (f" [{f.path}]" if f.path else "")
-        if f.hint:
-            message += f"\nhint: {f.hint}"
-        title = f",title={escape_property(f.code)}" if f.code else ""
-        lines.append(
-            f"::{command} file={escape_property(f.file)},line={f.line},col={f.col}{title}::"
-            f"{escape_data(message)}\n"
-        )
-    return "".join(lines)
-
-
-def render(findings: Sequence[Finding], fmt: str) -> str:
-    return {"text": format_text, "json": format_json, "github": format_github}[fmt](findings)

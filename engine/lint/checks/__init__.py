@@ -1,24 +1,26 @@
-"""The built-in checks: one module each, and the record (`LintCheck`) every check is listed as.
+"""The lint checks, one module each, and the record (`LintCheck`) every check is listed as.
 
-A check module declares `CODE`, `LEVEL`, `check(ctx: LintContext) -> list[Finding]` and
-its documentation as its docstring ("Passes:" / "Fails:" examples), and may declare
-`DEFAULT = False` (off unless enabled) and `EFFECTIVE = True` (it judges merged values,
-so its findings where the schema rejected a value are dropped). `BUILTIN_CHECKS` names
-the lint-only ones in listing order; this module is the plugin that registers them
-(`loopguard_register_lint_checks`, the hook a third-party plugin implements).
+Every module of this package that declares `CODE` is a check (`discover()`); nothing else
+lists them. A check module declares `CODE`, `LEVEL`, `check(ctx: LintContext) ->
+list[Finding]` and its documentation as its docstring (a summary line, then "Passes:" /
+"Fails:" examples), and may declare `DEFAULT = False` (off unless enabled) and `EFFECTIVE =
+True` (it judges merged values, so its findings where the schema rejected a value are dropped).
 
-A check with `BLOCKS_LOAD = True` (and the `STAGE` it is listed under) is run by the
-rules loader instead (`config.layers.BLOCKING`): rules with its errors do not load, so
-lint cannot disable it. This module imports no check: registering the plugin (on every
-registry load) stays cheap.
+A check with `BLOCKS_LOAD = True` (and the `STAGE` it is listed under) is run by the rules
+loader instead (`config.layers.BLOCKING`): rules with its errors do not load, so lint cannot
+disable it. The others are registered by this package as a plugin
+(`loopguard_register_lint_checks`, the hook a third-party plugin implements); the checks are
+imported only when lint asks for them.
 """
 
 from __future__ import annotations
 
+import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from loopguard.detection.hookspecs import hookimpl
 from loopguard.findings import Finding
@@ -26,23 +28,8 @@ from loopguard.findings import Finding
 if TYPE_CHECKING:
     from loopguard.lint.checks.context import LintContext
 
-BUILTIN_CHECKS = (
-    "unused_set",
-    "empty_set",
-    "empty_keyword",
-    "duplicate_keyword",
-    "duplicate_exempt_tool",
-    "duplicate_detector",
-    "duplicate_id",
-    "threshold_order",
-    "threshold_repaired",
-    "never_fires",
-    "gated_off",
-    "unknown_agent",
-    "unused_agent",
-    "redundant_value",
-    "redos",
-)
+# The stages in the order a rules file goes through them, the order `lint --list-checks` uses.
+STAGES = ("read", "syntax", "root", "schema", "extends", "references", "directives", "meaning")
 
 
 @dataclass(frozen=True)
@@ -54,7 +41,7 @@ class LintCheck:
     doc: str
     check: Callable[[LintContext], Iterable[Finding]] | None = None  # None: loading reports it
     default: bool = True
-    stage: str = "meaning"  # read, syntax, root, schema, extends, references, meaning
+    stage: str = "meaning"  # one of STAGES
     origin: str = "loopguard"  # the plugin (package[entry]) that registered it
     effective: bool = False  # judges merged values (see the module docstring)
 
@@ -68,26 +55,26 @@ class LintCheck:
         return self.check is not None or self.level != "error"
 
 
-def from_module(module: Any, origin: str = "loopguard") -> LintCheck:
+def discover() -> list[ModuleType]:
+    """Every check module of this package, in module-name order."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__))
+    modules = [import_module(f"{__name__}.{name}") for name in names]
+    return [m for m in modules if hasattr(m, "CODE")]
+
+
+def from_module(module: ModuleType) -> LintCheck:
     """The `LintCheck` a check module declares (see the module docstring)."""
+    doc = module.__doc__ or ""
     if getattr(module, "BLOCKS_LOAD", False):
-        return LintCheck(module.CODE, module.LEVEL, module.__doc__ or "", None, True, module.STAGE)
-    return LintCheck(
-        module.CODE,
-        module.LEVEL,
-        module.__doc__ or "",
-        module.check,
-        getattr(module, "DEFAULT", True),
-        "meaning",
-        origin,
-        getattr(module, "EFFECTIVE", False),
-    )
+        return LintCheck(module.CODE, module.LEVEL, doc, stage=module.STAGE)
+    default, effective = getattr(module, "DEFAULT", True), getattr(module, "EFFECTIVE", False)
+    return LintCheck(module.CODE, module.LEVEL, doc, module.check, default, effective=effective)
 
 
 @hookimpl
 def loopguard_register_lint_checks() -> list[LintCheck]:
-    """One `LintCheck` per module named in `BUILTIN_CHECKS`, in that order."""
-    return [from_module(import_module(f"{__name__}.{name}")) for name in BUILTIN_CHECKS]
+    """The lint-only checks of this package."""
+    return [from_module(m) for m in discover() if not getattr(m, "BLOCKS_LOAD", False)]
 
 
-__all__ = ["BUILTIN_CHECKS", "LintCheck", "from_module"]
+__all__ = ["STAGES", "LintCheck", "discover", "from_module"]

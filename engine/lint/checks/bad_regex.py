@@ -25,26 +25,15 @@ def check(ctx: LintContext) -> list[Finding]:
     for prefix, block in ctx.merged_scopes():
         for path, pattern in user_patterns(block, prefix, ctx.assembly or default_assembly()):
             if len(pattern) > MAX_PATTERN_CHARS:
-                found.append(
-                    ctx.finding(
-                        path,
-                        LEVEL,
-                        f"pattern is {len(pattern)} characters long (at most {MAX_PATTERN_CHARS})",
-                        "shorten the pattern; long patterns can be slow to match",
-                        CODE,
-                    )
-                )
+                message = f"pattern is {len(pattern)} characters long (at most {MAX_PATTERN_CHARS})"
+                hint = "shorten the pattern; long patterns can be slow to match"
+                found.append(ctx.finding(path, LEVEL, message, hint, CODE))
                 continue
             try:
                 regex.compile(pattern, regex.IGNORECASE)
             except (regex.error, ValueError, OverflowError) as exc:
+                hint = "fix the regular expression (regex syntax)"
                 found.append(
-                    ctx.finding(
-                        path,
-                        LEVEL,
-                        f"pattern does not compile: {exc}",
-                        "fix the regular expression (regex syntax)",
-                        CODE,
-                    )
+                    ctx.finding(path, LEVEL, f"pattern does not compile: {exc}", hint, CODE)
                 )
     return found

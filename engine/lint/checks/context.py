@@ -1,33 +1,23 @@
 """What a check is given (`LintContext`) and the walks over rules that several checks share.
 
-A check is a pure function of a `LintContext`; everything it needs is here,
-nothing is kept between runs. `data` is the merged document (every layer,
-`builtin:default` first), `top` is what the linted file itself wrote, `index`
-places a path of `data` where it was written.
-
-The walks: `scopes` (the global blocks and each agent's), `conditions` and
-`set_references` (condition trees and the keyword sets they name),
-`user_patterns` (detector options holding a user regex), `normaliser` and
-`repeats` (items written twice), and a detector's effective options in each
-judged scope (`option_scopes`, `option_finding`: part of the plugin API).
+A check is a pure function of a `LintContext`: `data` is the merged document (every layer,
+`builtin:default` first), `top` what the linted file itself wrote, `index` places a path of
+`data` where it was written. The walks: `scopes` (the global blocks and each agent's),
+`keyword_sets`, `conditions` and `set_references` (condition trees and the sets they name),
+`user_patterns`, `normaliser` and `repeats` (items written twice), and the effective rules of
+each judged scope (`effective_scopes`; `option_scopes` and `option_finding` for a detector's
+own checks, part of the plugin API).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from loopguard.config.schema import Assembly, regex_options
-from loopguard.config.source import (
-    Path,
-    PositionIndex,
-    Repair,
-    SourceDoc,
-    deep_merge,
-    effective_config,
-)
+from loopguard.config.source import Path, PositionIndex, Repair, SourceDoc, effective_config
 from loopguard.findings import Finding
 from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 
@@ -41,7 +31,6 @@ class LintContext:
     data: dict[str, Any]
     layers: Sequence[SourceDoc]
     agents: tuple[str, ...] | None = None  # the agent names given on the command line
-    gating: Mapping[str, str] | None = None  # detector id -> gating (None: from the registry)
     assembly: Assembly | None = None  # the schema loading used (given by the loader)
     scope: Path | None = None  # the loader judges one scope at a time (None: all)
 
@@ -60,28 +49,40 @@ class LintContext:
         return PositionIndex(self.layers)
 
     @cached_property
-    def written(self) -> list[dict[str, Any]]:
-        """Each layer's data as written, rejected values included (`schema.PrunedDoc`)."""
-        found = []
-        for layer in self.layers:
-            data = getattr(layer, "original", None)
-            data = layer.data if data is None else data
-            if isinstance(data, dict):
-                found.append(data)
-        return found
+    def removed(self) -> set[str]:
+        """Dotted paths (`loop_detection.history_size`) of values the schema rejected."""
+        return {
+            ".".join(str(p) for p in path)
+            for layer in self.layers
+            for path in getattr(layer, "removed", ())
+        }
+
+    def merged_scopes(self) -> Iterator[tuple[Path, dict[str, Any]]]:
+        """The scopes of the merged document, or only `scope` when one is set."""
+        return ((p, b) for p, b in scopes(self.data) if self.scope in (None, p))
+
+    def finding(
+        self, path: Path, level: str, message: str, hint: str, code: str, at_key: bool = False
+    ) -> Finding:
+        """A finding about `path` of the merged document, placed where it was written."""
+        return self.index.finding(self.data, path, level, message, hint, code, at_key)
+
+    def place(self, candidates: Sequence[Path]) -> Path:
+        """The first candidate the linted file wrote, else the first any layer wrote, else the
+        first."""
+        written = [(path, self.index.owner(path)) for path in candidates]
+        mine = [p for p, layer in written if layer is not None and layer.name == self.top_name]
+        anywhere = [p for p, layer in written if layer is not None]
+        return (mine or anywhere or list(candidates))[0]
 
     def option_scopes(self, detector: str) -> Iterator[OptionScope]:
-        """A detector's effective options in each judged scope (the merged document's): the
-        global one and each agent's, for a detector's own lint checks."""
+        """A detector's effective options in each judged scope (the global one and each
+        agent's), for a detector's own lint checks."""
         for prefix, name, config, _ in effective_scopes(self):
             options = (config.get("detectors") or {}).get(detector)
-            yield OptionScope(
-                prefix,
-                detector,
-                options if isinstance(options, dict) else {},
-                config,
-                f" for agent {name!r}" if name is not None else "",
-            )
+            options = options if isinstance(options, dict) else {}
+            who = f" for agent {name!r}" if name is not None else ""
+            yield OptionScope(prefix, detector, options, config, who)
 
     def option_finding(
         self,
@@ -93,38 +94,24 @@ class LintContext:
         code: str,
     ) -> Finding:
         """A finding about `options` of a scope, placed at the first of them that was written."""
-        candidates = [scope.path(o) for o in options] + [
-            ("detectors", scope.detector, o) for o in options
-        ]
-        return self.finding(place(self, candidates), level, message, hint, code)
+        candidates = [scope.path(o) for o in options]
+        candidates += [("detectors", scope.detector, o) for o in options]
+        return self.finding(self.place(candidates), level, message, hint, code)
 
-    @cached_property
-    def removed(self) -> set[str]:
-        """Dotted paths (`loop_detection.history_size`) of values the schema rejected."""
-        return {
-            ".".join(str(p) for p in path)
-            for layer in self.layers
-            for path in getattr(layer, "removed", ())
-        }
 
-    @cached_property
-    def inherited(self) -> dict[str, Any]:
-        """The merge of every layer below the linted file (what it would get by writing nothing)."""
-        merged: dict[str, Any] = {}
-        for layer in self.layers[:-1]:
-            if isinstance(layer.data, dict):
-                merged = deep_merge(merged, {k: v for k, v in layer.data.items() if k != "extends"})
-        return merged
+@dataclass(frozen=True)
+class OptionScope:
+    """One scope's effective options of one detector."""
 
-    def merged_scopes(self) -> Iterator[tuple[Path, dict[str, Any]]]:
-        """The scopes of the merged document, or only `scope` when one is set."""
-        return ((p, b) for p, b in scopes(self.data) if self.scope in (None, p))
+    prefix: Path  # () for the global scope, ("agents", NAME) for an agent's
+    detector: str
+    options: dict[str, Any]
+    config: dict[str, Any]  # the scope's whole effective rules (for shared settings)
+    who: str  # "" or " for agent 'NAME'", for messages
 
-    def finding(
-        self, path: Path, level: str, message: str, hint: str, code: str, at_key: bool = False
-    ) -> Finding:
-        """A finding about `path` of the merged document, placed where it was written."""
-        return self.index.finding(self.data, path, level, message, hint, code, at_key)
+    def path(self, *keys: str | int) -> Path:
+        """The path of an option of this detector inside this scope."""
+        return self.prefix + ("detectors", self.detector, *keys)
 
 
 def scopes(data: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -137,16 +124,22 @@ def scopes(data: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
                 yield ("agents", name), block
 
 
+def keyword_sets(data: dict[str, Any]) -> Iterator[tuple[Path, str, Any]]:
+    """(path, name, keywords) of every keyword set of every scope of `data`."""
+    for prefix, block in scopes(data):
+        for name, words in (block.get("keyword_sets") or {}).items():
+            yield prefix + ("keyword_sets", name), name, words
+
+
 def conditions(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, Any]]:
     """Every condition tree of one scope: `turn.plan_condition` and each intent's `when`."""
     turn = block.get("turn")
     if isinstance(turn, dict) and "plan_condition" in turn:
         yield prefix + ("turn", "plan_condition"), turn["plan_condition"]
     intents = block.get("intents")
-    if isinstance(intents, list):
-        for i, intent in enumerate(intents):
-            if isinstance(intent, dict) and "when" in intent:
-                yield prefix + ("intents", i, "when"), intent["when"]
+    for i, intent in enumerate(intents if isinstance(intents, list) else ()):
+        if isinstance(intent, dict) and "when" in intent:
+            yield prefix + ("intents", i, "when"), intent["when"]
 
 
 def set_references(path: Path, tree: Any) -> Iterator[tuple[Path, str]]:
@@ -154,9 +147,7 @@ def set_references(path: Path, tree: Any) -> Iterator[tuple[Path, str]]:
     stack = [(path, tree)]
     while stack:
         here, node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        for op, arg in node.items():
+        for op, arg in node.items() if isinstance(node, dict) else ():
             if op in ("all", "any") and isinstance(arg, list):
                 stack.extend((here + (op, i), part) for i, part in enumerate(arg))
             elif op == "not":
@@ -188,65 +179,27 @@ def normaliser(data: dict[str, Any]) -> Any:
     keywords lint calls the same are the ones the matcher cannot tell apart (`plan` and
     `ＰＬＡＮ` under `nfkc` + `lower`). Unknown steps are left to the schema check."""
     steps = (data.get("turn") or {}).get("normalize")
-    if not isinstance(steps, list):
-        steps = []
-    return Normalizer([s for s in steps if s in NORMALIZE_STEPS])
+    return Normalizer([s for s in steps if s in NORMALIZE_STEPS] if isinstance(steps, list) else [])
 
 
 def repeats(items: Any, norm: Any) -> Iterator[tuple[int, Any, int]]:
     """(index, item, index of its first occurrence) of each string item seen before."""
     first: dict[str, int] = {}
     for i, item in enumerate(items if isinstance(items, list) else []):
-        if not isinstance(item, str):
-            continue
-        key = norm(item)
-        if not key.strip():
-            continue
-        if key in first:
+        key = norm(item) if isinstance(item, str) else ""
+        if key.strip() and key in first:
             yield i, item, first[key]
-        else:
+        elif key.strip():
             first[key] = i
 
 
-def checked_scopes(data: dict[str, Any], agents: tuple[str, ...] | None) -> list[Path]:
-    """The scopes whose effective settings lint judges: all, or the global one and `agents`'."""
-    every = [p for p, _ in scopes(data)]
-    if agents is None:
-        return every
-    return [()] + [("agents", a) for a in agents if ("agents", a) in every]
-
-
 def effective_scopes(ctx: LintContext) -> Iterator[tuple[Path, Any, dict[str, Any], list[Repair]]]:
-    """(prefix, agent name or None, effective rules, repairs) of each judged scope."""
-    for prefix in checked_scopes(ctx.data, ctx.agents):
+    """(prefix, agent name or None, effective rules, repairs) of each judged scope: every one,
+    or with `--agent`, the global one and the named agents'."""
+    every = [p for p, _ in scopes(ctx.data)]
+    if ctx.agents is not None:
+        every = [()] + [("agents", a) for a in ctx.agents if ("agents", a) in every]
+    for prefix in every:
         name = prefix[1] if prefix else None
         config, repairs = effective_config(ctx.data, str(name) if name is not None else None)
         yield prefix, name, config, repairs
-
-
-@dataclass(frozen=True)
-class OptionScope:
-    """One scope's effective options of one detector."""
-
-    prefix: Path  # () for the global scope, ("agents", NAME) for an agent's
-    detector: str
-    options: dict[str, Any]
-    config: dict[str, Any]  # the scope's whole effective rules (for shared settings)
-    who: str  # "" or " for agent 'NAME'", for messages
-
-    def path(self, *keys: str | int) -> Path:
-        """The path of an option of this detector inside this scope."""
-        return self.prefix + ("detectors", self.detector, *keys)
-
-
-def place(ctx: LintContext, candidates: Sequence[Path]) -> Path:
-    """The first candidate the linted file wrote, else the first any layer wrote, else the
-    first."""
-    for path in candidates:
-        layer = ctx.index.owner(path)
-        if layer is not None and layer.name == ctx.top_name:
-            return path
-    for path in candidates:
-        if ctx.index.owner(path) is not None:
-            return path
-    return candidates[0]

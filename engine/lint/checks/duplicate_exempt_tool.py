@@ -14,18 +14,15 @@ LEVEL = "warning"
 
 
 def check(ctx: LintContext) -> list[Finding]:
-    found: list[Finding] = []
-    for prefix, block in scopes(ctx.top):
-        for ident, options in (block.get("detectors") or {}).items():
-            exempt = options.get("exempt") if isinstance(options, dict) else None
-            found.extend(
-                ctx.finding(
-                    prefix + ("detectors", ident, "exempt", i),
-                    LEVEL,
-                    f"duplicate exempt tool {item!r} (same as item {first + 1})",
-                    "remove it",
-                    CODE,
-                )
-                for i, item, first in repeats(exempt, str)
-            )
-    return found
+    return [
+        ctx.finding(
+            prefix + ("detectors", ident, "exempt", i),
+            LEVEL,
+            f"duplicate exempt tool {item!r} (same as item {first + 1})",
+            "remove it",
+            CODE,
+        )
+        for prefix, block in scopes(ctx.top)
+        for ident, options in (block.get("detectors") or {}).items()
+        for i, item, first in repeats(isinstance(options, dict) and options.get("exempt"), str)
+    ]

@@ -20,14 +20,7 @@ def check(ctx: LintContext) -> list[Finding]:
         for i, intent in enumerate(block.get("intents") or []):
             ident = intent.get("id") if isinstance(intent, dict) else None
             if isinstance(ident, str) and ident in seen:
-                found.append(
-                    ctx.finding(
-                        prefix + ("intents", i, "id"),
-                        LEVEL,
-                        f"intent id {ident!r} is used twice",
-                        "give every intent its own id",
-                        CODE,
-                    )
-                )
+                message, hint = f"intent id {ident!r} is used twice", "give every intent its own id"
+                found.append(ctx.finding(prefix + ("intents", i, "id"), LEVEL, message, hint, CODE))
             seen.add(str(ident))
     return found

@@ -7,7 +7,7 @@ Fails: `keyword_sets: {buy: [buy, Buy]}` with `turn: {normalize: [strip, lower]}
 from __future__ import annotations
 
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, normaliser, repeats, scopes
+from loopguard.lint.checks.context import LintContext, keyword_sets, normaliser, repeats
 
 CODE = "duplicate-keyword"
 LEVEL = "warning"
@@ -17,13 +17,12 @@ def check(ctx: LintContext) -> list[Finding]:
     norm = normaliser(ctx.data)
     return [
         ctx.finding(
-            prefix + ("keyword_sets", name, i),
+            path + (i,),
             LEVEL,
             f"duplicate keyword {item!r} (same as item {first + 1})",
             "remove it",
             CODE,
         )
-        for prefix, block in scopes(ctx.top)
-        for name, words in (block.get("keyword_sets") or {}).items()
+        for path, _, words in keyword_sets(ctx.top)
         for i, item, first in repeats(words, norm)
     ]

@@ -9,7 +9,7 @@ Fails: `keyword_sets: {buy: [buy, "  "]}`.
 from __future__ import annotations
 
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, normaliser, scopes
+from loopguard.lint.checks.context import LintContext, keyword_sets, normaliser
 
 CODE = "empty-keyword"
 LEVEL = "warning"
@@ -17,18 +17,10 @@ LEVEL = "warning"
 
 def check(ctx: LintContext) -> list[Finding]:
     norm = normaliser(ctx.data)
-    found: list[Finding] = []
-    for prefix, block in scopes(ctx.top):
-        for name, words in (block.get("keyword_sets") or {}).items():
-            for i, word in enumerate(words if isinstance(words, list) else []):
-                if isinstance(word, str) and not norm(word).strip():
-                    found.append(
-                        ctx.finding(
-                            prefix + ("keyword_sets", name, i),
-                            LEVEL,
-                            "empty keyword",
-                            "remove it; an empty keyword matches nothing",
-                            CODE,
-                        )
-                    )
-    return found
+    hint = "remove it; an empty keyword matches nothing"
+    return [
+        ctx.finding(path + (i,), LEVEL, "empty keyword", hint, CODE)
+        for path, _, words in keyword_sets(ctx.top)
+        for i, word in enumerate(words if isinstance(words, list) else [])
+        if isinstance(word, str) and not norm(word).strip()
+    ]

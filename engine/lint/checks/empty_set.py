@@ -7,22 +7,16 @@ Fails: `keyword_sets: {buy: []}`.
 from __future__ import annotations
 
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, scopes
+from loopguard.lint.checks.context import LintContext, keyword_sets
 
 CODE = "empty-set"
 LEVEL = "warning"
 
 
 def check(ctx: LintContext) -> list[Finding]:
+    hint = "add keywords or remove the set"
     return [
-        ctx.finding(
-            prefix + ("keyword_sets", name),
-            LEVEL,
-            f"keyword set {name!r} is empty",
-            "add keywords or remove the set",
-            CODE,
-        )
-        for prefix, block in scopes(ctx.top)
-        for name, words in (block.get("keyword_sets") or {}).items()
+        ctx.finding(path, LEVEL, f"keyword set {name!r} is empty", hint, CODE)
+        for path, name, words in keyword_sets(ctx.top)
         if not words
     ]

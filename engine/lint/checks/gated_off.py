@@ -32,61 +32,44 @@ def _gating() -> dict[str, str]:
         return {}
 
 
-def _master(block: Mapping[str, Any]) -> Any:
-    loop = block.get("loop_detection")
+def _master(block: Any) -> Any:
+    loop = block.get("loop_detection") if isinstance(block, Mapping) else None
     return loop.get("enabled") if isinstance(loop, Mapping) else None
 
 
 def _switched_off(data: dict[str, Any], prefix: tuple[Any, ...]) -> bool:
     """Does the master switch keep the detectors of this block of the linted file off?"""
-    agents = data.get("agents") if isinstance(data.get("agents"), Mapping) else {}
+    agents = data.get("agents")
+    agents = agents if isinstance(agents, Mapping) else {}
     if prefix:  # an agent block: its own master switch, else the global one
-        merged = agents.get(prefix[1]) if isinstance(agents, Mapping) else None
-        master = _master(merged) if isinstance(merged, Mapping) else None
+        master = _master(agents.get(prefix[1]))
         return (_master(data) if master is None else master) is False
     # global options also run for agents whose own master switch is on
-    if any(
-        isinstance(b, Mapping) and _master(b) is not None and _master(b) is not False
-        for b in (agents or {}).values()
-    ):
-        return False
-    return _master(data) is False
+    on = [b for b in agents.values() if _master(b) is not None and _master(b) is not False]
+    return _master(data) is False and not on
 
 
 def check(ctx: LintContext) -> list[Finding]:
-    gating = _gating() if ctx.gating is None else ctx.gating
+    gating = _gating()
     found: list[Finding] = []
     for prefix, block in scopes(ctx.top):
-        if not _switched_off(ctx.data, prefix):
-            continue
         detectors = block.get("detectors")
-        for ident, options in detectors.items() if isinstance(detectors, Mapping) else ():
-            if gating.get(ident) not in GATED or not isinstance(options, Mapping):
+        if not _switched_off(ctx.data, prefix) or not isinstance(detectors, Mapping):
+            continue
+        for ident, options in detectors.items():
+            switch = options.get("enabled") if isinstance(options, Mapping) else False
+            if gating.get(ident) not in GATED or switch is False:
                 continue
-            if options.get("enabled") is False:
-                continue
-            path = prefix + ("detectors", ident)
-            if options.get("enabled") is True:
-                found.append(
-                    ctx.finding(
-                        path + ("enabled",),
-                        LEVEL,
-                        f"{ident} is enabled but loop_detection.enabled is false, so it never runs",
-                        "set loop_detection.enabled to true (or remove it), or remove this switch",
-                        CODE,
-                    )
+            on = switch is True
+            state, gone = ("enabled", "this switch") if on else ("configured", "these options")
+            found.append(
+                ctx.finding(
+                    prefix + ("detectors", ident) + (("enabled",) if on else ()),
+                    LEVEL,
+                    f"{ident} is {state} but loop_detection.enabled is false, so it never runs",
+                    f"set loop_detection.enabled to true (or remove it), or remove {gone}",
+                    CODE,
+                    at_key=not on,
                 )
-            else:
-                found.append(
-                    ctx.finding(
-                        path,
-                        LEVEL,
-                        f"{ident} is configured but loop_detection.enabled "
-                        "is false, so it never runs",
-                        "set loop_detection.enabled to true (or "
-                        "remove it), or remove these options",
-                        CODE,
-                        at_key=True,
-                    )
-                )
+            )
     return found

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.config.source import BREAKER, CRITICAL, WARNING
+from loopguard.config.source import BREAKER, CRITICAL, WARNING, Path
 from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, effective_scopes, place
+from loopguard.lint.checks.context import LintContext, effective_scopes
 from loopguard.text.hints import is_int
 
 CODE = "never-fires"
@@ -45,10 +45,30 @@ def bounded_options() -> list[tuple[str, str, str]]:
     ]
 
 
+def _over(value: Any, bound: Any) -> bool:
+    return is_int(value) and is_int(bound) and value > bound
+
+
+def _finding(
+    ctx: LintContext,
+    prefix: Path,
+    block: Path,
+    fields: tuple[str, str],
+    level: str,
+    message: str,
+    hint: str,
+) -> Finding:
+    """A finding placed at the threshold or its bound (`fields`), where the linted
+    file (else any layer) wrote one."""
+    candidates = [prefix + block + (f,) for f in fields] + [block + (f,) for f in fields]
+    return ctx.finding(ctx.place(candidates), level, message, hint, CODE)
+
+
 def check(ctx: LintContext) -> list[Finding]:
     """Thresholds the history or window can never reach (repaired values are not judged)."""
     found: list[Finding] = []
     seen: set[tuple[Any, ...]] = set()
+    bounded = bounded_options()
     for prefix, name, config, repairs in effective_scopes(ctx):
         who = f" for agent {name!r}" if name else ""
         repaired = {r.field.rsplit(".", 1)[1] for r in repairs}
@@ -56,60 +76,31 @@ def check(ctx: LintContext) -> list[Finding]:
         size = loop.get("history_size")
         for field, level in HISTORY_BOUND:
             value = loop.get(field)
-            if field in repaired:
-                continue
-            if (
-                not (is_int(size) and is_int(value) and value > size)
-                or (field, value, size) in seen
-            ):
+            if field in repaired or not _over(value, size) or (field, value, size) in seen:
                 continue
             seen.add((field, value, size))
-            base = prefix + ("loop_detection",)
-            path = place(
-                ctx,
-                [
-                    base + (field,),
-                    base + ("history_size",),
-                    ("loop_detection", field),
-                    ("loop_detection", "history_size"),
-                ],
+            message = (
+                f"{field} {value} can never be reached{who}: history_size is {size}, "
+                f"so the history never holds more than {size} calls"
             )
+            hint = f"raise history_size to at least {value} or lower {field}"
             found.append(
-                ctx.finding(
-                    path,
-                    level,
-                    f"{field} {value} can never be reached{who}: history_size is "
-                    f"{size}, so the history never holds more than {size} calls",
-                    f"raise history_size to at least {value} or lower {field}",
-                    CODE,
+                _finding(
+                    ctx, prefix, ("loop_detection",), (field, "history_size"), level, message, hint
                 )
             )
-        for ident, high, low in bounded_options():
+        for ident, high, low in bounded:
             options = (config.get("detectors") or {}).get(ident) or {}
             window, threshold = options.get(low), options.get(high)
-            if not (is_int(window) and is_int(threshold) and threshold > window):
-                continue
-            if (ident, high, window, threshold) in seen:
+            if not _over(threshold, window) or (ident, high, window, threshold) in seen:
                 continue
             seen.add((ident, high, window, threshold))
-            base = prefix + ("detectors", ident)
-            path = place(
-                ctx,
-                [
-                    base + (high,),
-                    base + (low,),
-                    ("detectors", ident, high),
-                    ("detectors", ident, low),
-                ],
+            message = (
+                f"{ident} {high} {threshold} can never be reached{who}: "
+                f"the {low} holds only {window} calls"
             )
+            hint = f"raise {low} to at least {threshold} or lower {high}"
             found.append(
-                ctx.finding(
-                    path,
-                    LEVEL,
-                    f"{ident} {high} {threshold} can never be reached{who}: the "
-                    f"{low} holds only {window} calls",
-                    f"raise {low} to at least {threshold} or lower {high}",
-                    CODE,
-                )
+                _finding(ctx, prefix, ("detectors", ident), (high, low), LEVEL, message, hint)
             )
     return found

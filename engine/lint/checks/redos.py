@@ -27,6 +27,7 @@ from loopguard.text.regexcheck import redos_problem
 
 CODE = "redos"
 LEVEL = "warning"
+HINT = "rewrite it without a repeat inside a repeat, e.g. (a+)+ -> a+, (\\w|\\d)+ -> \\w+"
 
 
 def user_patterns(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, str, bool]]:
@@ -56,14 +57,6 @@ def check(ctx: LintContext) -> list[Finding]:
         for path, pattern, fold in user_patterns(block, prefix):
             problem = redos_problem(pattern, fold)
             if problem:
-                found.append(
-                    ctx.finding(
-                        path,
-                        LEVEL,
-                        f"pattern may backtrack catastrophically: {problem}",
-                        "rewrite it without a repeat inside a "
-                        "repeat, e.g. (a+)+ -> a+, (\\w|\\d)+ -> \\w+",
-                        CODE,
-                    )
-                )
+                message = f"pattern may backtrack catastrophically: {problem}"
+                found.append(ctx.finding(path, LEVEL, message, HINT, CODE))
     return found

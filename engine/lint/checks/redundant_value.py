@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.config.source import Path
+from loopguard.config.source import Path, deep_merge
 from loopguard.findings import Finding
 from loopguard.lint.checks.context import LintContext
 
@@ -37,19 +37,19 @@ def _leaves(tree: Any, inherited: Any, path: Path) -> list[tuple[Path, Any]]:
 
 
 def check(ctx: LintContext) -> list[Finding]:
+    inherited: dict[str, Any] = {}  # what the file would get by writing nothing
+    for layer in ctx.layers[:-1]:
+        if isinstance(layer.data, dict):
+            inherited = deep_merge(
+                inherited, {k: v for k, v in layer.data.items() if k != "extends"}
+            )
     found: list[Finding] = []
     for key, value in ctx.top.items():
-        if key in _SKIP or key not in ctx.inherited:
+        if key in _SKIP or key not in inherited:
             continue
-        for path, same in _leaves(value, ctx.inherited[key], (key,)):
+        for path, same in _leaves(value, inherited[key], (key,)):
             shown = ".".join(str(p) for p in path)
-            found.append(
-                ctx.finding(
-                    path,
-                    LEVEL,
-                    f"{shown} is set to {same!r}, the value it already inherits",
-                    "remove it (the inherited value applies)",
-                    CODE,
-                )
-            )
+            message = f"{shown} is set to {same!r}, the value it already inherits"
+            hint = "remove it (the inherited value applies)"
+            found.append(ctx.finding(path, LEVEL, message, hint, CODE))
     return found

@@ -18,20 +18,13 @@ BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
 def check(ctx: LintContext) -> list[Finding]:
     """Every bad template of the merged rules (global and per-agent `messages`); the template
     language itself lives in `loopguard.text.templates`, which the runtime fills."""
+    hint = "write fields as {message}; double a literal brace: {{ or }}"
     found: list[Finding] = []
     for prefix, block in ctx.merged_scopes():
         messages = block.get("messages")
         for lang, texts in messages.items() if isinstance(messages, dict) else ():
             for key, text in texts.items() if isinstance(texts, dict) else ():
+                path = prefix + ("messages", lang, key)
                 if isinstance(text, str):
-                    found.extend(
-                        ctx.finding(
-                            prefix + ("messages", lang, key),
-                            LEVEL,
-                            problem,
-                            "write fields as {message}; double a literal brace: {{ or }}",
-                            CODE,
-                        )
-                        for problem in problems(key, text)
-                    )
+                    found += [ctx.finding(path, LEVEL, p, hint, CODE) for p in problems(key, text)]
     return found

@@ -14,7 +14,7 @@ from typing import Any
 
 from loopguard.config.source import CRITICAL, WARNING
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, effective_scopes, place
+from loopguard.lint.checks.context import LintContext, effective_scopes
 from loopguard.lint.checks.threshold_order import misordered
 
 CODE = "threshold-repaired"
@@ -39,17 +39,14 @@ def check(ctx: LintContext) -> list[Finding]:
                 continue  # that very block already has an ordering error
             base = prefix + ("loop_detection",)
             fields = (high, low, WARNING)  # the repaired value, then what pushed it up
-            path = place(
-                ctx, [base + (f,) for f in fields] + [("loop_detection", f) for f in fields]
+            path = ctx.place(
+                [base + (f,) for f in fields] + [("loop_detection", f) for f in fields]
+            )
+            message = (
+                f"after merging{who}, {high} {repair.old} is not above "
+                f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}"
             )
             found.append(
-                ctx.finding(
-                    path,
-                    LEVEL,
-                    f"after merging{who}, {high} {repair.old} is not above "
-                    f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}",
-                    f"set {high} explicitly above {low}",
-                    CODE,
-                )
+                ctx.finding(path, LEVEL, message, f"set {high} explicitly above {low}", CODE)
             )
     return found

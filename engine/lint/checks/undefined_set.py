@@ -24,13 +24,7 @@ def check(ctx: LintContext) -> list[Finding]:
         for path, tree in conditions(block, prefix):
             for where, name in set_references(path, tree):
                 if name not in defined:
-                    found.append(
-                        ctx.finding(
-                            where,
-                            LEVEL,
-                            f"undefined keyword set {name!r}{did_you_mean(name, defined)}",
-                            "define it under keyword_sets, or fix the name",
-                            CODE,
-                        )
-                    )
+                    message = f"undefined keyword set {name!r}{did_you_mean(name, defined)}"
+                    hint = "define it under keyword_sets, or fix the name"
+                    found.append(ctx.finding(where, LEVEL, message, hint, CODE))
     return found

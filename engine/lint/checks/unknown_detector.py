@@ -22,18 +22,16 @@ def check(ctx: LintContext) -> list[Finding]:
     # without a registry, the ids known are those the rules name (bundled ones included)
     named = {*(ctx.data.get("detectors") or {}), *(default("aggregator.order") or ())}
     known = set(assembly.detector_ids) if assembly.closed else named
-    found: list[Finding] = []
-    for prefix, block in ctx.merged_scopes():
-        order = (block.get("aggregator") or {}).get("order") or []
-        for i, ident in enumerate(order):
-            if isinstance(ident, str) and ident not in known:
-                found.append(
-                    ctx.finding(
-                        prefix + ("aggregator", "order", i),
-                        LEVEL,
-                        f"unknown detector {ident!r}{did_you_mean(ident, known)}",
-                        f"detectors: {', '.join(sorted(known))}",
-                        CODE,
-                    )
-                )
-    return found
+    hint = f"detectors: {', '.join(sorted(known))}"
+    return [
+        ctx.finding(
+            prefix + ("aggregator", "order", i),
+            LEVEL,
+            f"unknown detector {ident!r}{did_you_mean(ident, known)}",
+            hint,
+            CODE,
+        )
+        for prefix, block in ctx.merged_scopes()
+        for i, ident in enumerate((block.get("aggregator") or {}).get("order") or [])
+        if isinstance(ident, str) and ident not in known
+    ]

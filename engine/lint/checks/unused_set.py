@@ -12,17 +12,23 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, conditions, scopes, set_references
+from loopguard.lint.checks.context import (
+    LintContext,
+    conditions,
+    keyword_sets,
+    scopes,
+    set_references,
+)
 
 CODE = "unused-set"
 LEVEL = "warning"
 
 
-def used_sets(data: dict[str, Any]) -> set[str]:
+def used_sets(data: Any) -> set[str]:
     """Names of every keyword set any condition of any scope refers to."""
     return {
         name
-        for prefix, block in scopes(data)
+        for prefix, block in scopes(data if isinstance(data, dict) else {})
         for path, tree in conditions(block, prefix)
         for _, name in set_references(path, tree)
     }
@@ -30,18 +36,18 @@ def used_sets(data: dict[str, Any]) -> set[str]:
 
 def check(ctx: LintContext) -> list[Finding]:
     used = used_sets(ctx.data)
-    for written in ctx.written:  # a condition the schema rejected still names its sets
-        used |= used_sets(written)
+    for layer in ctx.layers:  # a condition the schema rejected still names its sets
+        written = getattr(layer, "original", None)
+        used |= used_sets(layer.data if written is None else written)
     return [
         ctx.finding(
-            prefix + ("keyword_sets", name),
+            path,
             LEVEL,
             f"keyword set {name!r} is never used",
             "use it in a condition or remove it",
             CODE,
             at_key=True,
         )
-        for prefix, block in scopes(ctx.top)
-        for name in (block.get("keyword_sets") or {})
+        for path, name, _ in keyword_sets(ctx.top)
         if name not in used
     ]
