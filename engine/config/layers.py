@@ -63,7 +63,7 @@ from loopguard.config.source import (
 from loopguard.detection.detector import option_defaults
 from loopguard.errors import RulesError
 from loopguard.findings import Finding, codes
-from loopguard.lint.checks import bad_regex, template, undefined_set, unknown_detector
+from loopguard.lint.checks import discover
 from loopguard.lint.checks.context import LintContext, scopes
 from loopguard.text.hints import is_int
 
@@ -76,8 +76,10 @@ MAX_EXTENDS_DEPTH = 32
 RECOVERABLE = ("duplicate-key",)  # parse errors after which the document is still whole
 # the kinds of source `analyze` reads, each with the name it goes by when none is given
 KINDS = {"path": "", "bytes": "<bytes>", "text": "<string>", "mapping": "<mapping>"}
-BY_SCOPE = (undefined_set, unknown_detector, bad_regex)  # a scope's errors are listed together
-BLOCKING = (*BY_SCOPE, template)
+# the checks that block loading, found as lint finds them: a scope's errors are listed together,
+# then those of the checks that judge the whole rules at once (`WHOLE_RULES`)
+BLOCKING = tuple(m for m in discover() if getattr(m, "BLOCKS_LOAD", False))
+BY_SCOPE = tuple(m for m in BLOCKING if not getattr(m, "WHOLE_RULES", False))
 REPAIRED = "repaired"
 _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _DECODE_PROBLEMS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
@@ -642,7 +644,7 @@ def analyze(
             for module in BY_SCOPE
             for finding in module.check(replace(ctx, scope=prefix))
         )
-        result.findings.extend(template.check(ctx))
+        result.findings.extend(f for m in BLOCKING if m not in BY_SCOPE for f in m.check(ctx))
     return result
 
 

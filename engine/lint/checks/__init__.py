@@ -7,10 +7,10 @@ list[Finding]` and its documentation as its docstring (a summary line, then "Pas
 True` (it judges merged values, so its findings where the schema rejected a value are dropped).
 
 A check with `BLOCKS_LOAD = True` (and the `STAGE` it is listed under) is run by the rules
-loader instead (`config.layers.BLOCKING`): rules with its errors do not load, so lint cannot
-disable it. The others are registered by this package as a plugin
-(`loopguard_register_lint_checks`, the hook a third-party plugin implements); the checks are
-imported only when lint asks for them.
+loader instead (`config.layers.BLOCKING`), scope by scope unless it declares `WHOLE_RULES =
+True`: rules with its errors do not load, so lint cannot disable it. The others are registered
+by this package as a plugin (`loopguard_register_lint_checks`, the hook a third-party plugin
+implements); the checks are imported only when lint asks for them.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ CODE = "template"
 LEVEL = "error"
 STAGE = "references"
 BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
+WHOLE_RULES = True  # it walks every scope itself
 
 
 def check(ctx: LintContext) -> list[Finding]:
