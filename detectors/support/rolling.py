@@ -29,7 +29,9 @@ def streak_vote(
 ) -> Vote | None:
     """The detector's vote at the first of `tiers` (level, threshold), highest level first,
     whose threshold the call's no-progress streak reaches (same tool, arguments and result; a
-    blocked call counts as the same), or None. `message` is formatted with `tool` and `count`."""
+    blocked call counts as the same), or None. The vote counts the streak, cites its calls and
+    has the key `key` (the caller's `short(call.digest)`); `message` is formatted with `tool`
+    and `count`."""
     count, evidence = no_progress_streak(state, call)
     for level, threshold in tiers:
         if count >= threshold:
