@@ -40,7 +40,10 @@ from loopguard.plugin import (
 )
 
 _SEQ = attrgetter("seq")
-_STALLED = "{tool} was called {count} times in a row with the same arguments and the same result."
+
+
+def _stalled(tool: str, count: int) -> str:
+    return f"{tool} was called {count} times in a row with the same arguments and the same result."
 
 
 class GenericRepeat(Detector):
@@ -62,7 +65,7 @@ class GenericRepeat(Detector):
         if polls.matches(call.tool, call.args):
             return None
         key = short(call.digest)
-        vote = streak_vote(self, call, state, (("critical", critical),), key, _STALLED)
+        vote = streak_vote(self, call, state, (("critical", critical),), key, _stalled)
         if vote is not None or len(entries) < warning:
             return vote
         return self.vote(

@@ -33,7 +33,9 @@ from loopguard.plugin import (
     thresholds,
 )
 
-_TRIPPED = "{tool} made no progress in {count} identical calls; circuit breaker tripped."
+
+def _tripped(tool: str, count: int) -> str:
+    return f"{tool} made no progress in {count} identical calls; circuit breaker tripped."
 
 
 class GlobalCircuitBreaker(Detector):
@@ -50,7 +52,7 @@ class GlobalCircuitBreaker(Detector):
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         if len(same_signature(state, call)) < cfg:
             return None
-        return streak_vote(self, call, state, (("breaker", cfg),), short(call.digest), _TRIPPED)
+        return streak_vote(self, call, state, (("breaker", cfg),), short(call.digest), _tripped)
 
 
 @hookimpl

@@ -38,8 +38,11 @@ from loopguard.plugin import (
     thresholds,
 )
 
-_UNCHANGED = "{tool} was polled {count} times with no change in its output."
 _ARG_VALUES = {"type": "array", "items": {"type": ["string", "number", "boolean"]}, "minItems": 1}
+
+
+def _unchanged(tool: str, count: int) -> str:
+    return f"{tool} was polled {count} times with no change in its output."
 
 
 class KnownPollNoProgress(Detector):
@@ -93,7 +96,7 @@ class KnownPollNoProgress(Detector):
         if len(same_signature(state, call)) < min(warning, critical):
             return None
         tiers = (("critical", critical), ("warn", warning))
-        return streak_vote(self, call, state, tiers, short(call.digest), _UNCHANGED)
+        return streak_vote(self, call, state, tiers, short(call.digest), _unchanged)
 
 
 @hookimpl

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from loopguard.decision import Vote
@@ -25,16 +25,14 @@ def streak_vote(
     state: SessionState,
     tiers: tuple[tuple[str, int], ...],
     key: str,
-    message: str,
+    message: Callable[[str, int], str],
 ) -> Vote | None:
     """The detector's vote at the first of `tiers` (level, threshold), highest level first,
     whose threshold the call's no-progress streak reaches (same tool, arguments and result; a
     blocked call counts as the same), or None. The vote counts the streak, cites its calls and
-    has the key `key` (the caller's `short(call.digest)`); `message` is formatted with `tool`
-    and `count`."""
+    has the key `key` (the caller's `short(call.digest)`) and the text `message(tool, count)`."""
     count, evidence = no_progress_streak(state, call)
     for level, threshold in tiers:
         if count >= threshold:
-            text = message.format(tool=call.tool, count=count)
-            return detector.vote(level, count, key, text, evidence)
+            return detector.vote(level, count, key, message(call.tool, count), evidence)
     return None
