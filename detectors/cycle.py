@@ -25,16 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from loopguard.plugin import (
-    VETO,
-    Call,
-    Detector,
-    HistoryEntry,
-    SessionState,
-    Vote,
-    hookimpl,
-    short,
-)
+from loopguard.plugin import VETO, Call, Detector, HistoryEntry, SessionState, Vote, hookimpl, short
 
 
 class Cycle(Detector):

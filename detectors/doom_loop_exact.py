@@ -46,7 +46,7 @@ status poll whose `progress` rises; three identical reads in one response.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from loopguard.detectors.support.doom import window_config, window_options
 from loopguard.detectors.support.effects import (
@@ -81,6 +81,8 @@ from loopguard.plugin import (
 
 WINDOW = 30  # calls looked at by default (the current one included): repeats spread wide
 
+K = TypeVar("K")
+V = TypeVar("V")
 FAILED, STATUS = HistoryEntry.FAILED, HistoryEntry.STATUS  # bits of HistoryEntry.flags
 
 
@@ -213,10 +215,7 @@ def remember(
     """Keep a walk's verdict for the next occurrence of `core` (see `DoomLoopExact._again`):
     the occurrences it counted (newest first; None: it found no known outcome), the window
     it used, and what its message says of them."""
-    again = trail.again
-    if again is None:
-        again = trail.again = {}
-    again[core] = (
+    verdict = (
         call.seq,
         cfg,
         flags,
@@ -228,8 +227,18 @@ def remember(
         used,
         what,
     )
-    if len(again) > AGAIN_KEPT:
-        del again[next(iter(again))]
+    trail.again = keep_newest(trail.again, core, verdict, AGAIN_KEPT)
+
+
+def keep_newest(marks: dict[K, V] | None, key: K, value: V, most: int) -> dict[K, V]:
+    """`marks` (a new dict when None) with `key: value` added and, beyond `most` entries, the
+    oldest dropped: the Trail's small records, made when the first entry comes."""
+    if marks is None:
+        marks = {}
+    marks[key] = value
+    if len(marks) > most:
+        del marks[next(iter(marks))]
+    return marks
 
 
 EXACT = "doom_loop_exact"
@@ -345,23 +354,13 @@ class DoomLoopExact(Detector):
                 trail.told = (*trail.told[-15:], call.turn)
         looked_for = replaced_text_key(call.tool, call.args)
         if looked_for is not None:
-            edits = trail.edits
-            if edits is None:
-                edits = trail.edits = {}
-            edits[call.seq] = looked_for
-            if len(edits) > EDITS_KEPT:
-                del edits[next(iter(edits))]
+            trail.edits = keep_newest(trail.edits, call.seq, looked_for, EDITS_KEPT)
             if looked_for in trail.unfound:
                 core = looked_for  # its old text was not found: a new text changes nothing
         if not flags & QUIET:  # an attempt: what it runs, for the attempts it may be among
             program = effects.program(call.tool, call.args)
             if program is not None:
-                programs = trail.programs
-                if programs is None:
-                    programs = trail.programs = {}
-                programs[call.seq] = program
-                if len(programs) > RECENT_MARKS:
-                    del programs[next(iter(programs))]
+                trail.programs = keep_newest(trail.programs, call.seq, program, RECENT_MARKS)
         if call.seq == trail.newest + 1 and core is None and not trail.cores:
             trail.ring[call.seq % RECENT_MARKS] = flags  # Trail.note, the common case inlined
             trail.newest = call.seq

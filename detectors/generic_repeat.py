@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from operator import attrgetter
 from typing import Any, ClassVar
 
+from loopguard.detectors.support import NO_OPTIONS
+from loopguard.detectors.support.rolling import streak_vote, tier_thresholds
 from loopguard.plugin import (
     EVIDENCE_MAX,
     ROLLING,
@@ -32,7 +34,6 @@ from loopguard.plugin import (
     SessionState,
     Vote,
     hookimpl,
-    no_progress_streak,
     same_signature,
     short,
     thresholds,
@@ -41,25 +42,20 @@ from loopguard.plugin import (
 _SEQ = attrgetter("seq")
 
 
+def _stalled(tool: str, count: int) -> str:
+    return f"{tool} was called {count} times in a row with the same arguments and the same result."
+
+
 class GenericRepeat(Detector):
     id = "generic_repeat"
     levels = ("warn", "critical")
     gating = ROLLING
     openclaw_name = "genericRepeat"
     settings = ROLLING_SETTINGS + TIER_SETTINGS
-    options_schema: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {},
-        "additionalProperties": False,
-    }
+    options_schema: ClassVar[dict[str, Any]] = NO_OPTIONS
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        limits = thresholds(config)
-        return (
-            int(limits["warning_threshold"]),
-            int(limits["critical_threshold"]),
-            PollMatcher.from_config(config),
-        )
+        return (*tier_thresholds(thresholds(config)), PollMatcher.from_config(config))
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical, polls = cfg
@@ -68,25 +64,17 @@ class GenericRepeat(Detector):
             return None
         if polls.matches(call.tool, call.args):
             return None
-        streak, evidence = no_progress_streak(state, call)
-        if streak >= critical:
-            return self.vote(
-                "critical",
-                streak,
-                short(call.digest),
-                f"{call.tool} was called {streak} times in a row with the same "
-                "arguments and the same result.",
-                evidence,
-            )
-        if len(entries) >= warning:
-            return self.vote(
-                "warn",
-                len(entries),
-                short(call.digest),
-                f"{call.tool} was already called {len(entries)} times with these arguments.",
-                tuple(map(_SEQ, entries[-EVIDENCE_MAX:])),  # (map: it runs on every repeat)
-            )
-        return None
+        key = short(call.digest)
+        vote = streak_vote(self, call, state, (("critical", critical),), key, _stalled)
+        if vote is not None or len(entries) < warning:
+            return vote
+        return self.vote(
+            "warn",
+            len(entries),
+            key,
+            f"{call.tool} was already called {len(entries)} times with these arguments.",
+            tuple(map(_SEQ, entries[-EVIDENCE_MAX:])),  # (map: it runs on every repeat)
+        )
 
 
 @hookimpl

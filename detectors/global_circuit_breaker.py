@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from loopguard.detectors.support import NO_OPTIONS
+from loopguard.detectors.support.rolling import streak_vote
 from loopguard.plugin import (
     ROLLING,
     ROLLING_SETTINGS,
@@ -26,11 +28,14 @@ from loopguard.plugin import (
     SessionState,
     Vote,
     hookimpl,
-    no_progress_streak,
     same_signature,
     short,
     thresholds,
 )
+
+
+def _tripped(tool: str, count: int) -> str:
+    return f"{tool} made no progress in {count} identical calls; circuit breaker tripped."
 
 
 class GlobalCircuitBreaker(Detector):
@@ -39,29 +44,15 @@ class GlobalCircuitBreaker(Detector):
     gating = ROLLING
     openclaw_name = "globalCircuitBreaker"
     settings = (*ROLLING_SETTINGS, "loop_detection.global_circuit_breaker_threshold")
-    options_schema: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {},
-        "additionalProperties": False,
-    }
+    options_schema: ClassVar[dict[str, Any]] = NO_OPTIONS
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         return int(thresholds(config)["global_circuit_breaker_threshold"])
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
-        entries = same_signature(state, call)
-        if len(entries) < cfg:
+        if len(same_signature(state, call)) < cfg:
             return None
-        streak, evidence = no_progress_streak(state, call)
-        if streak < cfg:
-            return None
-        return self.vote(
-            "breaker",
-            streak,
-            short(call.digest),
-            f"{call.tool} made no progress in {streak} identical calls; circuit breaker tripped.",
-            evidence,
-        )
+        return streak_vote(self, call, state, (("breaker", cfg),), short(call.digest), _tripped)
 
 
 @hookimpl

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from loopguard.detectors.support.rolling import streak_vote, tier_thresholds
 from loopguard.plugin import (
     ROLLING,
     ROLLING_SETTINGS,
@@ -32,13 +33,16 @@ from loopguard.plugin import (
     SessionState,
     Vote,
     hookimpl,
-    no_progress_streak,
     same_signature,
     short,
     thresholds,
 )
 
 _ARG_VALUES = {"type": "array", "items": {"type": ["string", "number", "boolean"]}, "minItems": 1}
+
+
+def _unchanged(tool: str, count: int) -> str:
+    return f"{tool} was polled {count} times with no change in its output."
 
 
 class KnownPollNoProgress(Detector):
@@ -82,34 +86,17 @@ class KnownPollNoProgress(Detector):
     }
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        limits, polls = thresholds(config), {**self.option_defaults(), **options}["poll_tools"]
-        return (
-            int(limits["warning_threshold"]),
-            int(limits["critical_threshold"]),
-            PollMatcher(polls),
-        )
+        polls = {**self.option_defaults(), **options}["poll_tools"]
+        return (*tier_thresholds(thresholds(config)), PollMatcher(polls))
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical, polls = cfg
         if not polls.matches(call.tool, call.args):
             return None
-        entries = same_signature(state, call)
-        if len(entries) < min(warning, critical):
+        if len(same_signature(state, call)) < min(warning, critical):
             return None
-        streak, evidence = no_progress_streak(state, call)
-        if streak >= critical:
-            level = "critical"
-        elif streak >= warning:
-            level = "warn"
-        else:
-            return None
-        return self.vote(
-            level,
-            streak,
-            short(call.digest),
-            f"{call.tool} was polled {streak} times with no change in its output.",
-            evidence,
-        )
+        tiers = (("critical", critical), ("warn", warning))
+        return streak_vote(self, call, state, tiers, short(call.digest), _unchanged)
 
 
 @hookimpl

@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from loopguard.detectors.support import NO_OPTIONS
+from loopguard.detectors.support.rolling import tier_thresholds
 from loopguard.plugin import (
     EVIDENCE_MAX,
     ROLLING,
@@ -112,15 +114,10 @@ class PingPong(Detector):
     openclaw_name = "pingPong"
     scratch_codec = "derived"  # the tail memo: rebuilt by walking the history
     settings = ROLLING_SETTINGS + TIER_SETTINGS
-    options_schema: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {},
-        "additionalProperties": False,
-    }
+    options_schema: ClassVar[dict[str, Any]] = NO_OPTIONS
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
-        limits = thresholds(config)
-        return int(limits["warning_threshold"]), int(limits["critical_threshold"])
+        return tier_thresholds(thresholds(config))
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical = cfg

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from loopguard.detectors.support import NO_OPTIONS
 from loopguard.plugin import (
     UNLESS_DISABLED,
     Call,
@@ -42,11 +43,7 @@ class PostCompactionGuard(Detector):
     openclaw_name = "postCompactionGuard"
     settings = (_WINDOW,)
     scratch_codec = "custom"  # its window holds digests (bytes)
-    options_schema: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {},
-        "additionalProperties": False,
-    }
+    options_schema: ClassVar[dict[str, Any]] = NO_OPTIONS
 
     def configure(self, options: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         return max(1, int(setting(config, _WINDOW)))

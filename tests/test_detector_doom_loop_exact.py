@@ -1,4 +1,4 @@
-"""doom_loop_exact under builtin:portfolio (SPEC §3.6 as written): the same call `threshold`
+"""doom_loop_exact under builtin:portfolio (`outcome: any`): the same call `threshold`
 (3) times in the last `window` (6) calls of the current turn, the current call included, is
 a breaker.
 
@@ -18,7 +18,7 @@ SEARCH = {"q": "x"}
 
 
 def session_with(**detector: Any):  # type: ignore[no-untyped-def]
-    """A session under builtin:portfolio, the pack that keeps SPEC §3.6 as written."""
+    """A session under builtin:portfolio, whose doom-loop rules ignore outcomes."""
     session = guard_from(extends=["builtin:portfolio"], detectors={ID: detector}).session("s")
     session.begin_turn([{"role": "user", "content": "go"}])
     return session

@@ -1,4 +1,4 @@
-"""doom_loop_fuzzy under builtin:portfolio (SPEC §3.7 as written): near-identical long
+"""doom_loop_fuzzy under builtin:portfolio (arguments alone, outcomes ignored): near-identical long
 arguments `threshold` (3) times in the last `window` (6) calls of the turn — by Jaccard
 similarity of character 3-grams — is a breaker. doom_loop_exact is off in most tests so
 that only this detector can vote.
@@ -29,7 +29,7 @@ def raw_text(length: int, i: int) -> str:
 
 
 def session_with(exact: bool = False, **fuzzy: Any):  # type: ignore[no-untyped-def]
-    """A session under builtin:portfolio, the pack that keeps SPEC §3.7 as written."""
+    """A session under builtin:portfolio, whose doom-loop rules ignore outcomes."""
     detectors: dict[str, Any] = {"doom_loop_exact": {"enabled": exact}, ID: fuzzy}
     session = guard_from(extends=["builtin:portfolio"], detectors=detectors).session("s")
     session.begin_turn([{"role": "user", "content": "go"}])

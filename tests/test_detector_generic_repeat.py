@@ -1,4 +1,4 @@
-"""generic_repeat (SPEC §3.1): warn on N earlier identical calls, critical on a no-progress streak.
+"""generic_repeat: warn on N earlier identical calls, critical on a no-progress streak.
 
 Thresholds (helpers.py): warning 3, critical 5, global breaker 8. A threshold of N means N
 earlier matching entries, so call N+1 is the first one flagged.

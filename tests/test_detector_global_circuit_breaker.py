@@ -1,4 +1,4 @@
-"""global_circuit_breaker (SPEC §3.5): breaker on a no-progress streak of the threshold.
+"""global_circuit_breaker: breaker on a no-progress streak of the threshold.
 
 Threshold (helpers.py): 8, so eight identical calls with identical outcomes make the ninth a
 breaker. generic_repeat and known_poll_no_progress are switched off here: their criticals

@@ -1,4 +1,4 @@
-"""known_poll_no_progress (SPEC §3.2): polls whose output never changes.
+"""known_poll_no_progress: polls whose output never changes.
 
 Thresholds (helpers.py): warning 3, critical 5. The streak counts earlier completed polls with
 the same arguments and the same outcome, so call N+1 is the first flagged.

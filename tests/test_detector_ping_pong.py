@@ -1,4 +1,4 @@
-"""ping_pong (SPEC §3.3): alternating between two calls; the count includes the current call.
+"""ping_pong: alternating between two calls; the count includes the current call.
 
 Thresholds (helpers.py): warning 3, critical 5. With A, B in the history, the third call (A)
 has count 3 and is the first one flagged.

@@ -1,4 +1,4 @@
-"""post_compaction_guard (SPEC §3.8): after `session.compacted()`, the next `window_size` (3)
+"""post_compaction_guard: after `session.compacted()`, the next `window_size` (3)
 completed calls are observed; a breaker (code `compaction_loop_persisted`) fires on the last
 observation only, and only if all of them are the same (tool, arguments, outcome).
 

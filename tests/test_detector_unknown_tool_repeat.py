@@ -1,4 +1,4 @@
-"""unknown_tool_repeat (SPEC §3.4): a run of failures naming the same unknown tool.
+"""unknown_tool_repeat: a run of failures naming the same unknown tool.
 
 Threshold (helpers.py): unknown_tool_threshold 3, so three failures in a row make the fourth
 call critical. No warn tier; the arguments may differ.

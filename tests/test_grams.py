@@ -1,4 +1,4 @@
-"""Gram sets in either representation give the exact Jaccard similarity of SPEC §3.7."""
+"""Gram sets in either representation give the exact Jaccard similarity doom_loop_fuzzy uses."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The remembered unknown-tool streak gives exactly what SPEC §3.4's walk gives."""
+"""The remembered unknown-tool streak gives exactly what the newest-first walk of
+unknown_tool_repeat's docstring gives."""
 
 from __future__ import annotations
 
