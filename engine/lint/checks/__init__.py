@@ -10,7 +10,7 @@ A check with `BLOCKS_LOAD = True` (and the `STAGE` it is listed under) is run by
 loader instead (`config.layers.BLOCKING`), scope by scope unless it declares `WHOLE_RULES =
 True`: rules with its errors do not load, so lint cannot disable it. The others are registered
 by this package as a plugin (`loopguard_register_lint_checks`, the hook a third-party plugin
-implements); the checks are imported only when lint asks for them.
+implements).
 """
 
 from __future__ import annotations
