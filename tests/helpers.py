@@ -31,7 +31,7 @@ NO_DOOM = {
     "doom_loop_fuzzy": {"enabled": False},
     "cycle": {"enabled": False},
 }
-# The doom-loop detectors as SPEC §3.6-3.7 write them (what builtin:portfolio uses): arguments
+# The doom-loop detectors as the Chinese seed writes them (what builtin:portfolio uses): arguments
 # only, the window restarts each turn, a breaker.
 SPEC_DOOM = {"outcome": "any", "scope": "turn", "window": 6, "level": "breaker"}
 

@@ -315,7 +315,7 @@ def test_the_first_detection_blocks_and_persisting_stops() -> None:
     assert decided[3].escalated
 
 
-# -- outcome: any (SPEC §3.6 as written) -------------------------------------------------
+# -- outcome: any (the Chinese seed as written) -------------------------------------------------
 def test_outcome_any_counts_arguments_only() -> None:
     script = [one("bash", {"command": "pytest -q"}, f"FAILED {name}") for name in ("a", "b", "c")]
     assert stops(play(script)) == []

@@ -1,4 +1,4 @@
-"""The aggregator (SPEC §1): highest level wins, ties by rules order, escalation, warning
+"""The aggregator (docs/detection.md): highest level wins, ties by rules order, escalation, warning
 de-duplication, votes with evidence, and isolation of a detector that fails.
 
 Fake detectors are added to a registry built by hand from the real one, so the rules (and

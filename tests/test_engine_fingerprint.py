@@ -1,4 +1,4 @@
-"""Fingerprints (SPEC §2): canonical argument text, stable digests, outcome digests.
+"""Fingerprints (README "Arguments"): canonical argument text, stable digests, outcome digests.
 
 Arguments may be a dict, a JSON string, an invalid JSON string or any odd Python value; the
 guard never raises, and the digests are the same in every process (checked in subprocesses

@@ -1,5 +1,5 @@
-"""Session memory does not grow with argument size (SPEC §2 "History"): history entries hold
-digests only; only the fuzzy detector keeps more, and only for its window (§3.7).
+"""Session memory does not grow with argument size (docs/limits.md): history entries hold
+digests only; only the fuzzy detector keeps more, and only for its window (docs/detection.md).
 
 Measured with tracemalloc (bytes still allocated after the calls, arguments released).
 """

@@ -1,4 +1,4 @@
-"""Which detectors run (SPEC §3 gating, issue 9): the master switch and each detector's own.
+"""Which detectors run (docs/detection.md): the master switch and each detector's own.
 
 A rolling detector switched on explicitly runs with `loop_detection.enabled` unset; a false
 master still stops every rolling detector; a true master runs them all unless one is off.

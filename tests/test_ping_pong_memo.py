@@ -1,4 +1,4 @@
-"""The remembered ping-pong tail gives exactly what a fresh walk of SPEC §3.3 gives."""
+"""The remembered ping-pong tail gives exactly what a fresh walk of the history gives."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ VETO = "veto"
 def reference(
     history: list[dict[str, Any]], digest: str, run_id: str | None, warning: int, critical: int
 ) -> tuple[str, int, tuple[int, ...]] | None:
-    """SPEC §3.3, read straight off a history snapshot."""
+    """The ping-pong rule, read straight off a history snapshot."""
     scoped = [e for e in reversed(history) if e["run_id"] == run_id]
     if len(scoped) < 2 or scoped[1]["args_digest"] == scoped[0]["args_digest"]:
         return None

@@ -1,4 +1,4 @@
-"""Per-agent merging and threshold repair, exactly as SPEC §3 says."""
+"""Per-agent merging and threshold repair, as docs/rules.md describes them."""
 
 from __future__ import annotations
 

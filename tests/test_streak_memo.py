@@ -1,4 +1,4 @@
-"""The remembered no-progress streak equals SPEC §2's walk, through any order of completions."""
+"""The remembered no-progress streak equals a fresh walk, through any order of completions."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from loopguard.state.history import VETO, Bucket, HistoryEntry
 
 
 def walk(entries: list[HistoryEntry]) -> tuple[int, tuple[int, ...]]:
-    """SPEC §2: newest to oldest, skip pending, first outcome is the reference, vetoes equal."""
+    """The walk: newest to oldest, skip pending, first outcome is the reference, vetoes equal."""
     reference, seqs = None, []
     for entry in reversed(entries):
         if entry.outcome is None:

@@ -1,4 +1,4 @@
-"""Required tools per turn with builtin:portfolio (SPEC §4): triggers, near misses, retries."""
+"""Required tools per turn with builtin:portfolio: triggers, near misses, retries."""
 
 from __future__ import annotations
 
