@@ -194,6 +194,7 @@ def meaning_findings(
         return []
     agents = (agent,) if isinstance(agent, str) else None if agent is None else tuple(agent)
     ctx = LintContext(result.data, tuple(result.layers), agents)
+    top = result.layers[-1].name
     found: list[Finding] = []
     effective = set()
     for check in registry().checks.values():
@@ -202,17 +203,17 @@ def meaning_findings(
         if check.effective:
             effective.add(check.code)
         try:
-            found.extend(check.check(ctx))
+            found += list(check.check(ctx))
         except Exception as exc:  # noqa: BLE001 - one broken check never hides the others
             failed = f"lint check {check.code!r} ({check.origin}) failed: {type(exc).__name__}"
             hint = "report it to the plugin's authors"
             found.append(
-                Finding(ctx.top_name, 1, 1, "warning", f"{failed}: {exc}", "", hint, "check-failed")
+                Finding(top, 1, 1, "warning", f"{failed}: {exc}", "", hint, "check-failed")
             )
-    found = [
-        f for f in found if f.code not in effective or not follows_from_rejected(f, ctx.removed)
-    ]
-    found.sort(key=lambda f: (f.file != ctx.top_name, f.file, f.line, f.col))
+    # dotted paths (`loop_detection.history_size`) of values the schema rejected
+    removed = {".".join(map(str, p)) for doc in result.layers for p in getattr(doc, "removed", ())}
+    found = [f for f in found if f.code not in effective or not follows_from_rejected(f, removed)]
+    found.sort(key=lambda f: (f.file != top, f.file, f.line, f.col))
     return found
 
 

@@ -4,24 +4,26 @@ A check is a pure function of a `LintContext`: `data` is the merged document (ev
 `builtin:default` first), `top` what the linted file itself wrote, `index` places a path of
 `data` where it was written. The walks: `scopes` (the global blocks and each agent's),
 `keyword_sets`, `conditions` and `set_references` (condition trees and the sets they name),
-`user_patterns`, `normaliser` and `repeats` (items written twice), and the effective rules of
-each judged scope (`effective_scopes`; `option_scopes` and `option_finding` for a detector's
+`user_patterns`, `repeats` and `ctx.duplicates` (items written twice), and the effective rules
+of each judged scope (`effective_scopes`; `option_scopes` and `option_finding` for a detector's
 own checks, part of the plugin API).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from loopguard.config.schema import Assembly, regex_options
 from loopguard.config.source import Path, PositionIndex, Repair, SourceDoc, effective_config
+from loopguard.detection.plugins import Registered, load_registry
 from loopguard.findings import Finding
 from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 
 LEAVES = ("text_contains", "text_equals", "context_contains")
+Findings = Iterable[Finding]  # what a check returns
 
 
 @dataclass(frozen=True)
@@ -40,22 +42,9 @@ class LintContext:
         data = self.layers[-1].data if self.layers else {}
         return data if isinstance(data, dict) else {}
 
-    @property
-    def top_name(self) -> str:
-        return self.layers[-1].name if self.layers else ""
-
     @cached_property
     def index(self) -> PositionIndex:
         return PositionIndex(self.layers)
-
-    @cached_property
-    def removed(self) -> set[str]:
-        """Dotted paths (`loop_detection.history_size`) of values the schema rejected."""
-        return {
-            ".".join(str(p) for p in path)
-            for layer in self.layers
-            for path in getattr(layer, "removed", ())
-        }
 
     def merged_scopes(self) -> Iterator[tuple[Path, dict[str, Any]]]:
         """The scopes of the merged document, or only `scope` when one is set."""
@@ -67,13 +56,24 @@ class LintContext:
         """A finding about `path` of the merged document, placed where it was written."""
         return self.index.finding(self.data, path, level, message, hint, code, at_key)
 
-    def place(self, candidates: Sequence[Path]) -> Path:
-        """The first candidate the linted file wrote, else the first any layer wrote, else the
-        first."""
+    def place(self, prefix: Path, block: Path, keys: Sequence[str]) -> Path:
+        """The first of `block.KEY` (inside scope `prefix`, else the global one) the linted file
+        wrote, else the first any layer wrote, else the first."""
+        candidates = [prefix + block + (k,) for k in keys] + [block + (k,) for k in keys]
+        top = self.layers[-1].name if self.layers else ""
         written = [(path, self.index.owner(path)) for path in candidates]
-        mine = [p for p, layer in written if layer is not None and layer.name == self.top_name]
+        mine = [p for p, layer in written if layer is not None and layer.name == top]
         anywhere = [p for p, layer in written if layer is not None]
-        return (mine or anywhere or list(candidates))[0]
+        return (mine or anywhere or candidates)[0]
+
+    def duplicates(
+        self, lists: Iterable[tuple[Path, Any]], what: str, level: str, code: str, norm: Any = str
+    ) -> Findings:
+        """A finding on each item of the (path, list) `lists` that repeats an earlier one."""
+        for path, items in lists:
+            for i, item, first in repeats(items, norm):
+                message = f"duplicate {what} {item!r} (same as item {first + 1})"
+                yield self.finding(path + (i,), level, message, "remove it", code)
 
     def option_scopes(self, detector: str) -> Iterator[OptionScope]:
         """A detector's effective options in each judged scope (the global one and each
@@ -94,9 +94,8 @@ class LintContext:
         code: str,
     ) -> Finding:
         """A finding about `options` of a scope, placed at the first of them that was written."""
-        candidates = [scope.path(o) for o in options]
-        candidates += [("detectors", scope.detector, o) for o in options]
-        return self.finding(self.place(candidates), level, message, hint, code)
+        path = self.place(scope.prefix, ("detectors", scope.detector), options)
+        return self.finding(path, level, message, hint, code)
 
 
 @dataclass(frozen=True)
@@ -172,6 +171,14 @@ def user_patterns(
             yield from ((path + (i,), p) for i, p in enumerate(value) if isinstance(p, str))
         elif not many and isinstance(value, str):
             yield path, value
+
+
+def detectors() -> list[Registered]:
+    """The registered detectors (none when the plugin setup is broken)."""
+    try:
+        return list(load_registry().entries)
+    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
+        return []
 
 
 def normaliser(data: dict[str, Any]) -> Any:

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.config.source import BREAKER, CRITICAL, WARNING, Path
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, scopes
+from loopguard.lint.checks.context import Findings, LintContext, scopes
 from loopguard.text.hints import is_int
 
 CODE = "threshold-order"
@@ -35,7 +34,7 @@ def misordered(top: dict[str, Any]) -> Iterator[tuple[Path, str, int, str, int]]
                 yield prefix, low, a, high, b
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     return [
         ctx.finding(
             prefix + ("loop_detection", high),

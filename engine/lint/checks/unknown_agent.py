@@ -9,14 +9,13 @@ Fails: `loopguard lint --agent opps rules.yaml` with the same file.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import Findings, LintContext
 
 CODE = "unknown-agent"
 LEVEL = "warning"
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     agents = ctx.data.get("agents") or {}
     return [
         ctx.finding(

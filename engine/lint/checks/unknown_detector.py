@@ -6,8 +6,7 @@ Fails: `detectors: {ping_pang: {}}`.
 from __future__ import annotations
 
 from loopguard.config.schema import default_assembly
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import Findings, LintContext
 from loopguard.rules import default
 from loopguard.text.hints import did_you_mean
 
@@ -17,7 +16,7 @@ STAGE = "schema"  # the schema refuses an unknown id under `detectors:`; this, o
 BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     assembly = ctx.assembly or default_assembly()
     # without a registry, the ids known are those the rules name (bundled ones included)
     named = {*(ctx.data.get("detectors") or {}), *(default("aggregator.order") or ())}

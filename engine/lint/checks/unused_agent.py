@@ -10,14 +10,13 @@ Fails: `loopguard lint --agent ops rules.yaml` with `agents: {ops: {...}, old: {
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import Findings, LintContext
 
 CODE = "unused-agent"
 LEVEL = "warning"
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     if ctx.agents is None:
         return []
     written = ctx.top.get("agents")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.findings import Finding
 from loopguard.lint.checks.context import (
+    Findings,
     LintContext,
     conditions,
     keyword_sets,
@@ -34,7 +34,7 @@ def used_sets(data: Any) -> set[str]:
     }
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     used = used_sets(ctx.data)
     for layer in ctx.layers:  # a condition the schema rejected still names its sets
         written = getattr(layer, "original", None)
