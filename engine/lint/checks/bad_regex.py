@@ -18,8 +18,6 @@ BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
 
 
 def check(ctx: LintContext) -> Findings:
-    """Detector options marked as a user regex (the unknown-tool patterns) that do not
-    compile, or are longer than `MAX_PATTERN_CHARS`."""
     for prefix, block in ctx.merged_scopes():
         for path, pattern in user_patterns(block, prefix, ctx.assembly or default_assembly()):
             if len(pattern) > MAX_PATTERN_CHARS:

@@ -108,10 +108,6 @@ class OptionScope:
     config: dict[str, Any]  # the scope's whole effective rules (for shared settings)
     who: str  # "" or " for agent 'NAME'", for messages
 
-    def path(self, *keys: str | int) -> Path:
-        """The path of an option of this detector inside this scope."""
-        return self.prefix + ("detectors", self.detector, *keys)
-
 
 def scopes(data: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
     """The global blocks (prefix `()`) and each agent's block (prefix `agents.A`)."""

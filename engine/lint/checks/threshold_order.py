@@ -35,13 +35,7 @@ def misordered(top: dict[str, Any]) -> Iterator[tuple[Path, str, int, str, int]]
 
 
 def check(ctx: LintContext) -> Findings:
-    return [
-        ctx.finding(
-            prefix + ("loop_detection", high),
-            LEVEL,
-            f"{high} ({b}) must be greater than {low} ({a})",
-            f"raise {high} above {a} or lower {low}",
-            CODE,
-        )
-        for prefix, low, a, high, b in misordered(ctx.top)
-    ]
+    for prefix, low, a, high, b in misordered(ctx.top):
+        message = f"{high} ({b}) must be greater than {low} ({a})"
+        hint = f"raise {high} above {a} or lower {low}"
+        yield ctx.finding(prefix + ("loop_detection", high), LEVEL, message, hint, CODE)

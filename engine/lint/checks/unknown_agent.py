@@ -17,14 +17,6 @@ LEVEL = "warning"
 
 def check(ctx: LintContext) -> Findings:
     agents = ctx.data.get("agents") or {}
-    return [
-        ctx.finding(
-            ("agents",),
-            LEVEL,
-            f"agent {name!r} has no block under agents; it runs with the global settings",
-            "check the --agent name",
-            CODE,
-        )
-        for name in ctx.agents or ()
-        if name not in agents
-    ]
+    for name in [n for n in ctx.agents or () if n not in agents]:
+        message = f"agent {name!r} has no block under agents; it runs with the global settings"
+        yield ctx.finding(("agents",), LEVEL, message, "check the --agent name", CODE)

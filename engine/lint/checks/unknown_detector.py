@@ -22,15 +22,8 @@ def check(ctx: LintContext) -> Findings:
     named = {*(ctx.data.get("detectors") or {}), *(default("aggregator.order") or ())}
     known = set(assembly.detector_ids) if assembly.closed else named
     hint = f"detectors: {', '.join(sorted(known))}"
-    return [
-        ctx.finding(
-            prefix + ("aggregator", "order", i),
-            LEVEL,
-            f"unknown detector {ident!r}{did_you_mean(ident, known)}",
-            hint,
-            CODE,
-        )
-        for prefix, block in ctx.merged_scopes()
-        for i, ident in enumerate((block.get("aggregator") or {}).get("order") or [])
-        if isinstance(ident, str) and ident not in known
-    ]
+    for prefix, block in ctx.merged_scopes():
+        for i, ident in enumerate((block.get("aggregator") or {}).get("order") or []):
+            if isinstance(ident, str) and ident not in known:
+                message = f"unknown detector {ident!r}{did_you_mean(ident, known)}"
+                yield ctx.finding(prefix + ("aggregator", "order", i), LEVEL, message, hint, CODE)

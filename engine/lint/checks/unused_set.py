@@ -39,15 +39,8 @@ def check(ctx: LintContext) -> Findings:
     for layer in ctx.layers:  # a condition the schema rejected still names its sets
         written = getattr(layer, "original", None)
         used |= used_sets(layer.data if written is None else written)
-    return [
-        ctx.finding(
-            path,
-            LEVEL,
-            f"keyword set {name!r} is never used",
-            "use it in a condition or remove it",
-            CODE,
-            at_key=True,
-        )
-        for path, name, _ in keyword_sets(ctx.top)
-        if name not in used
-    ]
+    hint = "use it in a condition or remove it"
+    for path, name, _ in keyword_sets(ctx.top):
+        if name not in used:
+            message = f"keyword set {name!r} is never used"
+            yield ctx.finding(path, LEVEL, message, hint, CODE, at_key=True)
