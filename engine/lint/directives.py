@@ -3,8 +3,7 @@
 On a line of its own, `disable=` silences the codes in the whole file; `disable-line=` silences
 them on its own line when it ends a line with content, or on the next line when it stands
 alone; `all` is every code that can be disabled. JSON5 files write the same after `//`. A
-comment naming an unknown code or an error that stops loading, or one that starts like a
-directive but is neither form, is itself a `bad-directive` warning: it silences nothing.
+comment that cannot be followed is a `bad-directive` warning (see `CODES`).
 """
 
 from __future__ import annotations

@@ -113,9 +113,8 @@ def _build(plugins: Any) -> LintRegistry:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - one plugin (even sys.exit) never takes lint down
-            problems.append(
-                f"{origin}: loopguard_register_lint_checks failed: {type(exc).__name__}: {exc}"
-            )
+            failed = f"loopguard_register_lint_checks failed: {type(exc).__name__}: {exc}"
+            problems.append(f"{origin}: {failed}")
             continue
         for check in offered:
             if origin != "loopguard" and isinstance(check, LintCheck):
@@ -277,7 +276,5 @@ def lint_bytes(
     allow_extends_outside: bool = False,
 ) -> FileReport:
     """Lint rules given as bytes (stdin); relative extends resolve from the working directory."""
-    text = raw.decode("utf-8", errors="replace")
-    return report(
-        analyze(raw, "bytes", name, None, assembly, allow_extends_outside), agent, active, text
-    )
+    result = analyze(raw, "bytes", name, None, assembly, allow_extends_outside)
+    return report(result, agent, active, raw.decode("utf-8", errors="replace"))

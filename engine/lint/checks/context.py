@@ -4,9 +4,9 @@ A check is a pure function of a `LintContext`: `data` is the merged document (ev
 `builtin:default` first), `top` what the linted file itself wrote, `index` places a path of
 `data` where it was written. The walks: `scopes` (the global blocks and each agent's),
 `keyword_sets`, `conditions` and `set_references` (condition trees and the sets they name),
-`user_patterns`, `repeats` and `ctx.duplicates` (items written twice), and the effective rules
-of each judged scope (`effective_scopes`; `option_scopes` and `option_finding` for a detector's
-own checks, part of the plugin API).
+`user_patterns`, `ctx.duplicates` (items written twice), `detectors` (the registered ones) and
+the effective rules of each judged scope (`effective_scopes`; `option_scopes` and
+`option_finding` for a detector's own checks, part of the plugin API).
 """
 
 from __future__ import annotations
@@ -69,11 +69,17 @@ class LintContext:
     def duplicates(
         self, lists: Iterable[tuple[Path, Any]], what: str, level: str, code: str, norm: Any = str
     ) -> Findings:
-        """A finding on each item of the (path, list) `lists` that repeats an earlier one."""
+        """A finding on each string item of the (path, list) `lists` that repeats an earlier one
+        of its list (`norm`: how items compare; blank ones never do)."""
         for path, items in lists:
-            for i, item, first in repeats(items, norm):
-                message = f"duplicate {what} {item!r} (same as item {first + 1})"
-                yield self.finding(path + (i,), level, message, "remove it", code)
+            first: dict[str, int] = {}
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                key = norm(item) if isinstance(item, str) else ""
+                if key.strip() and key in first:
+                    message = f"duplicate {what} {item!r} (same as item {first[key] + 1})"
+                    yield self.finding(path + (i,), level, message, "remove it", code)
+                elif key.strip():
+                    first[key] = i
 
     def option_scopes(self, detector: str) -> Iterator[OptionScope]:
         """A detector's effective options in each judged scope (the global one and each
@@ -185,17 +191,6 @@ def normaliser(data: dict[str, Any]) -> Any:
     return Normalizer([s for s in steps if s in NORMALIZE_STEPS] if isinstance(steps, list) else [])
 
 
-def repeats(items: Any, norm: Any) -> Iterator[tuple[int, Any, int]]:
-    """(index, item, index of its first occurrence) of each string item seen before."""
-    first: dict[str, int] = {}
-    for i, item in enumerate(items if isinstance(items, list) else []):
-        key = norm(item) if isinstance(item, str) else ""
-        if key.strip() and key in first:
-            yield i, item, first[key]
-        elif key.strip():
-            first[key] = i
-
-
 def effective_scopes(ctx: LintContext) -> Iterator[tuple[Path, Any, dict[str, Any], list[Repair]]]:
     """(prefix, agent name or None, effective rules, repairs) of each judged scope: every one,
     or with `--agent`, the global one and the named agents'."""
@@ -204,5 +199,4 @@ def effective_scopes(ctx: LintContext) -> Iterator[tuple[Path, Any, dict[str, An
         every = [()] + [("agents", a) for a in ctx.agents if ("agents", a) in every]
     for prefix in every:
         name = prefix[1] if prefix else None
-        config, repairs = effective_config(ctx.data, str(name) if name is not None else None)
-        yield prefix, name, config, repairs
+        yield prefix, name, *effective_config(ctx.data, str(name) if name is not None else None)

@@ -51,11 +51,7 @@ def check(ctx: LintContext) -> Findings:
                 continue
             on = switch is True
             state, gone = ("enabled", "this switch") if on else ("configured", "these options")
-            yield ctx.finding(
-                prefix + ("detectors", ident) + (("enabled",) if on else ()),
-                LEVEL,
-                f"{ident} is {state} but loop_detection.enabled is false, so it never runs",
-                f"set loop_detection.enabled to true (or remove it), or remove {gone}",
-                CODE,
-                at_key=not on,
-            )
+            path = prefix + ("detectors", ident) + (("enabled",) if on else ())
+            message = f"{ident} is {state} but loop_detection.enabled is false, so it never runs"
+            hint = f"set loop_detection.enabled to true (or remove it), or remove {gone}"
+            yield ctx.finding(path, LEVEL, message, hint, CODE, at_key=not on)
