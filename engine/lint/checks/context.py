@@ -3,10 +3,10 @@
 A check is a pure function of a `LintContext`: `data` is the merged document (every layer,
 `builtin:default` first), `top` what the linted file itself wrote, `index` places a path of
 `data` where it was written. The walks: `scopes` (the global blocks and each agent's),
-`keyword_sets`, `conditions` and `set_references` (condition trees and the sets they name),
-`user_patterns`, `ctx.duplicates` (items written twice), `detectors` (the registered ones) and
-the effective rules of each judged scope (`effective_scopes`; `option_scopes` and
-`option_finding` for a detector's own checks, part of the plugin API).
+`keyword_sets`, `set_uses` (the sets the condition trees name), `user_patterns`,
+`ctx.duplicates` (items written twice), `detectors` (the registered ones) and the effective
+rules of each judged scope (`effective_scopes`; `option_scopes` and `option_finding` for a
+detector's own checks, part of the plugin API).
 """
 
 from __future__ import annotations
@@ -132,20 +132,18 @@ def keyword_sets(data: dict[str, Any]) -> Iterator[tuple[Path, str, Any]]:
             yield prefix + ("keyword_sets", name), name, words
 
 
-def conditions(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, Any]]:
-    """Every condition tree of one scope: `turn.plan_condition` and each intent's `when`."""
+def set_uses(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, str]]:
+    """Every keyword-set name the condition trees of one scope use (`turn.plan_condition`, then
+    each intent's `when`), with its path (an iterative walk, one whole tree after the other)."""
+    trees: list[tuple[Path, Any]] = []
     turn = block.get("turn")
     if isinstance(turn, dict) and "plan_condition" in turn:
-        yield prefix + ("turn", "plan_condition"), turn["plan_condition"]
+        trees.append((prefix + ("turn", "plan_condition"), turn["plan_condition"]))
     intents = block.get("intents")
     for i, intent in enumerate(intents if isinstance(intents, list) else ()):
         if isinstance(intent, dict) and "when" in intent:
-            yield prefix + ("intents", i, "when"), intent["when"]
-
-
-def set_references(path: Path, tree: Any) -> Iterator[tuple[Path, str]]:
-    """Every keyword-set name a condition tree uses, with its path (iterative walk)."""
-    stack = [(path, tree)]
+            trees.append((prefix + ("intents", i, "when"), intent["when"]))
+    stack = trees[::-1]  # a tree's nodes go on top of the trees after it
     while stack:
         here, node = stack.pop()
         for op, arg in node.items() if isinstance(node, dict) else ():

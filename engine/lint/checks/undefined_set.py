@@ -5,7 +5,7 @@ Fails: `when: {text_contains: portfolio_veiw}` (did you mean 'portfolio_view'?).
 
 from __future__ import annotations
 
-from loopguard.lint.checks.context import Findings, LintContext, conditions, set_references
+from loopguard.lint.checks.context import Findings, LintContext, set_uses
 from loopguard.text.hints import did_you_mean
 
 CODE = "undefined-set"
@@ -19,9 +19,8 @@ def check(ctx: LintContext) -> Findings:
         defined = set(ctx.data.get("keyword_sets") or {})
         if block is not ctx.data:
             defined |= set(block.get("keyword_sets") or {})
-        for path, tree in conditions(block, prefix):
-            for where, name in set_references(path, tree):
-                if name not in defined:
-                    message = f"undefined keyword set {name!r}{did_you_mean(name, defined)}"
-                    hint = "define it under keyword_sets, or fix the name"
-                    yield ctx.finding(where, LEVEL, message, hint, CODE)
+        for where, name in set_uses(block, prefix):
+            if name not in defined:
+                message = f"undefined keyword set {name!r}{did_you_mean(name, defined)}"
+                hint = "define it under keyword_sets, or fix the name"
+                yield ctx.finding(where, LEVEL, message, hint, CODE)

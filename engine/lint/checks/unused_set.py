@@ -11,14 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.lint.checks.context import (
-    Findings,
-    LintContext,
-    conditions,
-    keyword_sets,
-    scopes,
-    set_references,
-)
+from loopguard.lint.checks.context import Findings, LintContext, keyword_sets, scopes, set_uses
 
 CODE = "unused-set"
 LEVEL = "warning"
@@ -29,8 +22,7 @@ def used_sets(data: Any) -> set[str]:
     return {
         name
         for prefix, block in scopes(data if isinstance(data, dict) else {})
-        for path, tree in conditions(block, prefix)
-        for _, name in set_references(path, tree)
+        for _, name in set_uses(block, prefix)
     }
 
 
