@@ -3,8 +3,7 @@
 On a line of its own, `disable=` silences the codes in the whole file; `disable-line=` silences
 them on its own line when it ends a line with content, or on the next line when it stands
 alone; `all` is every code that can be disabled. JSON5 files write the same after `//`. A
-comment naming an unknown code or an error that stops loading, or one that starts like a
-directive but is neither form, is itself a `bad-directive` warning: it silences nothing.
+comment that cannot be followed is a `bad-directive` warning (see `CODES`).
 """
 
 from __future__ import annotations
@@ -21,8 +20,9 @@ _DIRECTIVE = re.compile(
     r"([A-Za-z0-9_,\s-]*?)\s*$"
 )
 ALL = "all"
-# a comment meant as a directive: `loopguard:` (any case), or `loopguard WORD=` without the colon
-_MEANT = re.compile(r"(?:#|//)\s*loopguard\s*(?::|\s+[A-Za-z-]+\s*=)", re.IGNORECASE)
+# a comment meant as a directive: `loopguard:` (any case; the word after it captured), or
+# `loopguard WORD=` without the colon
+_MEANT = re.compile(r"(?:#|//)\s*loopguard\s*(?::[ :]*([A-Za-z-]*)|\s+[A-Za-z-]+\s*=)", re.I)
 _KINDS = ("disable", "disable-line")
 FORMS = (
     "write `# loopguard: disable=CODE[,CODE...]` (on a line of its own: the whole file) or "
@@ -83,10 +83,10 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
         if "loopguard" not in line.lower():
             continue
         match = _DIRECTIVE.search(line)
-        meant = _MEANT.search(line) if match is None else None
-        if meant is not None:
-            found.problems.append(_not_understood(name, number, line, meant))
         if match is None:
+            meant = _MEANT.search(line)
+            if meant is not None:
+                found.problems.append(_not_understood(name, number, line, meant))
             continue
         kind, listed = match.groups()
         codes = {c.strip() for c in listed.split(",") if c.strip()}
@@ -95,12 +95,8 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
         if not codes:
             problems.append(("ignore comment names no code", "write disable=CODE[,CODE...]"))
         if kind == "disable" and not alone:
-            problems.append(
-                (
-                    "`disable=` after content silences nothing",
-                    "put it on a line of its own (whole file), or write disable-line=",
-                )
-            )
+            hint = "put it on a line of its own (whole file), or write disable-line="
+            problems.append(("`disable=` after content silences nothing", hint))
         col = match.start() + 1
         found.problems += [_problem(name, number, col, *p) for p in problems if p is not None]
         if kind == "disable" and alone:
@@ -114,15 +110,13 @@ def _not_understood(name: str, number: int, line: str, meant: re.Match[str]) -> 
     """The `bad-directive` warning for a comment that looks like a directive but is not one."""
     text = line[meant.start() :].strip()
     shown = text if len(text) <= 80 else text[:79] + "…"
-    after = line[meant.end() :].lstrip(" :")
-    word = re.match(r"[A-Za-z-]*", after)
-    extra = ""
-    if ":" not in meant.group():
+    word, extra = meant.group(1), ""
+    if word is None:
         extra = " (`loopguard` needs a colon after it)"
-    elif word and word.group() and word.group() not in _KINDS:
-        extra = did_you_mean(word.group().lower(), _KINDS)
-    elif word and word.group() in _KINDS:
-        extra = f" ({word.group()!r} needs `=` before the codes)"
+    elif word in _KINDS:
+        extra = f" ({word!r} needs `=` before the codes)"
+    elif word:
+        extra = did_you_mean(word.lower(), _KINDS)
     return _problem(
         name,
         number,
@@ -136,10 +130,8 @@ def apply(
     findings: Iterable[Finding], directives: Mapping[str, Directives], known: Mapping[str, bool]
 ) -> list[Finding]:
     """`findings` without those their file's comments silence (never a load error)."""
-    kept: list[Finding] = []
-    for finding in findings:
-        found = directives.get(finding.file)
-        if found is not None and known.get(finding.code, False) and found.silences(finding):
-            continue
-        kept.append(finding)
-    return kept
+    return [
+        f
+        for f in findings
+        if not (known.get(f.code) and f.file in directives and directives[f.file].silences(f))
+    ]

@@ -113,9 +113,8 @@ def _build(plugins: Any) -> LintRegistry:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - one plugin (even sys.exit) never takes lint down
-            problems.append(
-                f"{origin}: loopguard_register_lint_checks failed: {type(exc).__name__}: {exc}"
-            )
+            failed = f"loopguard_register_lint_checks failed: {type(exc).__name__}: {exc}"
+            problems.append(f"{origin}: {failed}")
             continue
         for check in offered:
             if origin != "loopguard" and isinstance(check, LintCheck):
@@ -194,6 +193,7 @@ def meaning_findings(
         return []
     agents = (agent,) if isinstance(agent, str) else None if agent is None else tuple(agent)
     ctx = LintContext(result.data, tuple(result.layers), agents)
+    top = result.layers[-1].name
     found: list[Finding] = []
     effective = set()
     for check in registry().checks.values():
@@ -202,17 +202,17 @@ def meaning_findings(
         if check.effective:
             effective.add(check.code)
         try:
-            found.extend(check.check(ctx))
+            found += list(check.check(ctx))
         except Exception as exc:  # noqa: BLE001 - one broken check never hides the others
             failed = f"lint check {check.code!r} ({check.origin}) failed: {type(exc).__name__}"
             hint = "report it to the plugin's authors"
             found.append(
-                Finding(ctx.top_name, 1, 1, "warning", f"{failed}: {exc}", "", hint, "check-failed")
+                Finding(top, 1, 1, "warning", f"{failed}: {exc}", "", hint, "check-failed")
             )
-    found = [
-        f for f in found if f.code not in effective or not follows_from_rejected(f, ctx.removed)
-    ]
-    found.sort(key=lambda f: (f.file != ctx.top_name, f.file, f.line, f.col))
+    # dotted paths (`loop_detection.history_size`) of values the schema rejected
+    removed = {".".join(map(str, p)) for doc in result.layers for p in getattr(doc, "removed", ())}
+    found = [f for f in found if f.code not in effective or not follows_from_rejected(f, removed)]
+    found.sort(key=lambda f: (f.file != top, f.file, f.line, f.col))
     return found
 
 
@@ -276,7 +276,5 @@ def lint_bytes(
     allow_extends_outside: bool = False,
 ) -> FileReport:
     """Lint rules given as bytes (stdin); relative extends resolve from the working directory."""
-    text = raw.decode("utf-8", errors="replace")
-    return report(
-        analyze(raw, "bytes", name, None, assembly, allow_extends_outside), agent, active, text
-    )
+    result = analyze(raw, "bytes", name, None, assembly, allow_extends_outside)
+    return report(result, agent, active, raw.decode("utf-8", errors="replace"))

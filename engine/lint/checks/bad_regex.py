@@ -8,8 +8,7 @@ from __future__ import annotations
 import regex
 
 from loopguard.config.schema import default_assembly
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, user_patterns
+from loopguard.lint.checks.context import Findings, LintContext, user_patterns
 from loopguard.text.regexcheck import MAX_PATTERN_CHARS
 
 CODE = "bad-regex"
@@ -18,22 +17,16 @@ STAGE = "references"
 BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
 
 
-def check(ctx: LintContext) -> list[Finding]:
-    """Detector options marked as a user regex (the unknown-tool patterns) that do not
-    compile, or are longer than `MAX_PATTERN_CHARS`."""
-    found: list[Finding] = []
+def check(ctx: LintContext) -> Findings:
     for prefix, block in ctx.merged_scopes():
         for path, pattern in user_patterns(block, prefix, ctx.assembly or default_assembly()):
             if len(pattern) > MAX_PATTERN_CHARS:
                 message = f"pattern is {len(pattern)} characters long (at most {MAX_PATTERN_CHARS})"
                 hint = "shorten the pattern; long patterns can be slow to match"
-                found.append(ctx.finding(path, LEVEL, message, hint, CODE))
+                yield ctx.finding(path, LEVEL, message, hint, CODE)
                 continue
             try:
                 regex.compile(pattern, regex.IGNORECASE)
             except (regex.error, ValueError, OverflowError) as exc:
                 hint = "fix the regular expression (regex syntax)"
-                found.append(
-                    ctx.finding(path, LEVEL, f"pattern does not compile: {exc}", hint, CODE)
-                )
-    return found
+                yield ctx.finding(path, LEVEL, f"pattern does not compile: {exc}", hint, CODE)

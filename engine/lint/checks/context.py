@@ -3,25 +3,27 @@
 A check is a pure function of a `LintContext`: `data` is the merged document (every layer,
 `builtin:default` first), `top` what the linted file itself wrote, `index` places a path of
 `data` where it was written. The walks: `scopes` (the global blocks and each agent's),
-`keyword_sets`, `conditions` and `set_references` (condition trees and the sets they name),
-`user_patterns`, `normaliser` and `repeats` (items written twice), and the effective rules of
-each judged scope (`effective_scopes`; `option_scopes` and `option_finding` for a detector's
-own checks, part of the plugin API).
+`keyword_sets`, `set_uses` (the sets the condition trees name), `user_patterns`,
+`ctx.duplicates` (items written twice), `detectors` (the registered ones) and the effective
+rules of each judged scope (`effective_scopes`; `option_scopes` and `option_finding` for a
+detector's own checks, part of the plugin API).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from loopguard.config.schema import Assembly, regex_options
 from loopguard.config.source import Path, PositionIndex, Repair, SourceDoc, effective_config
+from loopguard.detection.plugins import Registered, load_registry
 from loopguard.findings import Finding
 from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 
 LEAVES = ("text_contains", "text_equals", "context_contains")
+Findings = Iterable[Finding]  # what a check returns
 
 
 @dataclass(frozen=True)
@@ -40,22 +42,9 @@ class LintContext:
         data = self.layers[-1].data if self.layers else {}
         return data if isinstance(data, dict) else {}
 
-    @property
-    def top_name(self) -> str:
-        return self.layers[-1].name if self.layers else ""
-
     @cached_property
     def index(self) -> PositionIndex:
         return PositionIndex(self.layers)
-
-    @cached_property
-    def removed(self) -> set[str]:
-        """Dotted paths (`loop_detection.history_size`) of values the schema rejected."""
-        return {
-            ".".join(str(p) for p in path)
-            for layer in self.layers
-            for path in getattr(layer, "removed", ())
-        }
 
     def merged_scopes(self) -> Iterator[tuple[Path, dict[str, Any]]]:
         """The scopes of the merged document, or only `scope` when one is set."""
@@ -67,13 +56,30 @@ class LintContext:
         """A finding about `path` of the merged document, placed where it was written."""
         return self.index.finding(self.data, path, level, message, hint, code, at_key)
 
-    def place(self, candidates: Sequence[Path]) -> Path:
-        """The first candidate the linted file wrote, else the first any layer wrote, else the
-        first."""
+    def place(self, prefix: Path, block: Path, keys: Sequence[str]) -> Path:
+        """The first of `block.KEY` (inside scope `prefix`, else the global one) the linted file
+        wrote, else the first any layer wrote, else the first."""
+        candidates = [prefix + block + (k,) for k in keys] + [block + (k,) for k in keys]
+        top = self.layers[-1].name if self.layers else ""
         written = [(path, self.index.owner(path)) for path in candidates]
-        mine = [p for p, layer in written if layer is not None and layer.name == self.top_name]
+        mine = [p for p, layer in written if layer is not None and layer.name == top]
         anywhere = [p for p, layer in written if layer is not None]
-        return (mine or anywhere or list(candidates))[0]
+        return (mine or anywhere or candidates)[0]
+
+    def duplicates(
+        self, lists: Iterable[tuple[Path, Any]], what: str, level: str, code: str, norm: Any = str
+    ) -> Findings:
+        """A finding on each string item of the (path, list) `lists` that repeats an earlier one
+        of its list (`norm`: how items compare; blank ones never do)."""
+        for path, items in lists:
+            first: dict[str, int] = {}
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                key = norm(item) if isinstance(item, str) else ""
+                if key.strip() and key in first:
+                    message = f"duplicate {what} {item!r} (same as item {first[key] + 1})"
+                    yield self.finding(path + (i,), level, message, "remove it", code)
+                elif key.strip():
+                    first[key] = i
 
     def option_scopes(self, detector: str) -> Iterator[OptionScope]:
         """A detector's effective options in each judged scope (the global one and each
@@ -94,9 +100,8 @@ class LintContext:
         code: str,
     ) -> Finding:
         """A finding about `options` of a scope, placed at the first of them that was written."""
-        candidates = [scope.path(o) for o in options]
-        candidates += [("detectors", scope.detector, o) for o in options]
-        return self.finding(self.place(candidates), level, message, hint, code)
+        path = self.place(scope.prefix, ("detectors", scope.detector), options)
+        return self.finding(path, level, message, hint, code)
 
 
 @dataclass(frozen=True)
@@ -108,10 +113,6 @@ class OptionScope:
     options: dict[str, Any]
     config: dict[str, Any]  # the scope's whole effective rules (for shared settings)
     who: str  # "" or " for agent 'NAME'", for messages
-
-    def path(self, *keys: str | int) -> Path:
-        """The path of an option of this detector inside this scope."""
-        return self.prefix + ("detectors", self.detector, *keys)
 
 
 def scopes(data: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -131,20 +132,18 @@ def keyword_sets(data: dict[str, Any]) -> Iterator[tuple[Path, str, Any]]:
             yield prefix + ("keyword_sets", name), name, words
 
 
-def conditions(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, Any]]:
-    """Every condition tree of one scope: `turn.plan_condition` and each intent's `when`."""
+def set_uses(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, str]]:
+    """Every keyword-set name the condition trees of one scope use (`turn.plan_condition`, then
+    each intent's `when`), with its path (an iterative walk, one whole tree after the other)."""
+    trees: list[tuple[Path, Any]] = []
     turn = block.get("turn")
     if isinstance(turn, dict) and "plan_condition" in turn:
-        yield prefix + ("turn", "plan_condition"), turn["plan_condition"]
+        trees.append((prefix + ("turn", "plan_condition"), turn["plan_condition"]))
     intents = block.get("intents")
     for i, intent in enumerate(intents if isinstance(intents, list) else ()):
         if isinstance(intent, dict) and "when" in intent:
-            yield prefix + ("intents", i, "when"), intent["when"]
-
-
-def set_references(path: Path, tree: Any) -> Iterator[tuple[Path, str]]:
-    """Every keyword-set name a condition tree uses, with its path (iterative walk)."""
-    stack = [(path, tree)]
+            trees.append((prefix + ("intents", i, "when"), intent["when"]))
+    stack = trees[::-1]  # a tree's nodes go on top of the trees after it
     while stack:
         here, node = stack.pop()
         for op, arg in node.items() if isinstance(node, dict) else ():
@@ -174,23 +173,20 @@ def user_patterns(
             yield path, value
 
 
+def detectors() -> list[Registered]:
+    """The registered detectors (none when the plugin setup is broken)."""
+    try:
+        return list(load_registry().entries)
+    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
+        return []
+
+
 def normaliser(data: dict[str, Any]) -> Any:
     """The keyword normalisation the rules configure: the runtime's own `Normalizer`, so two
     keywords lint calls the same are the ones the matcher cannot tell apart (`plan` and
     `ＰＬＡＮ` under `nfkc` + `lower`). Unknown steps are left to the schema check."""
     steps = (data.get("turn") or {}).get("normalize")
     return Normalizer([s for s in steps if s in NORMALIZE_STEPS] if isinstance(steps, list) else [])
-
-
-def repeats(items: Any, norm: Any) -> Iterator[tuple[int, Any, int]]:
-    """(index, item, index of its first occurrence) of each string item seen before."""
-    first: dict[str, int] = {}
-    for i, item in enumerate(items if isinstance(items, list) else []):
-        key = norm(item) if isinstance(item, str) else ""
-        if key.strip() and key in first:
-            yield i, item, first[key]
-        elif key.strip():
-            first[key] = i
 
 
 def effective_scopes(ctx: LintContext) -> Iterator[tuple[Path, Any, dict[str, Any], list[Repair]]]:
@@ -201,5 +197,4 @@ def effective_scopes(ctx: LintContext) -> Iterator[tuple[Path, Any, dict[str, An
         every = [()] + [("agents", a) for a in ctx.agents if ("agents", a) in every]
     for prefix in every:
         name = prefix[1] if prefix else None
-        config, repairs = effective_config(ctx.data, str(name) if name is not None else None)
-        yield prefix, name, config, repairs
+        yield prefix, name, *effective_config(ctx.data, str(name) if name is not None else None)

@@ -6,23 +6,17 @@ Fails: `detectors: {generic_repeat: {exempt: [read, read]}}`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, repeats, scopes
+from loopguard.lint.checks.context import Findings, LintContext, scopes
 
 CODE = "duplicate-exempt-tool"
 LEVEL = "warning"
 
 
-def check(ctx: LintContext) -> list[Finding]:
-    return [
-        ctx.finding(
-            prefix + ("detectors", ident, "exempt", i),
-            LEVEL,
-            f"duplicate exempt tool {item!r} (same as item {first + 1})",
-            "remove it",
-            CODE,
-        )
+def check(ctx: LintContext) -> Findings:
+    lists = (
+        (prefix + ("detectors", ident, "exempt"), options.get("exempt"))
         for prefix, block in scopes(ctx.top)
         for ident, options in (block.get("detectors") or {}).items()
-        for i, item, first in repeats(isinstance(options, dict) and options.get("exempt"), str)
-    ]
+        if isinstance(options, dict)
+    )
+    return ctx.duplicates(lists, "exempt tool", LEVEL, CODE)

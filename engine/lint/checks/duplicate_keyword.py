@@ -6,23 +6,12 @@ Fails: `keyword_sets: {buy: [buy, Buy]}` with `turn: {normalize: [strip, lower]}
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, keyword_sets, normaliser, repeats
+from loopguard.lint.checks.context import Findings, LintContext, keyword_sets, normaliser
 
 CODE = "duplicate-keyword"
 LEVEL = "warning"
 
 
-def check(ctx: LintContext) -> list[Finding]:
-    norm = normaliser(ctx.data)
-    return [
-        ctx.finding(
-            path + (i,),
-            LEVEL,
-            f"duplicate keyword {item!r} (same as item {first + 1})",
-            "remove it",
-            CODE,
-        )
-        for path, _, words in keyword_sets(ctx.top)
-        for i, item, first in repeats(words, norm)
-    ]
+def check(ctx: LintContext) -> Findings:
+    lists = ((path, words) for path, _, words in keyword_sets(ctx.top))
+    return ctx.duplicates(lists, "keyword", LEVEL, CODE, normaliser(ctx.data))

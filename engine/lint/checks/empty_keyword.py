@@ -8,14 +8,13 @@ Fails: `keyword_sets: {buy: [buy, "  "]}`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, keyword_sets, normaliser
+from loopguard.lint.checks.context import Findings, LintContext, keyword_sets, normaliser
 
 CODE = "empty-keyword"
 LEVEL = "warning"
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     norm = normaliser(ctx.data)
     hint = "remove it; an empty keyword matches nothing"
     return [

@@ -6,14 +6,13 @@ Fails: `keyword_sets: {buy: []}`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, keyword_sets
+from loopguard.lint.checks.context import Findings, LintContext, keyword_sets
 
 CODE = "empty-set"
 LEVEL = "warning"
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     hint = "add keywords or remove the set"
     return [
         ctx.finding(path, LEVEL, f"keyword set {name!r} is empty", hint, CODE)

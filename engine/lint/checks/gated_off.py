@@ -15,21 +15,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from loopguard.detection.detector import ROLLING, UNLESS_DISABLED
-from loopguard.detection.plugins import load_registry
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, scopes
+from loopguard.lint.checks.context import Findings, LintContext, detectors, scopes
 
 CODE = "gated-off"
 LEVEL = "warning"
 GATED = (ROLLING, UNLESS_DISABLED)  # the gatings `loop_detection.enabled: false` turns off
-
-
-def _gating() -> dict[str, str]:
-    """Detector id -> gating, from the registry (empty when it cannot load)."""
-    try:
-        return {e.id: e.detector.gating for e in load_registry().entries}
-    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
-        return {}
 
 
 def _master(block: Any) -> Any:
@@ -49,27 +39,19 @@ def _switched_off(data: dict[str, Any], prefix: tuple[Any, ...]) -> bool:
     return _master(data) is False and not on
 
 
-def check(ctx: LintContext) -> list[Finding]:
-    gating = _gating()
-    found: list[Finding] = []
+def check(ctx: LintContext) -> Findings:
+    gating = {e.id: e.detector.gating for e in detectors()}
     for prefix, block in scopes(ctx.top):
-        detectors = block.get("detectors")
-        if not _switched_off(ctx.data, prefix) or not isinstance(detectors, Mapping):
+        configured = block.get("detectors")
+        if not _switched_off(ctx.data, prefix) or not isinstance(configured, Mapping):
             continue
-        for ident, options in detectors.items():
+        for ident, options in configured.items():
             switch = options.get("enabled") if isinstance(options, Mapping) else False
             if gating.get(ident) not in GATED or switch is False:
                 continue
             on = switch is True
             state, gone = ("enabled", "this switch") if on else ("configured", "these options")
-            found.append(
-                ctx.finding(
-                    prefix + ("detectors", ident) + (("enabled",) if on else ()),
-                    LEVEL,
-                    f"{ident} is {state} but loop_detection.enabled is false, so it never runs",
-                    f"set loop_detection.enabled to true (or remove it), or remove {gone}",
-                    CODE,
-                    at_key=not on,
-                )
-            )
-    return found
+            path = prefix + ("detectors", ident) + (("enabled",) if on else ())
+            message = f"{ident} is {state} but loop_detection.enabled is false, so it never runs"
+            hint = f"set loop_detection.enabled to true (or remove it), or remove {gone}"
+            yield ctx.finding(path, LEVEL, message, hint, CODE, at_key=not on)

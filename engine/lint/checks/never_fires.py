@@ -14,10 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.config.source import BREAKER, CRITICAL, WARNING, Path
-from loopguard.detection.plugins import load_registry
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, effective_scopes
+from loopguard.config.source import BREAKER, CRITICAL, WARNING
+from loopguard.lint.checks.context import Findings, LintContext, detectors, effective_scopes
 from loopguard.text.hints import is_int
 
 CODE = "never-fires"
@@ -31,44 +29,16 @@ HISTORY_BOUND = (
 )
 
 
-def bounded_options() -> list[tuple[str, str, str]]:
-    """(detector id, threshold option, window option) that every registered detector declares
-    in `bounded_by` (e.g. a doom-loop `threshold` can never exceed its `window`)."""
-    try:
-        registry = load_registry()
-    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
-        return []
-    return [
-        (entry.id, high, low)
-        for entry in registry.entries
-        for high, low in entry.detector.bounded_by
-    ]
-
-
 def _over(value: Any, bound: Any) -> bool:
     return is_int(value) and is_int(bound) and value > bound
 
 
-def _finding(
-    ctx: LintContext,
-    prefix: Path,
-    block: Path,
-    fields: tuple[str, str],
-    level: str,
-    message: str,
-    hint: str,
-) -> Finding:
-    """A finding placed at the threshold or its bound (`fields`), where the linted
-    file (else any layer) wrote one."""
-    candidates = [prefix + block + (f,) for f in fields] + [block + (f,) for f in fields]
-    return ctx.finding(ctx.place(candidates), level, message, hint, CODE)
-
-
-def check(ctx: LintContext) -> list[Finding]:
-    """Thresholds the history or window can never reach (repaired values are not judged)."""
-    found: list[Finding] = []
+def check(ctx: LintContext) -> Findings:
+    """Thresholds the history or window can never reach (repaired values are not judged), placed
+    at the threshold or its bound, where the linted file (else any layer) wrote one. A detector
+    declares its own pairs in `bounded_by` (a doom-loop `threshold` never exceeds its `window`)."""
     seen: set[tuple[Any, ...]] = set()
-    bounded = bounded_options()
+    bounded = [(e.id, high, low) for e in detectors() for high, low in e.detector.bounded_by]
     for prefix, name, config, repairs in effective_scopes(ctx):
         who = f" for agent {name!r}" if name else ""
         repaired = {r.field.rsplit(".", 1)[1] for r in repairs}
@@ -84,11 +54,8 @@ def check(ctx: LintContext) -> list[Finding]:
                 f"so the history never holds more than {size} calls"
             )
             hint = f"raise history_size to at least {value} or lower {field}"
-            found.append(
-                _finding(
-                    ctx, prefix, ("loop_detection",), (field, "history_size"), level, message, hint
-                )
-            )
+            path = ctx.place(prefix, ("loop_detection",), (field, "history_size"))
+            yield ctx.finding(path, level, message, hint, CODE)
         for ident, high, low in bounded:
             options = (config.get("detectors") or {}).get(ident) or {}
             window, threshold = options.get(low), options.get(high)
@@ -100,7 +67,5 @@ def check(ctx: LintContext) -> list[Finding]:
                 f"the {low} holds only {window} calls"
             )
             hint = f"raise {low} to at least {threshold} or lower {high}"
-            found.append(
-                _finding(ctx, prefix, ("detectors", ident), (high, low), LEVEL, message, hint)
-            )
-    return found
+            path = ctx.place(prefix, ("detectors", ident), (high, low))
+            yield ctx.finding(path, LEVEL, message, hint, CODE)

@@ -20,8 +20,7 @@ from typing import Any
 
 from loopguard.config.schema import default_assembly
 from loopguard.config.source import Path
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, scopes
+from loopguard.lint.checks.context import Findings, LintContext, scopes
 from loopguard.lint.checks.context import user_patterns as detector_patterns
 from loopguard.text.regexcheck import redos_problem
 
@@ -44,19 +43,14 @@ def user_patterns(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, s
         args = require.get("args") if isinstance(require, dict) else None
         for name, spec in args.items() if isinstance(args, dict) else ():
             if isinstance(spec, dict) and isinstance(spec.get("regex"), str) and len(spec) == 1:
-                yield (
-                    prefix + ("intents", i, "require", "args", name, "regex"),
-                    spec["regex"],
-                    False,
-                )
+                path = prefix + ("intents", i, "require", "args", name, "regex")
+                yield path, spec["regex"], False
 
 
-def check(ctx: LintContext) -> list[Finding]:
-    found: list[Finding] = []
+def check(ctx: LintContext) -> Findings:
     for prefix, block in scopes(ctx.top):
         for path, pattern, fold in user_patterns(block, prefix):
             problem = redos_problem(pattern, fold)
             if problem:
                 message = f"pattern may backtrack catastrophically: {problem}"
-                found.append(ctx.finding(path, LEVEL, message, HINT, CODE))
-    return found
+                yield ctx.finding(path, LEVEL, message, HINT, CODE)

@@ -15,8 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.config.source import Path, deep_merge
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import Findings, LintContext
 
 CODE = "redundant-value"
 LEVEL = "warning"
@@ -36,20 +35,15 @@ def _leaves(tree: Any, inherited: Any, path: Path) -> list[tuple[Path, Any]]:
     return [(path, tree)] if tree == inherited and type(tree) is type(inherited) else []
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     inherited: dict[str, Any] = {}  # what the file would get by writing nothing
     for layer in ctx.layers[:-1]:
         if isinstance(layer.data, dict):
             inherited = deep_merge(
                 inherited, {k: v for k, v in layer.data.items() if k != "extends"}
             )
-    found: list[Finding] = []
-    for key, value in ctx.top.items():
-        if key in _SKIP or key not in inherited:
-            continue
-        for path, same in _leaves(value, inherited[key], (key,)):
-            shown = ".".join(str(p) for p in path)
-            message = f"{shown} is set to {same!r}, the value it already inherits"
-            hint = "remove it (the inherited value applies)"
-            found.append(ctx.finding(path, LEVEL, message, hint, CODE))
-    return found
+    written = {k: v for k, v in ctx.top.items() if k not in _SKIP}
+    for path, same in _leaves(written, inherited, ()):
+        shown = ".".join(str(p) for p in path)
+        message = f"{shown} is set to {same!r}, the value it already inherits"
+        yield ctx.finding(path, LEVEL, message, "remove it (the inherited value applies)", CODE)

@@ -5,8 +5,7 @@ Fails: `blocked: '{message:>2000000000}'`.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import Findings, LintContext
 from loopguard.text.templates import problems
 
 CODE = "template"
@@ -16,16 +15,14 @@ BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
 WHOLE_RULES = True  # it walks every scope itself
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     """Every bad template of the merged rules (global and per-agent `messages`); the template
     language itself lives in `loopguard.text.templates`, which the runtime fills."""
     hint = "write fields as {message}; double a literal brace: {{ or }}"
-    found: list[Finding] = []
     for prefix, block in ctx.merged_scopes():
         messages = block.get("messages")
         for lang, texts in messages.items() if isinstance(messages, dict) else ():
             for key, text in texts.items() if isinstance(texts, dict) else ():
                 path = prefix + ("messages", lang, key)
-                if isinstance(text, str):
-                    found += [ctx.finding(path, LEVEL, p, hint, CODE) for p in problems(key, text)]
-    return found
+                for problem in problems(key, text) if isinstance(text, str) else ():
+                    yield ctx.finding(path, LEVEL, problem, hint, CODE)

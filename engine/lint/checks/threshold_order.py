@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.config.source import BREAKER, CRITICAL, WARNING, Path
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, scopes
+from loopguard.lint.checks.context import Findings, LintContext, scopes
 from loopguard.text.hints import is_int
 
 CODE = "threshold-order"
@@ -35,14 +34,8 @@ def misordered(top: dict[str, Any]) -> Iterator[tuple[Path, str, int, str, int]]
                 yield prefix, low, a, high, b
 
 
-def check(ctx: LintContext) -> list[Finding]:
-    return [
-        ctx.finding(
-            prefix + ("loop_detection", high),
-            LEVEL,
-            f"{high} ({b}) must be greater than {low} ({a})",
-            f"raise {high} above {a} or lower {low}",
-            CODE,
-        )
-        for prefix, low, a, high, b in misordered(ctx.top)
-    ]
+def check(ctx: LintContext) -> Findings:
+    for prefix, low, a, high, b in misordered(ctx.top):
+        message = f"{high} ({b}) must be greater than {low} ({a})"
+        hint = f"raise {high} above {a} or lower {low}"
+        yield ctx.finding(prefix + ("loop_detection", high), LEVEL, message, hint, CODE)

@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopguard.config.source import CRITICAL, WARNING
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, effective_scopes
+from loopguard.lint.checks.context import Findings, LintContext, effective_scopes
 from loopguard.lint.checks.threshold_order import misordered
 
 CODE = "threshold-repaired"
@@ -22,9 +21,8 @@ LEVEL = "warning"
 EFFECTIVE = True  # judges merged values: nothing to say where the schema rejected one
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     erred = {prefix for prefix, *_ in misordered(ctx.top)}
-    found: list[Finding] = []
     seen: set[tuple[Any, ...]] = set()
     for prefix, name, config, repairs in effective_scopes(ctx):
         who = f" for agent {name!r}" if name else ""
@@ -37,16 +35,10 @@ def check(ctx: LintContext) -> list[Finding]:
             seen.add(key)
             if prefix in erred:
                 continue  # that very block already has an ordering error
-            base = prefix + ("loop_detection",)
-            fields = (high, low, WARNING)  # the repaired value, then what pushed it up
-            path = ctx.place(
-                [base + (f,) for f in fields] + [("loop_detection", f) for f in fields]
-            )
+            # placed at the repaired value, else at what pushed it up
+            path = ctx.place(prefix, ("loop_detection",), (high, low, WARNING))
             message = (
                 f"after merging{who}, {high} {repair.old} is not above "
                 f"{low} {config['loop_detection'][low]}; it is raised to {repair.new}"
             )
-            found.append(
-                ctx.finding(path, LEVEL, message, f"set {high} explicitly above {low}", CODE)
-            )
-    return found
+            yield ctx.finding(path, LEVEL, message, f"set {high} explicitly above {low}", CODE)

@@ -5,8 +5,7 @@ Fails: `when: {text_contains: portfolio_veiw}` (did you mean 'portfolio_view'?).
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext, conditions, set_references
+from loopguard.lint.checks.context import Findings, LintContext, set_uses
 from loopguard.text.hints import did_you_mean
 
 CODE = "undefined-set"
@@ -15,16 +14,13 @@ STAGE = "references"
 BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
 
 
-def check(ctx: LintContext) -> list[Finding]:
-    found: list[Finding] = []
+def check(ctx: LintContext) -> Findings:
     for prefix, block in ctx.merged_scopes():
         defined = set(ctx.data.get("keyword_sets") or {})
         if block is not ctx.data:
             defined |= set(block.get("keyword_sets") or {})
-        for path, tree in conditions(block, prefix):
-            for where, name in set_references(path, tree):
-                if name not in defined:
-                    message = f"undefined keyword set {name!r}{did_you_mean(name, defined)}"
-                    hint = "define it under keyword_sets, or fix the name"
-                    found.append(ctx.finding(where, LEVEL, message, hint, CODE))
-    return found
+        for where, name in set_uses(block, prefix):
+            if name not in defined:
+                message = f"undefined keyword set {name!r}{did_you_mean(name, defined)}"
+                hint = "define it under keyword_sets, or fix the name"
+                yield ctx.finding(where, LEVEL, message, hint, CODE)

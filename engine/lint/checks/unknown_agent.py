@@ -9,23 +9,14 @@ Fails: `loopguard lint --agent opps rules.yaml` with the same file.
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import Findings, LintContext
 
 CODE = "unknown-agent"
 LEVEL = "warning"
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     agents = ctx.data.get("agents") or {}
-    return [
-        ctx.finding(
-            ("agents",),
-            LEVEL,
-            f"agent {name!r} has no block under agents; it runs with the global settings",
-            "check the --agent name",
-            CODE,
-        )
-        for name in ctx.agents or ()
-        if name not in agents
-    ]
+    for name in [n for n in ctx.agents or () if n not in agents]:
+        message = f"agent {name!r} has no block under agents; it runs with the global settings"
+        yield ctx.finding(("agents",), LEVEL, message, "check the --agent name", CODE)

@@ -6,8 +6,7 @@ Fails: `detectors: {ping_pang: {}}`.
 from __future__ import annotations
 
 from loopguard.config.schema import default_assembly
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import Findings, LintContext
 from loopguard.rules import default
 from loopguard.text.hints import did_you_mean
 
@@ -17,21 +16,14 @@ STAGE = "schema"  # the schema refuses an unknown id under `detectors:`; this, o
 BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     assembly = ctx.assembly or default_assembly()
     # without a registry, the ids known are those the rules name (bundled ones included)
     named = {*(ctx.data.get("detectors") or {}), *(default("aggregator.order") or ())}
     known = set(assembly.detector_ids) if assembly.closed else named
     hint = f"detectors: {', '.join(sorted(known))}"
-    return [
-        ctx.finding(
-            prefix + ("aggregator", "order", i),
-            LEVEL,
-            f"unknown detector {ident!r}{did_you_mean(ident, known)}",
-            hint,
-            CODE,
-        )
-        for prefix, block in ctx.merged_scopes()
-        for i, ident in enumerate((block.get("aggregator") or {}).get("order") or [])
-        if isinstance(ident, str) and ident not in known
-    ]
+    for prefix, block in ctx.merged_scopes():
+        for i, ident in enumerate((block.get("aggregator") or {}).get("order") or []):
+            if isinstance(ident, str) and ident not in known:
+                message = f"unknown detector {ident!r}{did_you_mean(ident, known)}"
+                yield ctx.finding(prefix + ("aggregator", "order", i), LEVEL, message, hint, CODE)

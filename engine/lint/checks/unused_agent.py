@@ -10,27 +10,18 @@ Fails: `loopguard lint --agent ops rules.yaml` with `agents: {ops: {...}, old: {
 
 from __future__ import annotations
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.context import Findings, LintContext
 
 CODE = "unused-agent"
 LEVEL = "warning"
 
 
-def check(ctx: LintContext) -> list[Finding]:
-    if ctx.agents is None:
-        return []
+def check(ctx: LintContext) -> Findings:
     written = ctx.top.get("agents")
-    names = [n for n in (written if isinstance(written, dict) else {}) if n not in ctx.agents]
+    if ctx.agents is None or not isinstance(written, dict):
+        return
     listed = ", ".join(ctx.agents)
-    return [
-        ctx.finding(
-            ("agents", name),
-            LEVEL,
-            f"agent block {name!r} is never used: the agents given are {listed}",
-            f"remove the block, or add --agent {name} if that agent runs",
-            CODE,
-            at_key=True,
-        )
-        for name in names
-    ]
+    for name in [n for n in written if n not in ctx.agents]:
+        message = f"agent block {name!r} is never used: the agents given are {listed}"
+        hint = f"remove the block, or add --agent {name} if that agent runs"
+        yield ctx.finding(("agents", name), LEVEL, message, hint, CODE, at_key=True)

@@ -11,14 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.findings import Finding
-from loopguard.lint.checks.context import (
-    LintContext,
-    conditions,
-    keyword_sets,
-    scopes,
-    set_references,
-)
+from loopguard.lint.checks.context import Findings, LintContext, keyword_sets, scopes, set_uses
 
 CODE = "unused-set"
 LEVEL = "warning"
@@ -29,25 +22,17 @@ def used_sets(data: Any) -> set[str]:
     return {
         name
         for prefix, block in scopes(data if isinstance(data, dict) else {})
-        for path, tree in conditions(block, prefix)
-        for _, name in set_references(path, tree)
+        for _, name in set_uses(block, prefix)
     }
 
 
-def check(ctx: LintContext) -> list[Finding]:
+def check(ctx: LintContext) -> Findings:
     used = used_sets(ctx.data)
     for layer in ctx.layers:  # a condition the schema rejected still names its sets
         written = getattr(layer, "original", None)
         used |= used_sets(layer.data if written is None else written)
-    return [
-        ctx.finding(
-            path,
-            LEVEL,
-            f"keyword set {name!r} is never used",
-            "use it in a condition or remove it",
-            CODE,
-            at_key=True,
-        )
-        for path, name, _ in keyword_sets(ctx.top)
-        if name not in used
-    ]
+    hint = "use it in a condition or remove it"
+    for path, name, _ in keyword_sets(ctx.top):
+        if name not in used:
+            message = f"keyword set {name!r} is never used"
+            yield ctx.finding(path, LEVEL, message, hint, CODE, at_key=True)
