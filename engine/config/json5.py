@@ -1,19 +1,14 @@
 """JSON5 rules text and the OpenClaw block it usually holds.
 
-`load_json5` reads the JSON5 that OpenClaw configuration blocks are written in
-(loopguard has no JSON5 dependency) and keeps the line:col of every value and
-key: objects with unquoted or quoted keys, arrays, strings in either quotes,
-numbers (decimal, hex, `Infinity`, `NaN`, a leading `+`), `true`/`false`/`null`,
-`//` and `/* */` comments, trailing commas. Several top-level values may follow
-each other (the seed shows two blocks); `data` is then their list, and paths
-start with the value's index. Nesting is bounded by `MAX_DEPTH`, so no input
-can overflow the stack.
+`load_json5` reads the JSON5 that OpenClaw configuration blocks are written in (loopguard
+has no JSON5 dependency), keeping the line:col of every value and key, with the limits of
+`config.source`. Several top-level values may follow each other (the seed shows two blocks);
+`data` is then their list, and paths start with the value's index.
 
-`translate` turns OpenClaw blocks (JSON5 or YAML) into the native keys they
-mean, later blocks over earlier ones; `merge_embedded` does the same for a block
-pasted into a native rules mapping, where the native key wins. The table of
-keys and what is an error or ignored: docs/rules.md, "The OpenClaw block, as
-written".
+`translate` turns OpenClaw blocks (JSON5 or YAML) into the native keys they mean, later
+blocks over earlier ones; `merge_embedded` does the same for a block pasted into a native
+rules mapping, where the native key wins. The keys, and what is an error or ignored:
+docs/rules.md, "The OpenClaw block, as written".
 """
 
 from __future__ import annotations
@@ -25,7 +20,15 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from loopguard.config.source import MAX_DEPTH, MAX_NUMBER_CHARS, Path, Pos, SourceDoc, deep_merge
+from loopguard.config.source import (
+    Path,
+    Pos,
+    SourceDoc,
+    Stop,
+    check_depth,
+    deep_merge,
+    long_number,
+)
 from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding, codes
 from loopguard.text.hints import did_you_mean
@@ -85,12 +88,6 @@ openclaw-conflict warning schema
 )
 
 
-class _Fail(Exception):
-    def __init__(self, index: int, message: str, hint: str = "") -> None:
-        super().__init__(message)
-        self.index, self.hint = index, hint
-
-
 class _Reader:
     def __init__(self, text: str, doc: SourceDoc) -> None:
         self.text, self.doc, self.i = text, doc, 0
@@ -100,20 +97,22 @@ class _Reader:
         line = bisect.bisect_right(self.line_starts, index)
         return line, index - self.line_starts[line - 1] + 1
 
+    def fail(self, index: int, message: str, hint: str = "") -> Stop:
+        return Stop(self.pos(index), message, hint)
+
     def skip(self) -> str:
         """Skip spaces and comments; the next character ("" at the end)."""
         self.i = _SKIP.match(self.text, self.i).end()  # type: ignore[union-attr]
         if self.text.startswith("/*", self.i):
-            raise _Fail(self.i, "unterminated /* comment", "close it with */")
+            raise self.fail(self.i, "unterminated /* comment", "close it with */")
         return self.text[self.i : self.i + 1]
 
     def value(self, path: Path, depth: int) -> Any:
         c, start = self.skip(), self.i
         self.doc.positions[path] = self.pos(start)
-        if c == "{":
-            return self.obj(path, depth + 1)
-        if c == "[":
-            return self.array(path, depth + 1)
+        if c == "{" or c == "[":
+            check_depth(depth, self.pos(start), "a rules file is never this deep")
+            return self.obj(path, depth) if c == "{" else self.array(path, depth)
         if c in ("'", '"'):
             return self.string()
         match = _LITERAL.match(self.text, start)
@@ -121,9 +120,8 @@ class _Reader:
             token, self.i = match.group(), match.end()
             if token in _WORDS:
                 return _WORDS[token]
-            if len(token) > MAX_NUMBER_CHARS:
-                message = f"number too long ({len(token)} characters; at most {MAX_NUMBER_CHARS})"
-                raise _Fail(start, message, "rules numbers are thresholds and sizes")
+            if too_long := long_number(token, self.pos(start)):
+                raise too_long
             body = token.lstrip("+-")
             if body == "NaN":
                 return float("nan")
@@ -131,14 +129,11 @@ class _Reader:
                 return int(token)
             return int(token, 16) if body[:2] in ("0x", "0X") else float(token)
         if not c:
-            raise _Fail(start, "unexpected end of text: a value is missing")
-        raise _Fail(start, f"unexpected character {c!r}: expected a value", _VALUE_HINT)
+            raise self.fail(start, "unexpected end of text: a value is missing")
+        raise self.fail(start, f"unexpected character {c!r}: expected a value", _VALUE_HINT)
 
-    def items(self, closing: str, depth: int) -> Iterator[str]:
+    def items(self, closing: str) -> Iterator[str]:
         """Enter the bracket at `i`; yield the first character of each item up to `closing`."""
-        if depth > MAX_DEPTH:
-            hint = "a rules file is never this deep"
-            raise _Fail(self.i, f"nesting deeper than {MAX_DEPTH} levels", hint)
         self.i += 1
         c = self.skip()
         while c != closing:
@@ -149,12 +144,14 @@ class _Reader:
                 c = self.skip()
             elif c != closing:
                 message = f"expected ',' or {closing!r}, found {repr(c) if c else 'end of text'}"
-                raise _Fail(self.i, message, "separate items with commas and close every bracket")
+                raise self.fail(
+                    self.i, message, "separate items with commas and close every bracket"
+                )
         self.i += 1
 
     def obj(self, path: Path, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        for c in self.items("}", depth):
+        for c in self.items("}"):
             where, name = self.pos(self.i), _NAME.match(self.text, self.i)
             if c in ("'", '"'):
                 key = self.string()
@@ -162,24 +159,19 @@ class _Reader:
                 key, self.i = name.group(), name.end()
             else:
                 message = f"expected a key, found {repr(c) if c else 'end of text'}"
-                raise _Fail(self.i, message, "keys are names or quoted strings")
-            key_path = path + (key,)
-            if key in result:
-                first = self.doc.key_positions[key_path][0]
-                message = f"duplicate key {key!r} (first defined at line {first})"
-                hint = "only the last value is kept; remove one of them"
-                self.doc.error(where, message, hint, "duplicate-key")
-            self.doc.key_positions[key_path] = where
+                raise self.fail(self.i, message, "keys are names or quoted strings")
+            hint = "only the last value is kept; remove one of them"
+            self.doc.note_key(path + (key,), where, key in result, hint, crumb=False)
             if self.skip() != ":":
-                raise _Fail(self.i, f"expected ':' after key {key!r}")
+                raise self.fail(self.i, f"expected ':' after key {key!r}")
             self.i += 1
-            result[key] = self.value(key_path, depth)
+            result[key] = self.value(path + (key,), depth + 1)
         return result
 
     def array(self, path: Path, depth: int) -> list[Any]:
         result: list[Any] = []
-        for _ in self.items("]", depth):
-            result.append(self.value(path + (len(result),), depth))
+        for _ in self.items("]"):
+            result.append(self.value(path + (len(result),), depth + 1))
         return result
 
     def string(self) -> str:
@@ -193,27 +185,29 @@ class _Reader:
                 self.i += 1
                 return "".join(parts)
             if stop.group() != "\\":
-                raise _Fail(self.i, "line break inside a string", "use \\n or close the string")
+                raise self.fail(self.i, "line break inside a string", "use \\n or close the string")
             parts.append(self.escape())
-        raise _Fail(start, "unterminated string", f"close it with {quote}")
+        raise self.fail(start, "unterminated string", f"close it with {quote}")
 
     def escape(self) -> str:
         """The escape at `i` (a backslash): its character, "" for an escaped line break; a
         `\\uXXXX` surrogate pair becomes one character, a lone half is an error."""
         start, match = self.i, _ESCAPE.match(self.text, self.i)
         if not match:
-            raise _Fail(start + 1, "unterminated string")
+            raise self.fail(start + 1, "unterminated string")
         escaped, self.i = match.group(1), match.end()
         if escaped in ("x", "u"):  # not followed by its hex digits
             digits = self.text[self.i : self.i + (2 if escaped == "x" else 4)]
-            raise _Fail(start, f"bad escape \\{escaped}{digits}")
+            raise self.fail(start, f"bad escape \\{escaped}{digits}")
         if len(escaped) < 3:
             return _ESCAPES.get(escaped, escaped)
         code = int(escaped[1:5], 16)
         if len(escaped) > 5:
             return chr(0x10000 + ((code - 0xD800) << 10) + int(escaped[7:], 16) - 0xDC00)
         if escaped[0] == "u" and 0xD800 <= code <= 0xDFFF:
-            raise _Fail(start, f"lone surrogate \\u{code:04x} (half of a character)", _PAIR_HINT)
+            raise self.fail(
+                start, f"lone surrogate \\u{code:04x} (half of a character)", _PAIR_HINT
+            )
         return chr(code)
 
 
@@ -224,8 +218,9 @@ def load_json5(text: str, name: str) -> SourceDoc:
     try:
         while reader.skip():
             doc.data.append(reader.value((len(doc.data),), 0))
-    except _Fail as exc:
-        doc.error(reader.pos(exc.index), f"JSON5 syntax error: {exc}", exc.hint, "json5-syntax")
+    except Stop as stop:
+        pos, message, hint, _ = stop.args
+        doc.error(pos, f"JSON5 syntax error: {message}", hint, "json5-syntax")
     return doc
 
 

@@ -1,29 +1,16 @@
 """A rules document's source: YAML read with positions, value checks, the merge rule.
 
-Every reader (`load_yaml` here, `json5.load_json5`) produces a `SourceDoc`: plain
-values plus the 1-based line and column where each value and each key starts, by path
-(a tuple of keys and list indexes). A `PositionIndex` stacks the layers of an
-`extends:` chain so that a finding about the merged document points at the file that
-wrote the value.
+Every reader (`load_yaml` here, `json5.load_json5`) produces a `SourceDoc`: plain values
+plus the 1-based line and column where each value and key starts, by path (a tuple of keys
+and list indexes). A `PositionIndex` stacks the layers of an `extends:` chain so that a
+finding about the merged document points at the file that wrote the value. How YAML is
+read and the limits every reader and `plain_copy` enforce: docs/rules.md, "YAML details".
+`load_yaml` reads the parser's events in one pass: a `yaml.compose` tree would lose what was
+found before a syntax error, and where each alias was written.
 
-`load_yaml` reads the parser's events in one pass, as `yaml.safe_load` would not:
-duplicate keys are errors; aliases are copied while they add fewer than
-`MAX_ALIAS_NODES` values; nesting stops at `MAX_DEPTH`; scalars follow YAML 1.2's core
-schema (only `true`/`false` are booleans; no timestamps, sexagesimal or octal numbers);
-only the standard tags are allowed. (A `yaml.compose` tree would lose what was found
-before a syntax error, and where each alias was written.)
-
-Every parsed value is checked before validation: integers lie within signed 64 bits
-(`MAX_INT`), text holds no lone surrogate (it cannot be written as UTF-8), and a mapping
-given to `Guard.from_dict` is at most `MAX_DEPTH` deep, does not contain itself and holds
-at most `MAX_VALUES` values counted per place (a `safe_load`ed alias bomb shares sub-trees).
-
-`deep_merge` is the one merge rule of rules files, for `extends:` and per-agent blocks:
-mappings merge key by key, lists and scalars replace. `effective_config` is what one
-agent runs with: its block over the global ones, then the thresholds repaired so that
-warning < critical < global breaker (critical, then the breaker, is raised; warning is
-never lowered). Nothing here mutates its input. `RulesDocument` is the record the loader
-(`loopguard.config.layers`) hands out after validation; `Guard(document)` uses it as is.
+`deep_merge` is the one merge rule ("Layers" in docs/rules.md) and `effective_config` what
+one agent runs with ("Threshold repair"); nothing here mutates its input. `RulesDocument` is
+the record `loopguard.config.layers` hands out after validation.
 """
 
 from __future__ import annotations
@@ -123,9 +110,38 @@ class SourceDoc:
         crumb = breadcrumb(self.data, path, self.display) if path else ""
         self.findings.append(Finding(self.name, pos[0], pos[1], level, message, crumb, hint, code))
 
+    def note_key(self, path: Path, pos: Pos, again: bool, hint: str, crumb: bool = True) -> None:
+        """Keep where the key ending `path` is written; `again`, a `duplicate-key` error."""
+        if again:
+            first = self.key_positions.get(path, (0, 0))[0]
+            message = f"duplicate key {path[-1]!r} (first defined at line {first})"
+            self.error(pos, message, hint, "duplicate-key", path if crumb else ())
+        self.key_positions[path] = pos
+
     @property
     def has_errors(self) -> bool:
         return any(f.level == "error" for f in self.findings)
+
+
+class Stop(Exception):
+    """Reading cannot go on: the finding to record (`SourceDoc.error`'s arguments)."""
+
+    def __init__(self, pos: Pos, message: str, hint: str = "", code: str = "") -> None:
+        super().__init__(pos, message, hint, code)
+
+
+def check_depth(depth: int, pos: Pos, hint: str) -> None:
+    """Stop reading a collection `MAX_DEPTH` levels deep (no input can overflow the stack)."""
+    if depth >= MAX_DEPTH:
+        raise Stop(pos, f"nesting deeper than {MAX_DEPTH} levels", hint, "too-deep")
+
+
+def long_number(text: str, pos: Pos) -> Stop | None:
+    """The error for a number literal of more than `MAX_NUMBER_CHARS` characters."""
+    if len(text) <= MAX_NUMBER_CHARS:
+        return None
+    message = f"number too long ({len(text)} characters; at most {MAX_NUMBER_CHARS})"
+    return Stop(pos, message, "rules numbers are thresholds and sizes", "too-large")
 
 
 def breadcrumb(
@@ -239,8 +255,8 @@ _STR, _INT, _FLOAT, _BOOL, _NULL, _MERGE, _SEQ, _MAP = (
     for name in ("str", "int", "float", "bool", "null", "merge", "seq", "map")
 )
 # YAML 1.2 core schema: a plain scalar's tag is the first of these it matches, else str
-_IMPLICIT = [
-    (tag, re.compile(pattern))
+_IMPLICIT = {
+    tag: re.compile(pattern)
     for tag, pattern in (
         (_BOOL, r"^(?:true|True|TRUE|false|False|FALSE)$"),
         (_INT, r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$"),
@@ -252,13 +268,9 @@ _IMPLICIT = [
         (_NULL, r"^(?:~|null|Null|NULL|)$"),
         (_MERGE, r"^(?:<<)$"),
     )
-]
+}
 # libyaml's parser is ~10x faster; its events and positions are the same
 FAST_LOADER: type | None = yaml.CSafeLoader if yaml.__with_libyaml__ else None
-
-
-class _Stop(Exception):
-    """Reading cannot go on; `args` are the finding (`SourceDoc.error`'s arguments)."""
 
 
 def _pos(mark: Any) -> Pos:
@@ -270,7 +282,7 @@ def _resolve(event: Any) -> str:
     if event.tag not in (None, "!"):
         return str(event.tag)
     if event.implicit[0]:
-        for tag, pattern in _IMPLICIT:
+        for tag, pattern in _IMPLICIT.items():
             if pattern.match(event.value):
                 return tag
     return _STR
@@ -296,7 +308,7 @@ class _YamlReader:
                 if isinstance(event, yaml.DocumentStartEvent):
                     documents += 1
                     if documents > 1:
-                        raise _Stop(
+                        raise Stop(
                             _pos(event.start_mark),
                             "more than one YAML document in the file",
                             "a rules file holds exactly one document; remove the second `---`",
@@ -304,7 +316,7 @@ class _YamlReader:
                         )
                 elif isinstance(event, yaml.NodeEvent):
                     self.doc.data = self.node(event, (), 0)[0]
-        except _Stop as stop:
+        except Stop as stop:
             self.doc.error(*stop.args)
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
             self.doc.error(*self.syntax_error(exc), "yaml-syntax")
@@ -343,13 +355,7 @@ class _YamlReader:
             value, size = self.scalar(event, pos), 1
             self.doc.positions[path] = pos
         else:
-            if depth >= MAX_DEPTH:
-                raise _Stop(
-                    pos,
-                    f"nesting deeper than {MAX_DEPTH} levels",
-                    "a rules file is never this deep; flatten the document",
-                    "too-deep",
-                )
+            check_depth(depth, pos, "a rules file is never this deep; flatten the document")
             if event.tag not in (None, "!", _SEQ, _MAP):
                 self.doc.error(
                     pos,
@@ -374,20 +380,20 @@ class _YamlReader:
 
     def alias(self, name: str | None, path: Path, pos: Pos) -> tuple[Any, int]:
         if name in self.open:
-            raise _Stop(
+            raise Stop(
                 pos,
                 f"recursive alias *{name} (it refers to a value that contains it)",
                 "rules cannot be recursive",
                 "yaml-alias",
             )
         if name not in self.anchors:
-            raise _Stop(
+            raise Stop(
                 pos, f"undefined alias *{name}", f"define &{name} before using it", "yaml-alias"
             )
         value, size = self.anchors[name]
         self.alias_nodes += size
         if self.alias_nodes > MAX_ALIAS_NODES:
-            raise _Stop(
+            raise Stop(
                 pos,
                 f"aliases expand to more than {MAX_ALIAS_NODES} values",
                 "this looks like an alias bomb ('billion laughs'); write the values out",
@@ -406,15 +412,10 @@ class _YamlReader:
                 "yaml-tag",
             )
             tag = _STR
-        if tag in (_INT, _FLOAT) and len(event.value) > MAX_NUMBER_CHARS:
-            self.doc.error(
-                pos,
-                f"number too long ({len(event.value)} characters; at most {MAX_NUMBER_CHARS})",
-                "rules numbers are thresholds and sizes",
-                "too-large",
-            )
+        if tag in (_INT, _FLOAT) and (too_long := long_number(event.value, pos)):
+            self.doc.error(*too_long.args)
             tag = _STR  # kept as text so reading goes on; the error above rejects the file
-        if tag != _STR and not any(t == tag and p.match(event.value) for t, p in _IMPLICIT):
+        if tag != _STR and not _IMPLICIT[tag].match(event.value):
             self.doc.error(  # an explicit tag on a value it does not fit, e.g. `!!bool maybe`
                 pos,
                 f"{event.value!r} is not a value of its tag !!{tag.rpartition(':')[2]}",
@@ -458,11 +459,11 @@ class _YamlReader:
     def key(self, event: Any, mapping: dict[str, Any], path: Path, pos: Pos) -> str:
         """A key's text (`<<` for a merge key), checked; its position is kept."""
         if isinstance(event, yaml.AliasEvent):
-            raise _Stop(
+            raise Stop(
                 pos, "an alias cannot be used as a mapping key", "write the key out", "yaml-alias"
             )
         if not isinstance(event, yaml.ScalarEvent):
-            raise _Stop(
+            raise Stop(
                 pos,
                 "a mapping key must be a plain string, not a list or mapping",
                 "write the key as text",
@@ -480,16 +481,8 @@ class _YamlReader:
                 "key-type",
                 path=path,
             )
-        if text in mapping:
-            first = self.doc.key_positions.get(path + (text,), (0, 0))
-            self.doc.error(
-                pos,
-                f"duplicate key {text!r} (first defined at line {first[0]})",
-                "YAML keeps only the last value; remove one of them",
-                "duplicate-key",
-                path=path + (text,),
-            )
-        self.doc.key_positions[path + (text,)] = pos
+        hint = "YAML keeps only the last value; remove one of them"
+        self.doc.note_key(path + (text,), pos, text in mapping, hint)
         return text
 
 
@@ -577,7 +570,7 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
         nonlocal copied
         copied += 1
         if copied > MAX_VALUES:
-            raise _Stop(
+            raise Stop(
                 (0, 0),
                 f"the mapping holds more than {MAX_VALUES:,} values",
                 "a rules document is a few hundred values; shared sub-mappings count "
@@ -587,19 +580,13 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
         if not isinstance(value, (Mapping, list, tuple)):
             return value
         if id(value) in ancestors:
-            raise _Stop(
+            raise Stop(
                 (0, 0),
                 "the mapping contains itself (a cycle)",
                 "rules are a tree of plain values",
                 "cycle",
             )
-        if depth >= MAX_DEPTH:
-            raise _Stop(
-                (0, 0),
-                f"nesting deeper than {MAX_DEPTH} levels",
-                "a rules document is never this deep",
-                "too-deep",
-            )
+        check_depth(depth, (0, 0), "a rules document is never this deep")
         items = list(value.items() if isinstance(value, Mapping) else enumerate(value))
         result = dict.fromkeys(key for key, _ in items)
         for key, item in reversed(items):  # last first: the order the checks always ran in
@@ -608,7 +595,7 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
 
     try:
         return copy(mapping, 0, ())
-    except _Stop as stop:
+    except Stop as stop:
         doc.error(*stop.args)
         return None
 
@@ -621,10 +608,6 @@ class RulesDocument:
     findings: list[Finding]  # the warnings loading found (errors raise instead)
     source: str
     layers: tuple[SourceDoc, ...] = field(default=(), compare=False, repr=False)
-
-    @property
-    def positions(self) -> PositionIndex:
-        return PositionIndex(self.layers)
 
 
 WARNING = "warning_threshold"
