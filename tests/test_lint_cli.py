@@ -209,10 +209,12 @@ def test_skipped_detectors_are_named_on_stderr(
     import loopguard.cli.lint_cmd as lint_cmd
     import loopguard.cli.schema_cmd as schema_cmd
     from loopguard.config import schema
-    from loopguard.detection.plugins import PluginFault, load_registry, schema_problem
+    from loopguard.detection.detector import Detector
+    from loopguard.detection.plugins import PluginFault, detector_problem, load_registry
 
     real = load_registry()
-    problem = schema_problem("broken", {"type": "bogus"}) or ""
+    broken = type("Broken", (Detector,), {"id": "broken", "options_schema": {"type": "bogus"}})
+    problem = detector_problem(broken(), set()) or ""
     fault = PluginFault("thirdparty[broken]", "schema", problem)
     registry = type("Registry", (), {"detectors": real.detectors, "faults": (*real.faults, fault)})
     monkeypatch.setattr(schema, "load_registry", lambda: registry)

@@ -14,7 +14,8 @@ from jsonschema import Draft202012Validator
 from loopguard.config.layers import analyze
 from loopguard.config.schema import assemble, core_schema, schema_findings
 from loopguard.config.source import SourceDoc
-from loopguard.detection.plugins import PluginFault, schema_problem
+from loopguard.detection.detector import Detector
+from loopguard.detection.plugins import PluginFault, detector_problem
 
 
 @dataclass
@@ -78,8 +79,9 @@ def test_invalid_options_schema_is_refused_and_the_fault_reported(
     plugin); assembly takes the registry's detectors as they are, its faults as problems."""
     import loopguard.config.schema as schema_module
 
-    problem = schema_problem("broken", bad)
-    assert problem and "broken" in problem
+    broken = type("Broken", (Detector,), {"id": "broken", "options_schema": bad})()
+    problem = detector_problem(broken, set())
+    assert problem and problem.startswith("detector 'broken': ") and "options schema" in problem
     fault = PluginFault("pkg[broken]", "schema", problem)
     registry = SimpleNamespace(detectors=(GOOD,), faults=(fault,))
     monkeypatch.setattr(schema_module, "load_registry", lambda: registry)

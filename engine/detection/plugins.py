@@ -1,22 +1,12 @@
 """Plugins: find them (metadata only), load them (import, pluggy, contract check), keep them.
 
-One path for every plugin, built-in or not: an entry point of the group `loopguard.detectors`
-names a module (or `module:attribute`) that implements the hooks of `hookspecs` with
-`@loopguard.hookimpl`. This distribution's own entry points (pyproject.toml) are the
-built-in detectors and lint checks, and the only list of them.
-
-- `find_plugins` reads metadata only, so a plugin broken (or hostile) at import cannot
-  change what is found, and `LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD` (built-ins only) and
-  `LOOPGUARD_BLOCK_PLUGINS=a,b` (entry name, `distribution[entry]` or detector id) apply
-  before any third-party code runs. Order: the built-ins, then the others sorted by
-  (distribution, entry name), the first found on `sys.path` winning. An optional plugin
-  of this distribution (`OPTIONAL_PLUGINS`) is found only when its extra is installed.
-- `load_plugins` imports, registers and checks one plugin at a time: what fails is a
-  `PluginFault` naming `distribution[entry]` and its stage (`import`, `register`,
-  `schema`), and the plugin is left out. Only `KeyboardInterrupt` passes: `SystemExit`
-  from plugin code must not end the host.
-- A detector must subclass `Detector` and declare usable values (`detector_problem`),
-  checked once here so the engine can trust them after.
+Every plugin, built-in or not, is an entry point of the group `loopguard.detectors` naming a
+module (or `module:attribute`) that implements the hooks of `hookspecs`; this distribution's
+entry points (pyproject.toml) are the only list of the built-ins. `find_plugins` reads
+metadata only, so the switches (`LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD`, `LOOPGUARD_BLOCK_PLUGINS`)
+apply before any third-party code runs; `load_plugins` imports, registers and checks one
+plugin at a time, and what fails is a `PluginFault` naming `distribution[entry]` and its stage
+while the others load (docs/plugins.md, "Discovery, loading, faults and switches").
 """
 
 from __future__ import annotations
@@ -54,12 +44,9 @@ MAX_SCHEMA_VALUES = 1_000
 MAX_SCHEMA_DEPTH = 32
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
-_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_SETTING = re.compile(r"^(?!detectors\.)[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _OPENCLAW = re.compile(r"^[a-z][A-Za-z0-9]*$")
 _T = TypeVar("_T")
-
-
-# --- finding -------------------------------------------------------------------------------
 
 
 class Plugin(NamedTuple):
@@ -77,19 +64,9 @@ class Plugin(NamedTuple):
 
 
 def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[Plugin]:
-    """Built-ins first, then third-party plugins sorted (none when `autoload` is false).
-
-    A plugin whose entry name or `package[entry]` is in `blocked` is left out.
-    """
+    """The built-ins, then third-party plugins (if `autoload`) by (distribution, entry name),
+    the first on `sys.path` winning, without those `blocked` names (entry or `package[entry]`)."""
     from importlib import metadata  # ~40 ms to import: only when plugins are looked for
-
-    def installed(name: str) -> bool:  # False: an optional plugin whose extra is missing
-        try:
-            if name in OPTIONAL_PLUGINS:
-                metadata.distribution(OPTIONAL_PLUGINS[name])
-        except metadata.PackageNotFoundError:
-            return False
-        return True
 
     entries: Iterable[Any] = ()
     if autoload:
@@ -99,15 +76,17 @@ def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[
             entries = metadata.distribution(OWN_DISTRIBUTION).entry_points.select(group=GROUP)
         except metadata.PackageNotFoundError:
             pass
+    extras = {  # this distribution's optional plugins whose extra is installed
+        name for name, needs in OPTIONAL_PLUGINS.items() if any(metadata.distributions(name=needs))
+    }
     unique: dict[tuple[str, str], Plugin] = {}
     for entry in entries:
         package = distribution_name(entry.dist)
-        own = package == OWN_DISTRIBUTION
-        if (package, entry.name) in unique or (own and not installed(entry.name)):
-            continue
-        builtin = own and entry.name not in OPTIONAL_PLUGINS
-        if builtin or autoload:  # an optional plugin (otel) loads like a third-party one
-            unique[(package, entry.name)] = Plugin(package, entry.name, entry.value, builtin)
+        builtin = package == OWN_DISTRIBUTION and entry.name not in OPTIONAL_PLUGINS
+        optional = package == OWN_DISTRIBUTION and not builtin  # it loads like a third-party one
+        if builtin or (autoload and (not optional or entry.name in extras)):
+            plugin = Plugin(package, entry.name, entry.value, builtin)
+            unique.setdefault((package, entry.name), plugin)
     if not any(plugin.package == OWN_DISTRIBUTION for plugin in unique.values()):
         log.warning("loopguard: %s is not installed: no built-in detectors", OWN_DISTRIBUTION)
     found = sorted(unique.values(), key=lambda p: (not p.builtin, p.package, p.name))
@@ -116,8 +95,7 @@ def find_plugins(*, autoload: bool = True, blocked: Iterable[str] = ()) -> list[
 
 
 def distribution_name(dist: Any) -> str:
-    """The distribution's `Name`, or "unknown" when its metadata has none or is unreadable
-    (`.get`: `Distribution.name` warns on Python 3.12+ for a missing key)."""
+    """The distribution's `Name`, else "unknown" (`.get`: `Distribution.name` warns if missing)."""
     try:
         name = dist.metadata.get("Name") if dist is not None else None
     except Exception:  # unreadable metadata is no reason to skip every plugin
@@ -137,9 +115,6 @@ def autoload_disabled(value: str | None) -> bool:
             value,
         )
     return True
-
-
-# --- loading -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -197,11 +172,9 @@ def load_plugins(
     blocked_ids: Iterable[str] = (),
     checked: Callable[[Plugin, Any], bool] | None = None,
 ) -> Registry:
-    """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`.
-
-    `checked(plugin, module)` true: its detectors passed the contract checks before (the
-    hook's cache knows), so only the duplicate-id check runs again.
-    """
+    """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`;
+    `checked(plugin, module)` true: its detectors passed the contract check before (the hook's
+    cache knows), so only their ids are checked again."""
     skip = set(blocked_ids)
     loaded: list[LoadedPlugin] = []
     entries: list[Registered] = []
@@ -216,11 +189,7 @@ def load_plugins(
             faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
             continue
         for detector in offered:
-            if known_good:
-                ident = detector.id
-                problem = f"detector id {ident!r} is already registered" if ident in seen else None
-            else:
-                problem = detector_problem(detector, seen)
+            problem = detector_problem(detector, seen, full=not known_good)
             if problem:
                 stage = "schema" if "schema" in problem else "register"
                 faults.append(PluginFault(plugin.source, stage, problem))
@@ -232,8 +201,7 @@ def load_plugins(
 
 
 def _import(value: str) -> Any:
-    """An entry point's `module` or `module:attr.path` (extras in [] ignored), as
-    importlib.metadata's `EntryPoint.load` does."""
+    """`module` or `module:attr.path` (extras in [] ignored), loaded as `EntryPoint.load` does."""
     module_name, _, attrs = value.split("[", 1)[0].partition(":")
     obj: Any = importlib.import_module(module_name.strip())
     for name in filter(None, attrs.strip().split(".")):
@@ -252,15 +220,12 @@ def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any, known_good: bo
     _contained("register", pm.register, obj, plugin.source, undo=unregister)
     if not known_good:
         _contained("register", _check_impls, pm, obj, undo=unregister)
-    functions = hook_functions(pm, "loopguard_register_detectors", obj)
-    if not functions:
-        return []
-    return _contained("register", lambda: list(functions[0]() or []), undo=unregister)
+    hooks = hook_functions(pm, "loopguard_register_detectors", obj)
+    return _contained("register", lambda: [d for f in hooks for d in f() or ()], undo=unregister)
 
 
 def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
-    """pluggy's pending-hook check, then what it accepts silently but never works: no
-    marker, or a defaulted parameter."""
+    """pluggy's `check_pending`, then what it accepts but never runs: no marker, a default."""
     pm.check_pending()
     unmarked = [
         name
@@ -272,12 +237,8 @@ def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
         raise pluggy.PluginValidationError(
             obj, f"{', '.join(unmarked)} is not marked with @loopguard.hookimpl (pluggy ignores it)"
         )
-    impls = [
-        impl
-        for caller in pm.get_hookcallers(obj) or ()
-        for impl in caller.get_hookimpls()
-        if impl.plugin is obj
-    ]
+    callers = pm.get_hookcallers(obj) or ()
+    impls = [impl for caller in callers for impl in caller.get_hookimpls() if impl.plugin is obj]
     if not impls:
         raise pluggy.PluginValidationError(
             obj, f"no @loopguard.hookimpl found (implement one of {', '.join(HOOK_NAMES)})"
@@ -292,156 +253,129 @@ def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
 
 
 def hook_functions(pm: pluggy.PluginManager, hook: str, obj: Any) -> list[Callable[..., Any]]:
-    """The implementation(s) of `hook` that the registered plugin `obj` provides."""
-    caller = getattr(pm.hook, hook, None)
-    if caller is None:
-        return []
-    return [impl.function for impl in caller.get_hookimpls() if impl.plugin is obj]
+    """The implementation(s) of `hook` (a hookspec's name) the registered plugin `obj` provides."""
+    return [impl.function for impl in getattr(pm.hook, hook).get_hookimpls() if impl.plugin is obj]
 
 
-# --- the contract ----------------------------------------------------------------------------
-
-
-def detector_problem(detector: Any, seen: set[str]) -> str | None:
-    """Why a registered object cannot be used as a detector, or None.
-
-    Attribute access, `repr` and the checks themselves may raise anything but
-    `KeyboardInterrupt`: that makes the detector unusable, not the registry.
-    """
+def detector_problem(detector: Any, seen: set[str], full: bool = True) -> str | None:
+    """Why a registered object cannot be used as a detector, or None (`full=False`: it passed
+    before, only its id is checked). What its attributes raise but `KeyboardInterrupt` makes
+    the detector unusable, not the registry."""
     try:
-        return _problem(detector, seen)
+        if not isinstance(detector, Detector):
+            return f"{safe_repr(detector)} is not a detector: subclass loopguard.plugin.Detector"
+        ident = detector.id
+        if not isinstance(ident, str) or not ident.isidentifier():
+            return f"detector {safe_repr(detector)} has no valid `id` (a Python identifier)"
+        if ident in seen:
+            return f"detector id {ident!r} is already registered"
+        problem = _declaration_problem(detector) if full else None
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - a hostile attribute or property
-        return f"detector {safe_repr(detector)} cannot be inspected: {type(exc).__name__}: {exc}"
+        return f"detector {safe_repr(detector)} cannot be inspected: {error_text(exc)}"
+    return f"detector {ident!r}: {problem}" if problem else None
 
 
-def _problem(detector: Any, seen: set[str]) -> str | None:
-    if not isinstance(detector, Detector):
-        return f"{safe_repr(detector)} is not a detector: subclass loopguard.plugin.Detector"
-    ident = detector.id
-    if not isinstance(ident, str) or not ident.isidentifier():
-        return f"detector {safe_repr(detector)} has no valid `id` (a Python identifier)"
-    if ident in seen:
-        return f"detector id {ident!r} is already registered"
+def _tuple_of(
+    value: Any, usable: Callable[[Any], Any] = lambda item: isinstance(item, str)
+) -> bool:
+    """Is `value` a tuple (or list) of usable items (by default: strings)?"""
+    return isinstance(value, (tuple, list)) and all(usable(item) for item in value)
+
+
+def _declaration_problem(detector: Detector) -> str | None:
+    """What is wrong with a detector's declarations (docs/plugins.md, "The contract")."""
     for name in ("check", "configure", "after", "compacted"):
         if not callable(getattr(detector, name)):
-            return f"detector {ident!r}: `{name}` is not callable"
+            return f"`{name}` is not callable"
     levels = detector.levels
-    if not isinstance(levels, (tuple, list)) or not all(
-        isinstance(v, str) and v in LEVELS for v in levels
-    ):
-        return (
-            f"detector {ident!r}: `levels` must be a tuple of {', '.join(LEVELS)}, "
-            f"not {safe_repr(levels)}"
-        )
+    if not _tuple_of(levels, lambda v: isinstance(v, str) and v in LEVELS):
+        return f"`levels` must be a tuple of {', '.join(LEVELS)}, not {safe_repr(levels)}"
     if detector.gating not in GATINGS:
-        return f"detector {ident!r}: `gating` must be one of {', '.join(GATINGS)}"
-    found = detector.settings
-    if not isinstance(found, (tuple, list)) or not all(
-        isinstance(s, str) and _DOTTED.match(s) and not s.startswith("detectors.") for s in found
-    ):
+        return f"`gating` must be one of {', '.join(GATINGS)}"
+    if not _tuple_of(detector.settings, lambda s: isinstance(s, str) and _SETTING.match(s)):
         return (
-            f"detector {ident!r}: `settings` must be a tuple of dotted paths outside "
-            f"`detectors.` (e.g. 'loop_detection.warning_threshold')"
+            "`settings` must be a tuple of dotted paths outside `detectors.` "
+            "(e.g. 'loop_detection.warning_threshold')"
         )
-    pairs = detector.bounded_by
-    if not isinstance(pairs, (tuple, list)) or not all(
-        isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, str) for x in p)
-        for p in pairs
-    ):
-        return f"detector {ident!r}: `bounded_by` must be (threshold, window) option-name pairs"
+    if not _tuple_of(detector.bounded_by, lambda p: _tuple_of(p) and len(p) == 2):
+        return "`bounded_by` must be (threshold, window) option-name pairs"
     name = detector.openclaw_name
     if name and not (isinstance(name, str) and _OPENCLAW.match(name)):
-        return f"detector {ident!r}: `openclaw_name` must be a camelCase name"
+        return "`openclaw_name` must be a camelCase name"
     if detector.scratch_codec not in SCRATCH_CODECS:
-        return f"detector {ident!r}: `scratch_codec` must be one of {', '.join(SCRATCH_CODECS)}"
+        return f"`scratch_codec` must be one of {', '.join(SCRATCH_CODECS)}"
     if getattr(detector, "defaults", None):
         return (
-            f"detector {ident!r}: `defaults` is not read; put each option's default "
-            'in its options_schema property (`"default": ...`)'
+            "`defaults` is not read; put each option's default in its options_schema "
+            'property (`"default": ...`)'
         )
     if not isinstance(detector.lint_checks, (tuple, list)):
-        return f"detector {ident!r}: `lint_checks` must be a tuple of LintCheck records"
+        return "`lint_checks` must be a tuple of LintCheck records"
     explain = detector.explain_options
-    if explain is not None and not (
-        isinstance(explain, (tuple, list)) and all(isinstance(k, str) for k in explain)
-    ):
-        return f"detector {ident!r}: `explain_options` must be a tuple of option names or None"
-    return schema_problem(ident, detector.options_schema)
+    if explain is not None and not _tuple_of(explain):
+        return "`explain_options` must be a tuple of option names or None"
+    return schema_problem(detector.options_schema)
 
 
-def schema_problem(ident: str, schema: Any) -> str | None:
-    """Why a detector's options schema cannot be used, or None: a valid Draft 2020-12 schema,
-    bounded in size, whose `$ref`s are local and resolve and whose `pattern`s and
-    `patternProperties` keys pass the regular-expression limits (keys also free of ReDoS,
-    as jsonschema matches them with `re`, without a timeout)."""
+def schema_problem(schema: Any) -> str | None:
+    """Why an options schema cannot be used, or None: it must be a valid Draft 2020-12 schema,
+    bounded in size, with local `$ref`s that resolve and `pattern`s and `patternProperties`
+    keys within the regex limits (keys also free of ReDoS: jsonschema matches them with `re`)."""
     if not isinstance(schema, dict):
-        return f"detector {ident!r}: options schema must be a mapping"
-    too_big = _size_problem(schema)
-    if too_big:
-        return f"detector {ident!r}: options schema {too_big}"
-    # jsonschema (~0.1 s to import) loads with the first schema checked: a hook process
-    # whose plugins were checked before never needs it (loopguard.hooks)
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
+        return "options schema must be a mapping"
+    problem = _size_problem(schema)
+    if problem is None:
+        # jsonschema (~0.1 s to import) loads with the first schema checked: a hook process
+        # whose plugins were checked before never needs it (loopguard.hooks)
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
 
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        return f"detector {ident!r}: invalid options schema: {exc.message}"
-    for where, value in _walk(schema):
-        if where in ("$ref", "$dynamicRef") and isinstance(value, str):
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            return f"invalid options schema: {exc.message}"
+        problem = next(_refused(schema), None)
+    return f"options schema {problem}" if problem else None
+
+
+def _refused(schema: dict[str, Any]) -> Iterator[str]:
+    """What the `$ref`s, `pattern`s and `patternProperties` keys of a valid schema break."""
+    for key, value, _ in _walk(schema):
+        if key in ("$ref", "$dynamicRef") and isinstance(value, str):
             if not value.startswith("#"):
-                return (
-                    f"detector {ident!r}: options schema $ref {value!r} is not local "
-                    "(only #... references are supported)"
-                )
-            if not _resolves(schema, value):
-                return f"detector {ident!r}: options schema $ref {value!r} does not resolve"
-        elif where == "pattern" and isinstance(value, str):
-            problem = complexity_problem(value)
-            if problem:
-                return f"detector {ident!r}: options schema pattern refused: {problem}"
-        elif where == "patternProperties" and isinstance(value, Mapping):
-            for key in value:
-                problem = complexity_problem(key) or redos_problem(key)
+                yield f"$ref {value!r} is not local (only #... references are supported)"
+            elif not _resolves(schema, value):
+                yield f"$ref {value!r} does not resolve"
+        elif key == "pattern" and isinstance(value, str) and (problem := complexity_problem(value)):
+            yield f"pattern refused: {problem}"
+        elif key == "patternProperties" and isinstance(value, Mapping):
+            for pattern in value:
+                problem = complexity_problem(pattern) or redos_problem(pattern)
                 if problem:
-                    return (
-                        f"detector {ident!r}: options schema patternProperties key "
-                        f"refused: {problem}"
-                    )
-    return None
+                    yield f"patternProperties key refused: {problem}"
 
 
 def _size_problem(schema: dict[str, Any]) -> str | None:
     """Why a schema is too large or deep to check (counted before jsonschema sees it)."""
-    stack: list[tuple[Any, int]] = [(schema, 1)]
-    values = 0
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_SCHEMA_DEPTH:
+    for count, (_, value, depth) in enumerate(_walk(schema), 1):
+        if count > MAX_SCHEMA_VALUES:
+            return f"has more than {MAX_SCHEMA_VALUES:,} values (keywords and items)"
+        if depth >= MAX_SCHEMA_DEPTH and isinstance(value, (Mapping, list)):
             return f"is nested deeper than {MAX_SCHEMA_DEPTH} levels"
-        for value in item.values() if isinstance(item, Mapping) else item:
-            values += 1
-            if values > MAX_SCHEMA_VALUES:
-                return f"has more than {MAX_SCHEMA_VALUES:,} values (keywords and items)"
-            if isinstance(value, (Mapping, list)):
-                stack.append((value, depth + 1))
     return None
 
 
-def _walk(node: Any) -> Iterator[tuple[str, Any]]:
-    """(key, value) of every mapping entry in a schema, iteratively."""
-    stack = [node]
+def _walk(node: Any) -> Iterator[tuple[Any, Any, int]]:
+    """(key or list index, value, depth: 1 for the schema's own keys) of all in a schema."""
+    stack = [(node, 1)]
     while stack:
-        item = stack.pop()
-        if isinstance(item, Mapping):
-            for key, value in item.items():
-                yield str(key), value
-                stack.append(value)
-        elif isinstance(item, list):
-            stack.extend(item)
+        item, depth = stack.pop()
+        for key, value in item.items() if isinstance(item, Mapping) else enumerate(item):
+            yield key, value, depth
+            if isinstance(value, (Mapping, list)):
+                stack.append((value, depth + 1))
 
 
 def _resolves(schema: dict[str, Any], ref: str) -> bool:
@@ -450,7 +384,7 @@ def _resolves(schema: dict[str, Any], ref: str) -> bool:
     if not pointer:
         return True
     if not pointer.startswith("/"):
-        return any(k == "$anchor" and v == pointer for k, v in _walk(schema))
+        return any(k == "$anchor" and v == pointer for k, v, _ in _walk(schema))
     node: Any = schema
     for part in pointer[1:].split("/"):
         part = part.replace("~1", "/").replace("~0", "~")
@@ -461,9 +395,6 @@ def _resolves(schema: dict[str, Any], ref: str) -> bool:
         else:
             return False
     return True
-
-
-# --- the registry ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -492,11 +423,8 @@ class Registered:
 
 @dataclass(frozen=True, eq=False)
 class Registry:
-    """Every usable detector (in discovery order) and every fault met on the way.
-
-    Compared and hashed by identity: caches are keyed by the registry they were built
-    from, and a plugin's objects need not be hashable.
-    """
+    """Every usable detector (in discovery order) and every fault met on the way; compared and
+    hashed by identity (caches are keyed by it, and a plugin's objects need not be hashable)."""
 
     entries: tuple[Registered, ...]
     faults: tuple[PluginFault, ...]
@@ -511,11 +439,8 @@ class Registry:
         return next((entry for entry in self.entries if entry.id == detector_id), None)
 
     def implementations(self, hook: str) -> list[tuple[Plugin, Callable[..., Any]]]:
-        """(plugin, function) of every registered implementation of `hook`, in plugin order.
-
-        For hooks the host calls one plugin at a time, so a plugin that raises is
-        named and the others still answer (pluggy's own call stops at the first).
-        """
+        """(plugin, function) of every implementation of `hook`, in plugin order, for a host that
+        calls them one at a time: one that raises is named, the others still answer."""
         return [
             (loaded.plugin, function)
             for loaded in self.plugins
@@ -545,11 +470,9 @@ def load_registry(
     plugins: list[Plugin] | None = None,
     checked: Callable[[Plugin, Any], bool] | None = None,
 ) -> Registry:
-    """The process-wide registry, built once (pass `reload=True` after installing plugins).
-
-    `plugins` and `checked` (see `build_registry`) apply when it is built by this call: the
-    hook process builds it from its cache of what discovery found.
-    """
+    """The process-wide registry, built once (`reload=True` after installing plugins); `plugins`
+    and `checked` (see `build_registry`) apply when this call builds it (the hook process
+    passes its cache of what discovery found)."""
     global _cached
     with _lock:
         if _cached is None or reload:
