@@ -76,14 +76,8 @@ class CompiledPolicy:
 
 
 class Unconfigured(Detector):
-    """Stands in for a detector whose `configure` raised: each check is a fault.
-
-    So the failure is reported on the first call (logged once, named by the plugin's
-    source) and handled per `fail_mode` like any detector that raises: skipped when
-    open, a critical vote when closed.
-    """
-
-    repeats_only = False
+    """Stands in for a detector whose `configure` raised: each check is a fault, reported on
+    the first call and handled per `fail_mode` like any detector that raises."""
 
     def __init__(self, ident: str, exc: BaseException) -> None:
         self.id = ident  # type: ignore[misc]
@@ -105,12 +99,9 @@ def _copier(config: Mapping[str, Any]) -> Callable[[], dict[str, Any]]:
 
 
 def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> bool:
-    """Gating: the master switch first, then the detector's own switch.
-
-    A rolling detector runs when the master is true (unless its own switch is false) or,
-    with the master unset, only when its own switch is explicitly true: so
-    `generic_repeat: {enabled: true}` alone turns it on. A false master stops them all.
-    """
+    """Gating: the master switch first, then the detector's own switch; with the master unset,
+    a rolling detector runs only when its own switch is true (`generic_repeat: {enabled: true}`
+    alone turns it on)."""
     gating = detector.gating
     own = options.get("enabled")
     if gating == ROLLING and enabled is not True:
@@ -123,41 +114,35 @@ def is_active(detector: Detector, options: Mapping[str, Any], enabled: Any) -> b
 def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPolicy:
     """Build the pipeline for one effective (merged, repaired) rules dict."""
     loop = config.get("loop_detection") or {}
-    enabled = loop.get("enabled")
     options_by_id = config.get("detectors") or {}
-    order = list((config.get("aggregator") or {}).get("order") or ())
     stages: list[Stage] = []
     copies: Callable[[], dict[str, Any]] | None = None
     for entry in registry.entries:
         options = options_by_id.get(entry.id) or {}
-        if not is_active(entry.detector, options, enabled):
+        if not is_active(entry.detector, options, loop.get("enabled")):
             continue
+        detector, cfg, trusted = entry.detector, None, entry.builtin
         try:
             own = {k: v for k, v in options.items() if k != "enabled"}
             whole = config
             if not entry.builtin:  # a plugin gets copies: the rules are shared by every stage
                 copies = copies or _copier(config)
                 own, whole = copy.deepcopy(own), copies()
-            cfg = entry.detector.configure(own, whole)
-            stages.append(Stage(entry.detector, cfg, entry.source, entry.builtin, entry.budget))
+            cfg = detector.configure(own, whole)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - a plugin's configure must not break sessions
-            stages.append(
-                Stage(Unconfigured(entry.detector.id, exc), None, entry.source, False, entry.budget)
-            )
-    rank = {name: i for i, name in enumerate(order)}
+            detector, trusted = Unconfigured(detector.id, exc), False
+        stages.append(Stage(detector, cfg, entry.source, trusted, entry.budget))
+    rank = {name: i for i, name in enumerate((config.get("aggregator") or {}).get("order") or ())}
     stages.sort(key=lambda s: rank.get(s.detector.id, len(rank)))
     outcomes = config.get("outcomes") or {}
     drop = frozenset(outcomes.get("drop_fields") or ())
     per_tool: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {}
     for tool, rule in (outcomes.get("tools") or {}).items():
         rule = rule or {}
-        keep = rule.get("keep")
-        per_tool[tool] = (
-            drop | frozenset(rule.get("drop") or ()),
-            frozenset(keep) if keep is not None else None,
-        )
+        keep = None if rule.get("keep") is None else frozenset(rule["keep"])
+        per_tool[tool] = (drop | frozenset(rule.get("drop") or ()), keep)
     checks = _hooks([s for s in stages if not s.detector.repeats_only], "check")
     repeat_checks = _hooks([s for s in stages if s.detector.repeats_only], "check")
     return CompiledPolicy(

@@ -1,12 +1,9 @@
 """Keyword sets compiled into one Aho-Corasick automaton, and condition trees over them.
 
-Every keyword set of a rules file goes into a single automaton, built once per policy; each
-distinct normalised keyword maps to a bit mask of the sets it belongs to, so one pass over
-a text yields the mask of every set it contains, whatever the number of keywords.
-`text_equals` is a dict lookup of the whole normalised text. Normalisation (`turn.normalize`)
-is applied identically to keywords and texts. Conditions (`all`, `any`, `not` and the leaves
-`text_contains`, `text_equals`, `context_contains`; docs/turns.md) compile to closures over
-the masks of a `Probe`.
+Each distinct normalised keyword maps to a bit mask of the sets it belongs to, so one pass over
+a text yields the mask of every set it contains, whatever the number of keywords; `text_equals`
+is a dict lookup of the whole normalised text (`turn.normalize` applies to keywords and texts
+alike). Conditions (docs/turns.md) compile to closures over the masks of a `Probe`.
 """
 
 from __future__ import annotations
@@ -22,9 +19,8 @@ from loopguard.rules import default
 from loopguard.text.normalize import Normalizer
 
 LEAVES = ("text_contains", "text_equals", "context_contains")
-
-Condition = Callable[["Probe", "Probe"], bool]
-"""A compiled condition: `cond(text_probe, context_probe) -> bool`."""
+_OPERATORS = f"all, any, not, {', '.join(LEAVES)}"
+Condition = Callable[["Probe", "Probe"], bool]  # cond(text_probe, context_probe) -> bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,27 +45,22 @@ class KeywordIndex:
         self.names: tuple[str, ...] = tuple(keyword_sets)
         self._bits = {name: 1 << i for i, name in enumerate(self.names)}
         masks: dict[str, int] = {}
-        exact: dict[str, int] = {}
+        self._exact: dict[str, int] = {}
         for name, keywords in keyword_sets.items():
+            where = f"keyword_sets.{name}"
             if not isinstance(keywords, (list, tuple)):
-                raise rules_error(
-                    f"keyword set {name!r} must be a list of strings", f"keyword_sets.{name}"
-                )
+                raise rules_error(f"keyword set {name!r} must be a list of strings", where)
             for i, keyword in enumerate(keywords):
                 if not isinstance(keyword, str):
-                    raise rules_error(
-                        f"keyword {keyword!r} is not a string",
-                        f"keyword_sets.{name}[{i}]",
-                        "quote it in the YAML file",
-                    )
+                    hint = "quote it in the YAML file"
+                    raise rules_error(f"keyword {keyword!r} is not a string", f"{where}[{i}]", hint)
                 norm = self.normalize(keyword)
                 if norm:
                     masks[norm] = masks.get(norm, 0) | self._bits[name]
                     key = self.normalize.equality_key(norm)
-                    exact[key] = exact.get(key, 0) | self._bits[name]
+                    self._exact[key] = self._exact.get(key, 0) | self._bits[name]
         self._patterns = list(masks)
-        self._masks = [masks[p] for p in self._patterns]
-        self._exact = exact
+        self._masks = list(masks.values())
         self._automaton = ahocorasick_rs.AhoCorasick(self._patterns) if self._patterns else None
 
     @classmethod
@@ -90,11 +81,8 @@ class KeywordIndex:
         mask = 0
         for name in listed:
             if name not in self._bits:
-                raise rules_error(
-                    f"unknown keyword set {name!r}",
-                    path,
-                    f"define it under keyword_sets (known: {', '.join(self.names)})",
-                )
+                hint = f"define it under keyword_sets (known: {', '.join(self.names)})"
+                raise rules_error(f"unknown keyword set {name!r}", path, hint)
             mask |= self._bits[name]
         return mask
 
@@ -103,9 +91,7 @@ class KeywordIndex:
         if self._automaton is None or not normalised:
             return 0
         mask, masks = 0, self._masks
-        for index, _start, _end in self._automaton.find_matches_as_indexes(
-            normalised, overlapping=True
-        ):
+        for index, _, _ in self._automaton.find_matches_as_indexes(normalised, overlapping=True):
             mask |= masks[index]
         return mask
 
@@ -115,8 +101,7 @@ class KeywordIndex:
 
     def sets_in(self, text: str) -> frozenset[str]:
         """Names of the sets with a keyword in `text` (normalised here)."""
-        mask = self.contains_mask(self.normalize(text))
-        return frozenset(n for n in self.names if mask & self._bits[n])
+        return frozenset(name for hit in self.find(text) for name in hit.sets)
 
     def find(self, text: str) -> list[KeywordHit]:
         """Every occurrence (overlapping) of every keyword in the normalised `text`."""
@@ -136,11 +121,7 @@ class KeywordIndex:
     def compile(self, node: Any, path: str = "when") -> Condition:
         """Compile a condition tree into a closure; bad shapes raise RulesError naming `path`."""
         if not isinstance(node, Mapping) or len(node) != 1:
-            raise rules_error(
-                "a condition is a mapping with exactly one key "
-                f"(all, any, not, {', '.join(LEAVES)})",
-                path,
-            )
+            raise rules_error(f"a condition is a mapping with exactly one key ({_OPERATORS})", path)
         ((op, arg),) = node.items()
         where = f"{path}.{op}"
         if op in ("all", "any"):
@@ -154,9 +135,7 @@ class KeywordIndex:
             inner = self.compile(arg, where)
             return lambda t, c: not inner(t, c)
         if op not in LEAVES:
-            raise rules_error(
-                f"unknown condition {op!r}", path, f"use all, any, not, {', '.join(LEAVES)}"
-            )
+            raise rules_error(f"unknown condition {op!r}", path, f"use {_OPERATORS}")
         bit = self.bits(arg, where)
         if op == "text_contains":
             return lambda t, c: bool(t.contains & bit)
