@@ -9,7 +9,7 @@ comment that cannot be followed is a `bad-directive` warning (see `CODES`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from loopguard.findings import Finding, codes
@@ -48,13 +48,14 @@ bad-directive warning directives
 class Directives:
     """What one file's comments silence: codes for the whole file and per line."""
 
+    known: Mapping[str, bool]  # each code: whether it can be disabled (a load error cannot)
     file: set[str] = field(default_factory=set)
     lines: dict[int, set[str]] = field(default_factory=dict)
     problems: list[Finding] = field(default_factory=list)
 
     def silences(self, finding: Finding) -> bool:
         codes = self.file | self.lines.get(finding.line, set())
-        return finding.code in codes or ALL in codes
+        return bool(self.known.get(finding.code)) and (finding.code in codes or ALL in codes)
 
 
 def _problem(name: str, line: int, col: int, message: str, hint: str) -> Finding:
@@ -78,7 +79,7 @@ def _code_problem(code: str, known: Mapping[str, bool]) -> tuple[str, str] | Non
 
 def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directives:
     """Parse the ignore comments of `text`; `known` maps each code to whether it can be disabled."""
-    found = Directives()
+    found = Directives(known)
     for number, line in enumerate(text.splitlines(), start=1):
         if "loopguard" not in line.lower():
             continue
@@ -117,21 +118,5 @@ def _not_understood(name: str, number: int, line: str, meant: re.Match[str]) -> 
         extra = f" ({word!r} needs `=` before the codes)"
     elif word:
         extra = did_you_mean(word.lower(), _KINDS)
-    return _problem(
-        name,
-        number,
-        meant.start() + 1,
-        f"ignore comment not understood, it silences nothing: {shown!r}{extra}",
-        FORMS,
-    )
-
-
-def apply(
-    findings: Iterable[Finding], directives: Mapping[str, Directives], known: Mapping[str, bool]
-) -> list[Finding]:
-    """`findings` without those their file's comments silence (never a load error)."""
-    return [
-        f
-        for f in findings
-        if not (known.get(f.code) and f.file in directives and directives[f.file].silences(f))
-    ]
+    message = f"ignore comment not understood, it silences nothing: {shown!r}{extra}"
+    return _problem(name, number, meant.start() + 1, message, FORMS)

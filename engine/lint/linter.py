@@ -1,32 +1,34 @@
 """`loopguard lint`: every problem of a rules file, in one run, with file:line:col, code and hint.
 
-Loading (`config.layers.analyze`) reports its stages' findings; values the schema rejects are
-left out, so a schema error never hides a lint error elsewhere in the file. Then the lint-only
-checks run, and ignore comments (`directives`) and the active codes choose what is reported.
-The registry (`checks()`) holds every code, listed by stage (`STAGES`): the loading stages'
-(documented in the `CODES` table of the module raising them, or by their check module), then
-the checks plugins register (the built-ins through the same hook).
+Loading (`config.layers.analyze`) reports its stages' findings, leaving out the values the
+schema rejects so that they hide nothing else; then the lint-only checks run, and ignore
+comments (`directives`) and the active codes choose what is reported. The registry (`checks()`)
+lists every code by stage: the loading stages' (each documented in the `CODES` table of the
+module raising it, or by its check module), then the checks plugins register.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
+from pathlib import Path
 from typing import Any
 
 from loopguard.config import json5, layers, schema, source
 from loopguard.config.layers import MAX_BYTES, Analysis, analyze
 from loopguard.config.schema import Assembly
-from loopguard.detection.plugins import load_registry
+from loopguard.config.source import BREAKER, CRITICAL, WARNING
+from loopguard.detection.plugins import Registry, load_registry
 from loopguard.findings import LEVELS, Finding, codes
 from loopguard.lint import directives
 from loopguard.lint.checks import STAGES, LintCheck, discover, from_module
 from loopguard.lint.checks import loopguard_register_lint_checks as builtin_checks
 from loopguard.lint.checks.context import LintContext
-from loopguard.lint.directives import Directives, apply, read_directives
+from loopguard.lint.directives import Directives, read_directives
+from loopguard.text.hints import error_text
 
 CODES = codes(
     """
@@ -75,22 +77,19 @@ class LintRegistry:
     problems: tuple[str, ...]
 
 
-def _offers(plugins: Any) -> list[tuple[str, Callable[[], Any]]]:
+def _offers(registry: Registry | None) -> Iterator[tuple[str, Callable[[], Any]]]:
     """(origin, function returning checks) of every plugin implementing the lint-check hook, in
     load order, then of each registered detector with `lint_checks` of its own. The built-ins
     (`loopguard-engine[lint_checks]`) are named `loopguard`; without a registry, they alone."""
-    if plugins is None:
-        return [("loopguard", builtin_checks)]
-    hooks = [
-        (plugin.builtin, plugin.source, function)
-        for plugin, function in plugins.implementations("loopguard_register_lint_checks")
-    ]
-    owned = [
-        (entry.builtin, entry.source, partial(tuple, entry.detector.lint_checks))
-        for entry in plugins.entries
-        if entry.detector.lint_checks
-    ]
-    return [("loopguard" if own else origin, function) for own, origin, function in hooks + owned]
+    if registry is None:
+        yield "loopguard", builtin_checks
+        return
+    for plugin, function in registry.implementations("loopguard_register_lint_checks"):
+        yield "loopguard" if plugin.builtin else plugin.source, function
+    for entry in registry.entries:
+        if entry.detector.lint_checks:
+            origin = "loopguard" if entry.builtin else entry.source
+            yield origin, partial(tuple, entry.detector.lint_checks)
 
 
 def registry() -> LintRegistry:
@@ -103,7 +102,7 @@ def registry() -> LintRegistry:
 
 
 @lru_cache(maxsize=4)
-def _build(plugins: Any) -> LintRegistry:
+def _build(plugins: Registry | None) -> LintRegistry:
     """Keyed by the plugin registry object, so a reloaded registry gets its own checks."""
     found = _stage_codes()
     problems: list[str] = []
@@ -113,8 +112,7 @@ def _build(plugins: Any) -> LintRegistry:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - one plugin (even sys.exit) never takes lint down
-            failed = f"loopguard_register_lint_checks failed: {type(exc).__name__}: {exc}"
-            problems.append(f"{origin}: {failed}")
+            problems.append(f"{origin}: loopguard_register_lint_checks failed: {error_text(exc)}")
             continue
         for check in offered:
             if origin != "loopguard" and isinstance(check, LintCheck):
@@ -136,10 +134,10 @@ def checks() -> dict[str, LintCheck]:
 # default standing in for it.
 NUMBERS = {
     "history_size",
-    "warning_threshold",
-    "critical_threshold",
+    WARNING,
+    CRITICAL,
+    BREAKER,
     "unknown_tool_threshold",
-    "global_circuit_breaker_threshold",
     "window",
     "threshold",
 }
@@ -155,7 +153,7 @@ def _within(block: str, gone: str) -> bool:
 def follows_from_rejected(finding: Finding, removed: set[str]) -> bool:
     """A finding of an `effective` check about a block where the schema rejected a value: the
     merged rules hold the default in its place, a value the user never chose."""
-    block = finding.path.rsplit(".", 1)[0] if "." in finding.path else ""
+    block = finding.path.rpartition(".")[0]
     for gone in removed:
         parent, _, name = gone.rpartition(".")
         if _within(block, gone) or (name in NUMBERS and _within(block, parent)):
@@ -204,11 +202,9 @@ def meaning_findings(
         try:
             found += list(check.check(ctx))
         except Exception as exc:  # noqa: BLE001 - one broken check never hides the others
-            failed = f"lint check {check.code!r} ({check.origin}) failed: {type(exc).__name__}"
+            message = f"lint check {check.code!r} ({check.origin}) failed: {error_text(exc)}"
             hint = "report it to the plugin's authors"
-            found.append(
-                Finding(top, 1, 1, "warning", f"{failed}: {exc}", "", hint, "check-failed")
-            )
+            found.append(Finding(top, 1, 1, "warning", message, "", hint, "check-failed"))
     # dotted paths (`loop_detection.history_size`) of values the schema rejected
     removed = {".".join(map(str, p)) for doc in result.layers for p in getattr(doc, "removed", ())}
     found = [f for f in found if f.code not in effective or not follows_from_rejected(f, removed)]
@@ -220,10 +216,8 @@ def _read(name: str) -> str | None:
     if name.startswith("builtin:") or not os.path.isfile(name):
         return None
     try:
-        if os.path.getsize(name) > MAX_BYTES:
-            return None
-        with open(name, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+        small = os.path.getsize(name) <= MAX_BYTES
+        return Path(name).read_text(encoding="utf-8", errors="replace") if small else None
     except OSError:
         return None
 
@@ -250,7 +244,8 @@ def report(
             findings.extend(found[name].problems)
     if active is not None:
         findings = [f for f in findings if f.code in active or not known.get(f.code, False)]
-    unique = list(dict.fromkeys(apply(findings, found, known)))
+    kept = [f for f in findings if f.file not in found or not found[f.file].silences(f)]
+    unique = list(dict.fromkeys(kept))
     unique.sort(key=lambda f: (f.file != result.source, f.file, f.line, f.col))
     return FileReport(result.source, unique, result.unreadable)
 

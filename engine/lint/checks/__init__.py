@@ -1,11 +1,10 @@
 """The lint checks, one module each, and the record (`LintCheck`) every check is listed as.
 
-Every module of this package that declares `CODE` is a check (`discover()`); nothing else
-lists them. A check module declares `CODE`, `LEVEL`, `check(ctx: LintContext) -> Findings`
-(an iterable of `Finding`) and its documentation as its docstring (a summary line, then
-"Passes:" / "Fails:" examples), and may declare `DEFAULT = False` (off unless enabled) and
-`EFFECTIVE = True` (it judges merged values, so its findings where the schema rejected a value
-are dropped).
+Every module of this package that declares `CODE` is a check (`discover()`), and nothing else
+lists them. It declares `CODE`, `LEVEL`, `check(ctx: LintContext) -> Findings` and its
+documentation as its docstring (a summary line, then "Passes:" / "Fails:" examples), and may
+declare `DEFAULT = False` (off unless enabled) and `EFFECTIVE = True` (it judges merged values:
+its findings where the schema rejected a value are dropped).
 
 A check with `BLOCKS_LOAD = True` (and the `STAGE` it is listed under) is run by the rules
 loader instead (`config.layers.BLOCKING`), scope by scope unless it declares `WHOLE_RULES =

@@ -2,11 +2,8 @@
 
 A check is a pure function of a `LintContext`: `data` is the merged document (every layer,
 `builtin:default` first), `top` what the linted file itself wrote, `index` places a path of
-`data` where it was written. The walks: `scopes` (the global blocks and each agent's),
-`keyword_sets`, `set_uses` (the sets the condition trees name), `user_patterns`,
-`ctx.duplicates` (items written twice), `detectors` (the registered ones) and the effective
-rules of each judged scope (`effective_scopes`; `option_scopes` and `option_finding` for a
-detector's own checks, part of the plugin API).
+`data` where it was written. `option_scopes` and `option_finding` serve a detector's own
+checks (the plugin API).
 """
 
 from __future__ import annotations
@@ -75,15 +72,12 @@ class LintContext:
             first: dict[str, int] = {}
             for i, item in enumerate(items if isinstance(items, list) else []):
                 key = norm(item) if isinstance(item, str) else ""
-                if key.strip() and key in first:
+                if key.strip() and first.setdefault(key, i) != i:
                     message = f"duplicate {what} {item!r} (same as item {first[key] + 1})"
                     yield self.finding(path + (i,), level, message, "remove it", code)
-                elif key.strip():
-                    first[key] = i
 
     def option_scopes(self, detector: str) -> Iterator[OptionScope]:
-        """A detector's effective options in each judged scope (the global one and each
-        agent's), for a detector's own lint checks."""
+        """A detector's effective options in each judged scope (`effective_scopes`)."""
         for prefix, name, config, _ in effective_scopes(self):
             options = (config.get("detectors") or {}).get(detector)
             options = options if isinstance(options, dict) else {}
@@ -182,9 +176,8 @@ def detectors() -> list[Registered]:
 
 
 def normaliser(data: dict[str, Any]) -> Any:
-    """The keyword normalisation the rules configure: the runtime's own `Normalizer`, so two
-    keywords lint calls the same are the ones the matcher cannot tell apart (`plan` and
-    `ＰＬＡＮ` under `nfkc` + `lower`). Unknown steps are left to the schema check."""
+    """The rules' keyword normalisation, the runtime's own `Normalizer`: lint calls two keywords
+    the same when the matcher cannot tell them apart (unknown steps: the schema's concern)."""
     steps = (data.get("turn") or {}).get("normalize")
     return Normalizer([s for s in steps if s in NORMALIZE_STEPS] if isinstance(steps, list) else [])
 

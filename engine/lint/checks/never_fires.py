@@ -34,9 +34,8 @@ def _over(value: Any, bound: Any) -> bool:
 
 
 def check(ctx: LintContext) -> Findings:
-    """Thresholds the history or window can never reach (repaired values are not judged), placed
-    at the threshold or its bound, where the linted file (else any layer) wrote one. A detector
-    declares its own pairs in `bounded_by` (a doom-loop `threshold` never exceeds its `window`)."""
+    """Placed at the threshold or its bound, where the linted file (else any layer) wrote one;
+    repaired values are not judged; a detector declares its own pairs in `bounded_by`."""
     seen: set[tuple[Any, ...]] = set()
     bounded = [(e.id, high, low) for e in detectors() for high, low in e.detector.bounded_by]
     for prefix, name, config, repairs in effective_scopes(ctx):

@@ -16,8 +16,7 @@ WHOLE_RULES = True  # it walks every scope itself
 
 
 def check(ctx: LintContext) -> Findings:
-    """Every bad template of the merged rules (global and per-agent `messages`); the template
-    language itself lives in `loopguard.text.templates`, which the runtime fills."""
+    """Every bad template of the merged rules (the language: `loopguard.text.templates`)."""
     hint = "write fields as {message}; double a literal brace: {{ or }}"
     for prefix, block in ctx.merged_scopes():
         messages = block.get("messages")
