@@ -56,18 +56,17 @@ def _stage_codes() -> dict[str, LintCheck]:
     return {c.code: c for c in found}
 
 
-def _problem(check: Any, origin: str, taken: dict[str, LintCheck]) -> str | None:
+def _problem(check: Any, taken: dict[str, LintCheck]) -> str | None:
     if not isinstance(check, LintCheck):
-        return f"{origin}: lint check {check!r} is not a loopguard.lint.checks.LintCheck"
+        return f"lint check {check!r} is not a loopguard.lint.checks.LintCheck"
     if not CODE_SHAPE.match(check.code):
-        return f"{origin}: lint check code {check.code!r} is not lower-case-with-dashes"
+        return f"lint check code {check.code!r} is not lower-case-with-dashes"
     if check.level not in LEVELS:
-        return f"{origin}: lint check {check.code!r} has level {check.level!r} (error or warning)"
+        return f"lint check {check.code!r} has level {check.level!r} (error or warning)"
     if not callable(check.check):
-        return f"{origin}: lint check {check.code!r} has no check function"
+        return f"lint check {check.code!r} has no check function"
     if check.code in taken:
-        owner = taken[check.code].origin
-        return f"{origin}: lint check {check.code!r} is already registered by {owner}"
+        return f"lint check {check.code!r} is already registered by {taken[check.code].origin}"
     return None
 
 
@@ -117,9 +116,9 @@ def _build(plugins: Registry | None) -> LintRegistry:
         for check in offered:
             if origin != "loopguard" and isinstance(check, LintCheck):
                 check = replace(check, stage="meaning", origin=origin)
-            problem = _problem(check, origin, found)
+            problem = _problem(check, found)
             if problem:
-                problems.append(problem)
+                problems.append(f"{origin}: {problem}")
             else:
                 found[check.code] = check
     return LintRegistry(found, tuple(problems))
@@ -183,10 +182,8 @@ def meaning_findings(
     agent: str | Sequence[str] | None = None,
     active: Collection[str] | None = None,
 ) -> list[Finding]:
-    """The registered lint-only checks over a loaded (or pruned) analysis.
-
-    A check that raises becomes a `check-failed` finding; the others still run.
-    """
+    """The registered lint-only checks over a loaded (or pruned) analysis; a check that raises
+    is a `check-failed` finding, and the others still run."""
     if result.data is None or not result.layers:
         return []
     agents = (agent,) if isinstance(agent, str) else None if agent is None else tuple(agent)
@@ -228,12 +225,9 @@ def report(
     active: Collection[str] | None = None,
     text: str | None = None,
 ) -> FileReport:
-    """All findings of an analysis, in one pass, filtered and de-duplicated, the file's own first.
-
-    `active` is the set of codes to report (default: those on by default); `text` is the linted
-    file's text when it is not a file on disk (stdin). Ignore comments are read from the file
-    and from each layer that is a readable file.
-    """
+    """All findings of an analysis, in one pass, filtered and de-duplicated, the file's own first:
+    `active` holds the codes to report (default: those on by default), `text` the file's text
+    when it is not on disk (stdin); ignore comments are read from it and every readable layer."""
     findings = [*result.findings, *meaning_findings(result, agent, active)]
     known = {code: c.can_disable for code, c in checks().items()}
     found: dict[str, Directives] = {}
