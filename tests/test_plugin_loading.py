@@ -229,6 +229,23 @@ def test_two_entries_naming_one_module_register_it_once(site: FakeSite) -> None:
     assert "already registered" in registry.faults[0].message
 
 
+def test_plugins_known_to_pass_skip_the_contract_but_not_the_duplicate_id_check(
+    site: FakeSite,
+) -> None:
+    """What the hook process does with its cache: `checked` says a plugin passed before."""
+    site.add_dist("lgfake-k1", {"k1": "lgfake_k1"}, {"lgfake_k1": detector_module("", "twin")})
+    twin = detector_module("levels = 'not a tuple'", "twin")
+    site.add_dist("lgfake-k2", {"k2": "lgfake_k2"}, {"lgfake_k2": twin})
+    found = [p for p in find_plugins() if p.package.startswith("lgfake-k")]
+    registry = load_plugins(found, new_plugin_manager(), checked=lambda plugin, obj: True)
+    assert [entry.source for entry in registry.entries] == ["lgfake-k1[k1]"]
+    assert [str(fault) for fault in registry.faults] == [
+        "lgfake-k2[k2]: register failed: detector id 'twin' is already registered"
+    ]
+    unchecked = load_plugins(found[1:], new_plugin_manager())
+    assert "`levels` must be a tuple" in unchecked.faults[0].message
+
+
 # -- the lint-check hook goes through the same loading ----------------------------------------
 LINT_PLUGIN = '''
 import loopguard

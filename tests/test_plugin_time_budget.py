@@ -137,8 +137,8 @@ def _properties(count: int) -> dict[str, Any]:
     return {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(count)}}
 
 
-def _deep(levels: int) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object"}
+def _deep(levels: int, innermost: Any = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object"} if innermost is None else innermost
     for _ in range(levels):
         schema = {"type": "object", "properties": {"x": schema}}
     return schema
@@ -156,9 +156,10 @@ def _cyclic() -> dict[str, Any]:
         (_properties(100_000), f"more than {MAX_SCHEMA_VALUES:,} values"),
         (_properties(5_000), f"more than {MAX_SCHEMA_VALUES:,} values"),
         (_deep(100), "nested deeper than"),
+        (_deep(20, {}), "nested deeper than"),  # 41 levels, the innermost empty
         (_cyclic(), "nested deeper than"),
     ],
-    ids=["100k-properties", "5k-properties", "100-deep", "cyclic"],
+    ids=["100k-properties", "5k-properties", "100-deep", "41-deep-empty", "cyclic"],
 )
 def test_an_options_schema_too_large_to_check_is_refused_at_once(schema: Any, problem: str) -> None:
     found, took = timed(detector_problem, Declares(schema), set())
