@@ -1,24 +1,14 @@
 """Loading rules: read a source, follow its layers, merge them, run the checks that block loading.
 
-`analyze(source, kind)` loads one of the `KINDS` of source (a path, where `builtin:NAME` names a
-bundled pack; bytes; text; a mapping) and never raises: lint uses it to show everything, and to
-tell an unreadable file (exit 2) from an invalid one. `load` raises `RulesError` instead.
-
-Reading refuses what is not a rules file before any parser sees it: over `MAX_BYTES` (1 MiB),
-binary data (a NUL byte), text that is not UTF-8 (a UTF-8 byte-order mark is accepted). `.json5`
-and `.json` files, and texts that start with `{` or `//`, are read as JSON5 (or as YAML when only
-YAML parses), the rest as YAML; OpenClaw blocks are translated into native keys (`config.json5`).
-
-The layers, first to last: the detectors' option defaults (`DEFAULTS`, from their options
-schemas), `builtin:default`, each `extends:` entry in order (`builtin:NAME`, or a path relative
-to the including file, expanded the same way), then the source. A layer met twice is applied
-once; a cycle is an error naming the chain. Each layer is checked on its own (`version` first,
-then the schema), so findings point into the file that wrote them; then the layers merge
-(`source.deep_merge`) and the merged rules get the `BLOCKING` checks (modules of `lint.checks`).
+`analyze(source, kind)` loads one of the `KINDS` of source and never raises: lint uses it to show
+everything, and to tell an unreadable file (exit 2) from an invalid one; `load` raises
+`RulesError` instead. What reading refuses, which texts are JSON5 and the order of the layers:
+docs/rules.md, "Layers", "YAML details" and "The OpenClaw block". Each layer is checked on its
+own (`version` first, then the schema), so findings point into the file that wrote them; then
+the layers merge and the merged rules get the `BLOCKING` checks (modules of `lint.checks`).
 
 `trace` credits each leaf of an agent's effective rules to the `file:line` of the last layer
-whose data holds its path (a layer replacing an ancestor would have removed it), so no merge is
-replayed (`loopguard config`).
+whose data holds its path, so no merge is replayed (`loopguard config`).
 """
 
 from __future__ import annotations
@@ -58,7 +48,7 @@ from loopguard.config.source import (
     deep_merge,
     effective_config,
     load_yaml,
-    plain_copy,
+    mapping_doc,
 )
 from loopguard.detection.detector import option_defaults
 from loopguard.errors import RulesError
@@ -188,24 +178,15 @@ def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
     return None, doc
 
 
-def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
-    """The bytes of a regular file (at most MAX_BYTES + 1), or None with an `unreadable` finding.
+_DIRECTORY = ("is a directory, not a rules file", "name a .yaml file")
+
+
+def read_file(name: str) -> tuple[bytes | None, str, str]:
+    """The bytes of a regular file (at most MAX_BYTES + 1), or None with the problem and a hint.
 
     The file is opened without blocking and checked with `fstat` before reading: a
     FIFO, device or socket would block loading forever (or read without end).
     """
-    name = os.fspath(path)
-    doc = SourceDoc(name)
-    raw, problem, hint = _read_file(name)
-    if raw is None:
-        doc.error((1, 1), problem, hint, "unreadable")
-    return raw, doc
-
-
-_DIRECTORY = ("is a directory, not a rules file", "name a .yaml file")
-
-
-def _read_file(name: str) -> tuple[bytes | None, str, str]:
     if "\x00" in name:
         return None, "the path contains a NUL character", "check the path"
     try:
@@ -283,6 +264,15 @@ def parse_text(text: str, name: str) -> SourceDoc:
     return doc
 
 
+def _unknown_pack(name: str) -> tuple[str, str]:
+    return f"unknown bundled pack {name!r}", f"bundled packs: {', '.join(builtin_names())}"
+
+
+def _unreadable(name: str, message: str, hint: str) -> Analysis:
+    finding = Finding(name, 1, 1, "error", message, "", hint, "unreadable")
+    return Analysis(name, findings=[finding], unreadable=True)
+
+
 def builtin_names() -> list[str]:
     """The bundled packs, as `builtin:NAME` names."""
     folder = resources.files("loopguard.rules")
@@ -300,46 +290,6 @@ def builtin_source(name: str) -> tuple[str, str] | None:
     return os.path.realpath(str(item)), item.read_text(encoding="utf-8")
 
 
-def _safe_repr(value: Any) -> str:
-    """A short repr that never raises (a key may be any object, even a huge integer)."""
-    if is_int(value) and abs(value) > 10**30:
-        return "(a very large integer)"
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 - a hostile __repr__ must not break loading
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
-    """A source doc for an in-memory mapping: every path is at 0:0 (no position).
-
-    The mapping is copied iteratively (dicts and lists), so a cyclic or very deep
-    one is an error in the doc, not a RecursionError.
-    """
-    doc = SourceDoc(name)
-    data = plain_copy(mapping, doc)
-    if doc.has_errors:
-        return doc
-    doc.data = data
-    stack: list[tuple[Path, Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        doc.positions[path] = (0, 0)
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    message = f"key {_safe_repr(key)} is not a string"
-                    doc.error((0, 0), message, "use string keys", "key-type", path=path)
-                    continue
-                doc.key_positions[path + (key,)] = (0, 0)
-                stack.append((path + (key,), item))
-        elif isinstance(value, list):
-            stack.extend((path + (i,), item) for i, item in enumerate(value))
-    check_values(doc)
-    return doc
-
-
 def _read(
     source: Any, kind: str, name: str, base_dir: str | None
 ) -> tuple[SourceDoc, str, str] | Analysis:
@@ -352,20 +302,17 @@ def _read(
             check_root(doc)
             return Analysis(name, findings=list(doc.findings))
         base_dir = base_dir if base_dir is not None else os.getcwd()
-        return _mapping_doc(source, name), f"mapping:{name}", base_dir
-    ident = f"text:{name}"
+        return mapping_doc(source, name), f"mapping:{name}", base_dir
     if kind == "path" and name.startswith(BUILTIN):
         found = builtin_source(name[len(BUILTIN) :])
         if found is None:
-            hint = f"bundled packs: {', '.join(builtin_names())}"
-            message = f"unknown bundled pack {name!r}"
-            finding = Finding(name, 1, 1, "error", message, "", hint, "unreadable")
-            return Analysis(name, findings=[finding], unreadable=True)
+            return _unreadable(name, *_unknown_pack(name))
         return parse_text(found[1], name), found[0], os.path.dirname(found[0])
+    ident = f"text:{name}"
     if kind == "path":
-        source, doc = read_path(name)
+        source, problem, hint = read_file(name)
         if source is None:
-            return Analysis(name, findings=list(doc.findings), unreadable=True)
+            return _unreadable(name, problem, hint)
         ident = os.path.realpath(name)
         base_dir = os.path.dirname(ident)
     if kind != "text":
@@ -510,8 +457,7 @@ class LayerLoader:
         if entry.startswith(BUILTIN):
             found = builtin_source(entry[len(BUILTIN) :])
             if found is None:
-                hint = f"bundled packs: {', '.join(builtin_names())}"
-                self.refuse(doc, path, f"unknown bundled pack {entry!r}", hint)
+                self.refuse(doc, path, *_unknown_pack(entry))
                 return None
             return found[0], entry, found[1]
         if "\x00" in entry:
@@ -532,12 +478,11 @@ class LayerLoader:
             self.refuse(doc, path, message, hint)
             return None
         name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
-        raw, read = read_path(ident)
-        text, read = decode(raw, name) if raw is not None else (None, read)
+        raw, reason, _ = read_file(ident)
+        text, read = decode(raw, name) if raw is not None else (None, None)
         if text is None:  # said by the kind of problem only
-            first = read.findings[0]
-            shown = _DECODE_PROBLEMS.get(first.code)
-            reason = f"not a rules file ({shown})" if shown else first.message
+            if read is not None:
+                reason = f"not a rules file ({_DECODE_PROBLEMS[read.findings[0].code]})"
             hint = "check the path (it is relative to this file)"
             self.refuse(doc, path, f"cannot extend {entry!r}: {reason}", hint)
             return None

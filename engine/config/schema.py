@@ -524,8 +524,9 @@ def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
         if () in bad:
             return None
         if not bad:
+            now = {w: p for p, w in back.items()}  # path as written -> path now
             tables: list[dict[Path, Any]] = [doc.positions, doc.key_positions, doc.display]
-            pos, keys, shown = ({p: t[w] for p, w in back.items() if w in t} for t in tables)
+            pos, keys, shown = ({now[w]: v for w, v in t.items() if w in now} for t in tables)
             return PrunedDoc(
                 doc.name, data, pos, keys, doc.findings, shown, doc.data, removed, back
             )

@@ -4,7 +4,7 @@ Every reader (`load_yaml` here, `json5.load_json5`) produces a `SourceDoc`: plai
 plus the 1-based line and column where each value and key starts, by path (a tuple of keys
 and list indexes). A `PositionIndex` stacks the layers of an `extends:` chain so that a
 finding about the merged document points at the file that wrote the value. How YAML is
-read and the limits every reader and `plain_copy` enforce: docs/rules.md, "YAML details".
+read and the limits every reader and `mapping_doc` enforce: docs/rules.md, "YAML details".
 `load_yaml` reads the parser's events in one pass: a `yaml.compose` tree would lose what was
 found before a syntax error, and where each alias was written.
 
@@ -558,15 +558,29 @@ def copy_tree(value: Any) -> Any:
     return value
 
 
-def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
-    """A copy of a Python value with mappings as dicts and tuples as lists.
+def _safe_repr(value: Any) -> str:
+    """A short repr that never raises (a key may be any object, even a huge integer)."""
+    if is_int(value) and abs(value) > 10**30:
+        return "(a very large integer)"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a hostile __repr__ must not break loading
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
+    """A source doc for an in-memory mapping, copied with mappings as dicts and tuples as lists;
+    every path is at 0:0 (no position).
 
     A value of more than `MAX_VALUES` values (shared sub-trees counted per place), nested
-    deeper than `MAX_DEPTH` or containing itself is an error in `doc`; the copy is None.
+    deeper than `MAX_DEPTH` or containing itself is an error, and the doc has no data.
     """
-    copied = 0
+    doc, copied = SourceDoc(name), 0
+    bad_keys: list[tuple[Path, Any]] = []  # (path, key) of each key that is not a string
 
-    def copy(value: Any, depth: int, ancestors: tuple[int, ...]) -> Any:
+    def copy(value: Any, path: Path | None, ancestors: tuple[int, ...]) -> Any:
+        """The copy of `value` at `path` (None below a key that is not a string: unplaced)."""
         nonlocal copied
         copied += 1
         if copied > MAX_VALUES:
@@ -577,27 +591,37 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
                 "once per place they appear",
                 "too-large",
             )
+        if path is not None:
+            doc.positions[path] = (0, 0)
         if not isinstance(value, (Mapping, list, tuple)):
             return value
         if id(value) in ancestors:
-            raise Stop(
-                (0, 0),
-                "the mapping contains itself (a cycle)",
-                "rules are a tree of plain values",
-                "cycle",
-            )
-        check_depth(depth, (0, 0), "a rules document is never this deep")
+            message = "the mapping contains itself (a cycle)"
+            raise Stop((0, 0), message, "rules are a tree of plain values", "cycle")
+        check_depth(len(ancestors), (0, 0), "a rules document is never this deep")
+        keyed = isinstance(value, Mapping)
         items = list(value.items() if isinstance(value, Mapping) else enumerate(value))
+        for key in value if keyed else ():
+            if path is not None and isinstance(key, str):
+                doc.key_positions[path + (key,)] = (0, 0)
+            elif path is not None:
+                bad_keys.append((path, key))
         result = dict.fromkeys(key for key, _ in items)
         for key, item in reversed(items):  # last first: the order the checks always ran in
-            result[key] = copy(item, depth + 1, ancestors + (id(value),))
-        return result if isinstance(value, Mapping) else list(result.values())
+            below = None if path is None or (keyed and not isinstance(key, str)) else path + (key,)
+            result[key] = copy(item, below, ancestors + (id(value),))
+        return result if keyed else list(result.values())
 
     try:
-        return copy(mapping, 0, ())
+        doc.data = copy(mapping, (), ())
     except Stop as stop:
         doc.error(*stop.args)
-        return None
+        return doc
+    for path, key in bad_keys:
+        message = f"key {_safe_repr(key)} is not a string"
+        doc.error((0, 0), message, "use string keys", "key-type", path=path)
+    check_values(doc)
+    return doc
 
 
 @dataclass(frozen=True)
