@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
@@ -153,21 +153,16 @@ def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
     """The text of `raw`, or None with the reason in the returned doc's findings."""
     doc = SourceDoc(name)
     if len(raw) > MAX_BYTES:
-        doc.error(
-            (1, 1),
-            f"file is too large ({len(raw) / 1048576:.1f} MiB); rules files are "
-            f"limited to {MAX_BYTES // 1048576} MiB",
-            "a rules file is a few kilobytes; is this the right file?",
-            "too-large",
-        )
+        size, limit = len(raw) / 1048576, MAX_BYTES // 1048576
+        message = f"file is too large ({size:.1f} MiB); rules files are limited to {limit} MiB"
+        hint = "a rules file is a few kilobytes; is this the right file?"
+        doc.error((1, 1), message, hint, "too-large")
     elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         doc.error((1, 1), "file is UTF-16, not UTF-8", "save it as UTF-8", "encoding")
     elif (nul := raw.find(b"\x00")) >= 0:
+        message = "binary data (a NUL byte), not a text file"
         doc.error(
-            _byte_pos(raw, nul),
-            "binary data (a NUL byte), not a text file",
-            "a rules file is UTF-8 YAML or JSON5 text",
-            "binary",
+            _byte_pos(raw, nul), message, "a rules file is UTF-8 YAML or JSON5 text", "binary"
         )
     else:
         try:
@@ -325,24 +320,20 @@ def _read(
 # -- the layers -------------------------------------------------------------------------------
 
 
-def check_root(doc: SourceDoc, recoverable: Collection[str] = ()) -> bool:
+def check_root(doc: SourceDoc) -> bool:
     """Is the document a mapping with `version: 1`? (Checked before anything else; parse
-    errors whose code is in `recoverable` leave the document whole and do not stop it.)"""
+    errors that are `RECOVERABLE` leave the document whole and do not stop it.)"""
     data = doc.data
     if data is None:
         if not doc.has_errors:
             doc.error((1, 1), "the rules file is empty", "start it with `version: 1`", "empty")
         return False
-    if any(f.level == "error" and f.code not in recoverable for f in doc.findings):
+    if any(f.level == "error" and f.code not in RECOVERABLE for f in doc.findings):
         return False
     root = doc.positions.get((), (1, 1))
     if not isinstance(data, dict):
-        doc.error(
-            root,
-            f"a rules file must be a mapping of keys to values, not {describe(data, False)}",
-            "start it with `version: 1`",
-            "not-a-mapping",
-        )
+        message = f"a rules file must be a mapping of keys to values, not {describe(data, False)}"
+        doc.error(root, message, "start it with `version: 1`", "not-a-mapping")
         return False
     if "version" not in data:
         doc.error(root, "missing `version`", "add `version: 1` as the first line", "version")
@@ -377,8 +368,7 @@ class LayerLoader:
         self.root = ""  # the folder tree `extends:` paths must stay in (set by `run`)
         self.result = Analysis("")
         self.done: set[str] = set()
-        self.stack: list[str] = []  # identities of the files being expanded
-        self.names: list[str] = []  # their names as shown to the user
+        self.open: dict[str, str] = {}  # identity -> shown name of the files being expanded
         self.incomplete = False  # a layer could not be used at all
 
     def refuse(
@@ -388,31 +378,28 @@ class LayerLoader:
         doc.error(doc.positions.get(path, (1, 1)), message, hint, code, path=path)
         self.result.findings.append(doc.findings[-1])
 
-    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> SourceDoc | None:
+    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> None:
         """Check `doc`, then add its `extends:` layers and the doc itself, without the values its
-        schema rejects (`schema.prune_invalid`); None if it cannot be used at all.
+        schema rejects (`schema.prune_invalid`).
 
         A duplicate key is an error, but the document is still whole (the last value
         kept), so the later checks run on it too.
         """
-        ok = check_root(doc, RECOVERABLE)
+        ok = check_root(doc)
         if ok:
             doc.findings.extend(schema_findings(doc, self.assembly.schema))
         self.result.findings.extend(doc.findings)
         checked = prune_invalid(doc, self.assembly.schema) if ok and doc.has_errors else doc
         if not ok or checked is None:
             self.incomplete = True
-            return None
+            return
         self.check_store_path(checked)
-        self.stack.append(ident)
-        self.names.append(checked.name)
+        self.open[ident] = checked.name
         for i, entry in enumerate(checked.data.get("extends") or []):
             self.extend(checked, i, entry, base_dir)
-        self.stack.pop()
-        self.names.pop()
+        self.open.popitem()
         self.done.add(ident)
         self.result.layers.append(checked)
-        return checked
 
     def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
         path = ("extends", i)
@@ -420,15 +407,15 @@ class LayerLoader:
         if found is None:
             return
         ident, name, text = found
-        if ident in self.stack:
-            start = self.stack.index(ident)
-            chain = " -> ".join([*self.names[start:], self.names[start]])
+        if ident in self.open:
+            names = list(self.open.values())[list(self.open).index(ident) :]
+            chain = " -> ".join([*names, names[0]])
             hint = "remove one of the extends entries"
             self.refuse(doc, path, f"extends cycle: {chain}", hint, "extends-cycle")
             return
         if ident in self.done:
             return
-        if len(self.stack) >= MAX_EXTENDS_DEPTH:
+        if len(self.open) >= MAX_EXTENDS_DEPTH:
             self.refuse(doc, path, f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "")
             return
         child = parse_text(text, name)
@@ -545,9 +532,7 @@ def _defaults_layer(assembly: Assembly) -> SourceDoc:
 def _fill_in(data: dict[str, Any], defaults: dict[str, Any]) -> None:
     """Merge the defaults layer under `data`, keeping the order the files wrote their keys in
     (a detector's written options first, then the defaults it did not write)."""
-    detectors = data.setdefault("detectors", {})
-    if not isinstance(detectors, dict):
-        return
+    detectors = data.setdefault("detectors", {})  # a mapping: each layer passed the schema
     for ident, options in defaults["detectors"].items():
         block = detectors.setdefault(ident, {})
         if isinstance(block, dict):
@@ -597,10 +582,8 @@ def to_document(result: Analysis) -> RulesDocument:
     """The `RulesDocument` of an analysis without errors (its warnings kept), else `RulesError`
     with every error."""
     if result.errors or result.data is None:
-        raise RulesError(
-            result.errors
-            or [Finding(result.source, 1, 1, "error", "the rules could not be loaded")]
-        )
+        unknown = Finding(result.source, 1, 1, "error", "the rules could not be loaded")
+        raise RulesError(result.errors or [unknown])
     warnings = [f for f in result.findings if f.level != "error"]
     return RulesDocument(result.data, warnings, result.source, tuple(result.layers))
 
@@ -639,20 +622,6 @@ def _holds(data: Any, path: Path) -> bool:
     return True
 
 
-def _origin(layer: SourceDoc, path: Path) -> str:
-    """`name:line` of `path`'s key in a layer (a block list starts a line below it), else
-    of the value, else of its nearest positioned ancestor (aliases, `<<` merges)."""
-    if not layer.positions:  # a layer no file wrote (the options schemas' defaults)
-        return layer.name
-    if path in layer.key_positions:
-        return f"{layer.name}:{layer.key_positions[path][0]}"
-    for cut in range(len(path), -1, -1):
-        pos = layer.positions.get(path[:cut])
-        if pos is not None:
-            return f"{layer.name}:{pos[0]}"
-    return f"{layer.name}:1"
-
-
 def is_leaf(value: Any) -> bool:
     """Scalars, empty mappings and lists of scalars are shown (and credited) whole."""
     if isinstance(value, dict):
@@ -666,18 +635,24 @@ def leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
     """Every leaf of a rules value with its path, in document order."""
     if is_leaf(value):
         yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from leaves(item, path + (key,))
     else:
-        for i, item in enumerate(value):
-            yield from leaves(item, path + (i,))
+        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from leaves(item, path + (key,))
 
 
 def _writer(layers: Sequence[SourceDoc], path: Path) -> str | None:
-    for layer in reversed(layers):
-        if path[:1] != ("extends",) and _holds(layer.data, path):
-            return _origin(layer, path)
+    """`name:line` of the last layer whose data holds `path`: of its key (a block list starts a
+    line below it), else of the value, else of its nearest positioned ancestor (aliases, `<<`
+    merges; the root always is)."""
+    for layer in reversed(layers) if path[:1] != ("extends",) else ():
+        if not _holds(layer.data, path):
+            continue
+        if not layer.positions:  # a layer no file wrote (the options schemas' defaults)
+            return layer.name
+        if path in layer.key_positions:
+            return f"{layer.name}:{layer.key_positions[path][0]}"
+        cut = next(cut for cut in range(len(path), -1, -1) if path[:cut] in layer.positions)
+        return f"{layer.name}:{layer.positions[path[:cut]][0]}"
     return None
 
 
