@@ -1,11 +1,11 @@
-"""JSON5 rules text (`load_json5`) and the OpenClaw blocks it usually holds (`translate`).
+"""Rules text into native keys (`parse_text`): JSON5 read with positions, OpenClaw translated.
 
-The reader keeps the line:col of every value and key, with the limits of `config.source`.
+The JSON5 reader keeps the line:col of every value and key, with the limits of `config.source`.
 Several top-level values may follow each other (OpenClaw's documentation shows two blocks, which
 json-five, the JSON5 package that keeps positions, refuses); `data` is then their list, and paths
-start with the value's index. `translate` turns OpenClaw blocks (JSON5 or YAML)
-into native keys, later blocks over earlier ones; `merge_embedded` does the same for a block
-pasted into a native rules mapping, where the native key wins. The keys, and what is an error
+start with the value's index. `translate` turns OpenClaw blocks (JSON5 or YAML) into native keys,
+later blocks over earlier ones; `merge_embedded` does the same for a block pasted into a native
+rules mapping, where the native key wins. Which texts are JSON5, the keys, and what is an error
 or ignored: docs/rules.md, "The OpenClaw block, as written".
 """
 
@@ -23,8 +23,11 @@ from loopguard.config.source import (
     SourceDoc,
     Stop,
     check_depth,
+    check_text,
+    check_values,
     copy_tree,
     deep_merge,
+    load_yaml,
     long_number,
 )
 from loopguard.detection.plugins import load_registry
@@ -217,12 +220,12 @@ def load_json5(text: str, name: str) -> SourceDoc:
     return doc
 
 
-def looks_like_json5(text: str) -> bool:
+def _looks_like_json5(text: str) -> bool:
     """Does the text start (after spaces and comments) with `{`, or with a `//` comment?"""
     return text.lstrip(_SPACE).startswith(("{", "//", "/*"))
 
 
-def progress(doc: SourceDoc) -> Pos:
+def _progress(doc: SourceDoc) -> Pos:
     """How far a parse got before its first error (for choosing between two syntaxes)."""
     errors = [(f.line, f.col) for f in doc.findings if f.level == "error"]
     return min(errors) if errors else (10**9, 0)
@@ -458,3 +461,55 @@ def translate(source: SourceDoc, blocks: list[tuple[Path, Any]]) -> SourceDoc:
                 translator.ignore(prefix + (key,), key)
     translator.out.positions[()] = (1, 1)
     return translator.out
+
+
+def _native_from_json5(doc: SourceDoc) -> SourceDoc:
+    blocks: list[Any] = doc.data
+    if doc.has_errors or not blocks:
+        doc.data = None
+        return doc
+    if len(blocks) > 1 or is_openclaw(blocks[0]):
+        if all(is_openclaw(b) for b in blocks):
+            return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
+        hint = "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other"
+        where = doc.positions.get((1,), (1, 1))
+        doc.error(where, "more than one top-level value", hint, "multiple-documents")
+        doc.data = None
+        return doc
+    native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
+    native.positions = {p[1:]: v for p, v in doc.positions.items()}
+    native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
+    return merge_embedded(native)
+
+
+def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
+    if doc.has_errors:
+        return doc
+    if is_openclaw(doc.data):
+        return translate(doc, [((), doc.data)])
+    return merge_embedded(doc)
+
+
+def parse_text(text: str, name: str) -> SourceDoc:
+    """Parse YAML or JSON5 rules text into native keys (problems in `findings`).
+
+    Text with a lone surrogate is refused before parsing; parsed values are then
+    checked by `source.check_values` (integer range, surrogates from escapes).
+    """
+    doc = SourceDoc(name)
+    if not check_text(text, doc):
+        return doc
+    if name.lower().endswith((".json5", ".json")):
+        doc = _native_from_json5(load_json5(text, name))
+    elif not _looks_like_json5(text):
+        doc = _native_from_yaml(load_yaml(text, name))
+    else:
+        as_json5 = load_json5(text, name)
+        as_yaml = load_yaml(text, name) if as_json5.has_errors else None
+        if as_yaml is None or (as_yaml.has_errors and _progress(as_json5) >= _progress(as_yaml)):
+            doc = _native_from_json5(as_json5)
+        else:
+            doc = _native_from_yaml(as_yaml)
+    if doc.data is not None:
+        check_values(doc)
+    return doc

@@ -22,14 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from loopguard.config.json5 import (
-    is_openclaw,
-    load_json5,
-    looks_like_json5,
-    merge_embedded,
-    progress,
-    translate,
-)
+from loopguard.config.json5 import parse_text
 from loopguard.config.schema import (
     Assembly,
     default_assembly,
@@ -42,12 +35,9 @@ from loopguard.config.source import (
     Repair,
     RulesDocument,
     SourceDoc,
-    check_text,
-    check_values,
     copy_tree,
     deep_merge,
     effective_config,
-    load_yaml,
     mapping_doc,
 )
 from loopguard.detection.detector import option_defaults
@@ -205,58 +195,6 @@ def read_file(name: str) -> tuple[bytes | None, str, str]:
         return None, f"cannot read the file: {exc.strerror or exc}", ""
     finally:
         os.close(fd)
-
-
-def _native_from_json5(doc: SourceDoc) -> SourceDoc:
-    blocks: list[Any] = doc.data
-    if doc.has_errors or not blocks:
-        doc.data = None
-        return doc
-    if len(blocks) > 1 or is_openclaw(blocks[0]):
-        if all(is_openclaw(b) for b in blocks):
-            return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
-        hint = "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other"
-        where = doc.positions.get((1,), (1, 1))
-        doc.error(where, "more than one top-level value", hint, "multiple-documents")
-        doc.data = None
-        return doc
-    native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
-    native.positions = {p[1:]: v for p, v in doc.positions.items()}
-    native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
-    return merge_embedded(native)
-
-
-def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
-    if doc.has_errors:
-        return doc
-    if is_openclaw(doc.data):
-        return translate(doc, [((), doc.data)])
-    return merge_embedded(doc)
-
-
-def parse_text(text: str, name: str) -> SourceDoc:
-    """Parse YAML or JSON5 rules text into native keys (problems in `findings`).
-
-    Text with a lone surrogate is refused before parsing; parsed values are then
-    checked by `source.check_values` (integer range, surrogates from escapes).
-    """
-    doc = SourceDoc(name)
-    if not check_text(text, doc):
-        return doc
-    if name.lower().endswith((".json5", ".json")):
-        doc = _native_from_json5(load_json5(text, name))
-    elif not looks_like_json5(text):
-        doc = _native_from_yaml(load_yaml(text, name))
-    else:
-        as_json5 = load_json5(text, name)
-        as_yaml = load_yaml(text, name) if as_json5.has_errors else None
-        if as_yaml is None or (as_yaml.has_errors and progress(as_json5) >= progress(as_yaml)):
-            doc = _native_from_json5(as_json5)
-        else:
-            doc = _native_from_yaml(as_yaml)
-    if doc.data is not None:
-        check_values(doc)
-    return doc
 
 
 def _unknown_pack(name: str) -> tuple[str, str]:

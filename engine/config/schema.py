@@ -1,20 +1,16 @@
 """The rules schema: assembled from the core and the detectors' options, validated, pruned.
 
 `schemas/rules.schema.json` describes everything but the detectors' options. Assembly puts each
-registered detector's `options_schema` (checked at registration) under
-`properties.detectors.properties.<id>` with the `enabled` switch, closes it
-(`additionalProperties: false` unless the detector chose otherwise) and closes `detectors`, so
-an unknown detector id is an error and a plugin's options are linted like the built-ins'. Every
-property `rules/default.yaml` sets gets that value as its `default`, so editors show the real
-defaults (on the referring property, never on a shared definition).
+registered detector's `options_schema` under `properties.detectors.properties.<id>` with the
+`enabled` switch, closed unless the detector chose otherwise, and closes `detectors`: an unknown
+detector id is an error and a plugin's options are linted like the built-ins'. Every property
+`rules/default.yaml` sets gets that value as its `default`, so editors show the real defaults
+(on the referring property, never on a shared definition).
 
 Each schema error becomes one short finding at the line:col of the offending value (or key), with
-a hint: "unknown key 'warning_treshold' (did you mean 'warning_threshold'?)", "expected an
-integer, got 2.5". Integers are strict: `10.0` is not a threshold, and neither is `true`.
-
-Lint reports everything in one pass, so `prune_invalid` removes each rejected value (an unknown
-key, a value of the wrong type) and validates again until nothing more is rejected; an object
-missing a required key stays, and positions move with the values.
+a hint; integers are strict (`10.0` and `true` are not thresholds). Lint reports everything in one
+pass, so `prune_invalid` removes each rejected value and validates again until nothing more is
+rejected; an object missing a required key stays, and positions move with the values.
 """
 
 from __future__ import annotations
@@ -168,9 +164,9 @@ def _resolve(schema: dict[str, Any], node: Any) -> Any:
 
 
 def _put(schema: dict[str, Any], node: dict[str, Any], values: dict[str, Any]) -> None:
-    props = _resolve(schema, node).get("properties")
-    if not isinstance(props, dict):
-        return
+    """Each of `values` as the `default` of its property under `node`, a mapping of them into
+    the property's own properties."""
+    props = _resolve(schema, node)["properties"]  # the root, or a node checked to have them
     for key, value in values.items():
         prop = props.get(key)
         if not isinstance(prop, dict):
@@ -388,12 +384,8 @@ def _explain(err: ValidationError) -> tuple[str, str, str]:
         message = f"{describe(inst)} is not allowed here{did_you_mean(str(inst), choices)}"
         return message, f"use one of: {', '.join(choices)}", "enum"
     if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
-        hint = "use one of: all, any, not, text_contains, text_equals, context_contains; "
-        return (
-            "a condition needs exactly one key",
-            hint + "combine several with all/any",
-            "condition",
-        )
+        hint = "use one of: all, any, not, text_contains, text_equals, context_contains; combine "
+        return "a condition needs exactly one key", hint + "several with all/any", "condition"
     if kind == "minItems":
         return "must not be empty", "", "empty"
     if kind == "minLength":
