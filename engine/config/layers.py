@@ -62,6 +62,7 @@ BLOCKING = tuple(m for m in discover() if getattr(m, "BLOCKS_LOAD", False))
 BY_SCOPE = tuple(m for m in BLOCKING if not getattr(m, "WHOLE_RULES", False))
 REPAIRED = "repaired"
 _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_ALLOW = "to allow it, pass --allow-extends-outside (CLI) or allow_extends_outside=True"
 _DECODE_PROBLEMS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
 
 
@@ -297,6 +298,10 @@ def _inside(path: str, root: str) -> bool:
         return False
 
 
+class _Refused(Exception):
+    """An `extends:` entry that cannot be followed: the error's message, hint (and code)."""
+
+
 class LayerLoader:
     """Collects the layers of one rules source, following `extends:`."""
 
@@ -340,41 +345,34 @@ class LayerLoader:
         self.result.layers.append(checked)
 
     def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
-        path = ("extends", i)
-        found = self.read_extended(doc, path, entry, base_dir)
-        if found is None:
-            return
-        ident, name, text = found
-        if ident in self.open:
-            names = list(self.open.values())[list(self.open).index(ident) :]
-            chain = " -> ".join([*names, names[0]])
-            hint = "remove one of the extends entries"
-            self.refuse(doc, path, f"extends cycle: {chain}", hint, "extends-cycle")
-            return
-        if ident in self.done:
-            return
-        if len(self.open) >= MAX_EXTENDS_DEPTH:
-            self.refuse(doc, path, f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "")
-            return
-        child = parse_text(text, name)
-        if not entry.startswith(BUILTIN) and not (
-            isinstance(child.data, dict) and "version" in child.data
-        ):
-            # Not a rules file (a `.env`, a key file...): say so without quoting any of it.
-            problem = next((f for f in child.findings if f.level == "error"), None)
-            at = f" (first problem at line {problem.line}, column {problem.col})" if problem else ""
-            hint = (
-                "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
-                "run `loopguard lint` on it to see more"
-            )
-            self.refuse(doc, path, f"cannot extend {entry!r}: not a rules file{at}", hint)
+        """Add the layers `extends:` entry `i` of `doc` names; a problem is an error at it."""
+        try:
+            ident, name, text = self.read_extended(entry, base_dir)
+            if ident in self.open:
+                names = list(self.open.values())[list(self.open).index(ident) :]
+                chain = " -> ".join([*names, names[0]])
+                hint = "remove one of the extends entries"
+                raise _Refused(f"extends cycle: {chain}", hint, "extends-cycle")
+            if ident in self.done:
+                return
+            if len(self.open) >= MAX_EXTENDS_DEPTH:
+                raise _Refused(f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "")
+            child = parse_text(text, name)
+            rules = isinstance(child.data, dict) and "version" in child.data
+            if not entry.startswith(BUILTIN) and not rules:
+                # Not a rules file (a `.env`, a key file...): say so without quoting any of it.
+                where = next(((f.line, f.col) for f in child.findings if f.level == "error"), None)
+                at = f" (first problem at line {where[0]}, column {where[1]})" if where else ""
+                hint = "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
+                hint += "run `loopguard lint` on it to see more"
+                raise _Refused(f"cannot extend {entry!r}: not a rules file{at}", hint)
+        except _Refused as refused:
+            self.refuse(doc, ("extends", i), *refused.args)
             return
         self.add(child, ident, os.path.dirname(ident))
 
-    def read_extended(
-        self, doc: SourceDoc, path: Path, entry: str, base_dir: str
-    ) -> tuple[str, str, str] | None:
-        """(identity, shown name, text) of an `extends:` entry, or None after an error.
+    def read_extended(self, entry: str, base_dir: str) -> tuple[str, str, str]:
+        """(identity, shown name, text) of an `extends:` entry, or `_Refused`.
 
         A file's path must stay inside `self.root` (unless allowed); a file that cannot be read
         or decoded is reported by the kind of problem only, never by its content.
@@ -382,26 +380,19 @@ class LayerLoader:
         if entry.startswith(BUILTIN):
             found = builtin_source(entry[len(BUILTIN) :])
             if found is None:
-                self.refuse(doc, path, *_unknown_pack(entry))
-                return None
+                raise _Refused(*_unknown_pack(entry))
             return found[0], entry, found[1]
         if "\x00" in entry:
-            self.refuse(doc, path, "extends entry contains a NUL character", "check the path")
-            return None
+            raise _Refused("extends entry contains a NUL character", "check the path")
         try:
             ident = os.path.realpath(os.path.join(base_dir, entry))
         except (OSError, ValueError) as exc:
-            self.refuse(doc, path, f"cannot extend {entry!r}: {exc}", "check the path")
-            return None
+            raise _Refused(f"cannot extend {entry!r}: {exc}", "check the path") from None
         if not self.allow_outside and not _inside(ident, self.root):
             message = f"extends {entry!r} points outside the rules file's folder ({self.root})"
-            hint = (
-                "keep extended files under that folder or use "
-                "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
-                "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)"
-            )
-            self.refuse(doc, path, message, hint)
-            return None
+            hint = f"keep extended files under that folder or use builtin:NAME; {_ALLOW}"
+            hint += " (Guard.from_file/from_yaml/from_dict)"
+            raise _Refused(message, hint)
         name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
         raw, reason, _ = read_file(ident)
         text, read = decode(raw, name) if raw is not None else (None, None)
@@ -409,8 +400,7 @@ class LayerLoader:
             if read is not None:
                 reason = f"not a rules file ({_DECODE_PROBLEMS[read.findings[0].code]})"
             hint = "check the path (it is relative to this file)"
-            self.refuse(doc, path, f"cannot extend {entry!r}: {reason}", hint)
-            return None
+            raise _Refused(f"cannot extend {entry!r}: {reason}", hint)
         return ident, name, text
 
     def check_store_path(self, doc: SourceDoc) -> None:
@@ -431,11 +421,8 @@ class LayerLoader:
             problem = (
                 f"store.path {path[:200]!r} points outside the rules file's folder ({self.root})"
             )
-        hint = (
-            "keep the database under that folder, or pass a store to the Guard "
-            "(Guard(..., store=SqliteStore(path))); to allow it, pass "
-            "--allow-extends-outside (CLI) or allow_extends_outside=True"
-        )
+        hint = "keep the database under that folder, or pass a store to the Guard "
+        hint += f"(Guard(..., store=SqliteStore(path))); {_ALLOW}"
         self.refuse(doc, ("store", "path"), problem, hint, "store-path")
 
     def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:
