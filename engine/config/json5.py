@@ -58,9 +58,7 @@ _VALUE_HINT = (
 )
 _PAIR_HINT = "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00"
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
+CODES = codes(  # the codes raised here (the table's form: `findings.codes`)
     """
 json5-syntax error syntax
     The JSON5 (OpenClaw) file does not parse.

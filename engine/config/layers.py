@@ -66,9 +66,7 @@ _ALLOW = "to allow it, pass --allow-extends-outside (CLI) or allow_extends_outsi
 _DECODE_PROBLEMS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
 
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
+CODES = codes(  # the codes raised here (the table's form: `findings.codes`)
     """
 unreadable error read
     The file cannot be read (missing, a directory, no permission) or `builtin:NAME` names no

@@ -194,9 +194,7 @@ def add_defaults(schema: dict[str, Any]) -> None:
     _put(schema, schema, values)
 
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
+CODES = codes(  # the codes raised here (the table's form: `findings.codes`)
     """
 unknown-key error schema
     A key the schema does not know (with a did-you-mean).
@@ -488,21 +486,15 @@ def _without(data: Any, bad: set[Path]) -> tuple[Any, dict[Path, Path]]:
     moved: dict[Path, Path] = {(): ()}
 
     def copy(node: Any, old: Path, new: Path) -> Any:
-        if isinstance(node, dict):
-            kept: dict[Any, Any] = {}
-            for key, value in node.items():
-                if old + (key,) not in bad:
-                    moved[old + (key,)] = new + (key,)
-                    kept[key] = copy(value, old + (key,), new + (key,))
-            return kept
-        if isinstance(node, list):
-            items: list[Any] = []
-            for i, value in enumerate(node):
-                if old + (i,) not in bad:
-                    moved[old + (i,)] = new + (len(items),)
-                    items.append(copy(value, old + (i,), new + (len(items),)))
-            return items
-        return node
+        if not isinstance(node, (dict, list)):
+            return node
+        keyed = isinstance(node, dict)
+        kept: dict[Any, Any] = {}  # a list's kept items by their new index
+        for key, value in node.items() if isinstance(node, dict) else enumerate(node):
+            if old + (key,) not in bad:
+                moved[old + (key,)] = here = new + (key if keyed else len(kept),)
+                kept[here[-1]] = copy(value, old + (key,), here)
+        return kept if keyed else list(kept.values())
 
     return copy(data, (), ()), moved
 

@@ -31,9 +31,7 @@ MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared
 MAX_ALIAS_NODES = 100_000
 MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4,300 digits)
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
+CODES = codes(  # the codes raised here (the table's form: `findings.codes`)
     r"""
 yaml-syntax error syntax
     The YAML does not parse.
