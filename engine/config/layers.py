@@ -310,7 +310,7 @@ class LayerLoader:
         self.result = Analysis("")
         self.done: set[str] = set()
         self.open: dict[str, str] = {}  # identity -> shown name of the files being expanded
-        self.incomplete = False  # a layer could not be used at all
+        self.incomplete = False  # a layer could not be used at all, or an extends entry read
 
     def refuse(
         self, doc: SourceDoc, path: Path, message: str, hint: str, code: str = "extends"
@@ -366,6 +366,7 @@ class LayerLoader:
                 raise _Refused(f"cannot extend {entry!r}: not a rules file{at}", hint)
         except _Refused as refused:
             self.refuse(doc, ("extends", i), *refused.args)
+            self.incomplete = True  # a missing layer
             return
         self.add(child, ident, os.path.dirname(ident))
 
@@ -431,10 +432,8 @@ class LayerLoader:
         if base is not None and base[0] != ident:
             self.add(parse_text(base[1], BASE), base[0], base_dir)
         self.add(top, ident, base_dir)
-        if self.incomplete or any(
-            f.code in ("extends", "extends-cycle") for f in self.result.findings
-        ):
-            return self.result  # a missing layer: later checks would judge an incomplete merge
+        if self.incomplete:
+            return self.result  # later checks would judge an incomplete merge
         defaults, *written = self.result.layers
         data: dict[str, Any] = {}
         for layer in written:
