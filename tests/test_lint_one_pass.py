@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopguard.config.layers import parse_text
+from loopguard.config.json5 import parse_text
 from loopguard.config.schema import PrunedDoc, assemble, prune_invalid
 from loopguard.config.source import SourceDoc
 from loopguard.findings import Finding

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from loopguard.config.json5 import load_json5, snake_case
-from loopguard.config.layers import load, parse_text
+from loopguard.config.json5 import load_json5, parse_text, snake_case
+from loopguard.config.layers import load
 from loopguard.config.source import effective_config
 from loopguard.errors import RulesError
 

@@ -69,6 +69,18 @@ def test_plugin_options_are_validated_like_builtins() -> None:
     ]
 
 
+def test_a_plugin_format_regex_option_is_compiled_like_loopguards_own_keyword() -> None:
+    """`format: regex` (a plugin may write it instead of `x-loopguard-regex`) is compiled by the
+    `regex` package; no other format is checked."""
+    props = {"pattern": {"type": "string", "format": "regex"}, "mail": {"format": "email"}}
+    schema = assemble([FakeDetector("fmt", {"type": "object", "properties": props})]).schema
+    options = {"pattern": "(", "mail": "not an address"}
+    doc = SourceDoc("r.yaml", {"version": 1, "detectors": {"fmt": options}}, positions={(): (1, 1)})
+    found = [(f.path, f.code, f.message) for f in schema_findings(doc, schema)]
+    message = "pattern does not compile: missing ) at position 1"
+    assert found == [("detectors.fmt.pattern", "bad-regex", message)]
+
+
 @pytest.mark.parametrize(
     "bad", [{"type": "no-such-type"}, {"properties": 5}, "not a mapping", {"minimum": "x"}]
 )

@@ -1,23 +1,20 @@
-"""JSON5 rules text and the OpenClaw block it usually holds.
+"""Rules text into native keys (`parse_text`): JSON5 read with positions, OpenClaw translated.
 
-`load_json5` reads the JSON5 that OpenClaw configuration blocks are written in (loopguard
-has no JSON5 dependency), keeping the line:col of every value and key, with the limits of
-`config.source`. Several top-level values may follow each other (the seed shows two blocks);
-`data` is then their list, and paths start with the value's index.
-
-`translate` turns OpenClaw blocks (JSON5 or YAML) into the native keys they mean, later
-blocks over earlier ones; `merge_embedded` does the same for a block pasted into a native
-rules mapping, where the native key wins. The keys, and what is an error or ignored:
-docs/rules.md, "The OpenClaw block, as written".
+The JSON5 reader keeps the line:col of every value and key, with the limits of `config.source`.
+Several top-level values may follow each other (OpenClaw's documentation shows two blocks, which
+json-five, the JSON5 package that keeps positions, refuses); `data` is then their list, and paths
+start with the value's index. `translate` turns OpenClaw blocks (JSON5 or YAML) into native keys,
+later blocks over earlier ones; `merge_embedded` does the same for a block pasted into a native
+rules mapping, where the native key wins. Which texts are JSON5, the keys, and what is an error
+or ignored: docs/rules.md, "The OpenClaw block, as written".
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from loopguard.config.source import (
@@ -26,14 +23,17 @@ from loopguard.config.source import (
     SourceDoc,
     Stop,
     check_depth,
+    check_text,
+    check_values,
+    copy_tree,
     deep_merge,
+    load_yaml,
     long_number,
 )
 from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding, codes
 from loopguard.text.hints import did_you_mean
 
-Parts = Iterable[dict[str, Any]]  # native keys, to be deep-merged in order
 _SPACE = " \t\n\r\v\f\u00a0\ufeff\u2028\u2029"
 _NEWLINES = "\n\r\u2028\u2029"
 # Spaces and comments; an unterminated `/*` is left for `_Reader.skip` to report.
@@ -58,9 +58,7 @@ _VALUE_HINT = (
 )
 _PAIR_HINT = "escape a character outside the BMP as a pair, e.g. \\ud83d\\ude00"
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
+CODES = codes(  # the codes raised here (the table's form: `findings.codes`)
     """
 json5-syntax error syntax
     The JSON5 (OpenClaw) file does not parse.
@@ -122,9 +120,7 @@ class _Reader:
                 return _WORDS[token]
             if too_long := long_number(token, self.pos(start)):
                 raise too_long
-            body = token.lstrip("+-")
-            if body == "NaN":
-                return float("nan")
+            body = token.lstrip("+-")  # float() reads Infinity and NaN
             if body.isdigit():
                 return int(token)
             return int(token, 16) if body[:2] in ("0x", "0X") else float(token)
@@ -144,9 +140,8 @@ class _Reader:
                 c = self.skip()
             elif c != closing:
                 message = f"expected ',' or {closing!r}, found {repr(c) if c else 'end of text'}"
-                raise self.fail(
-                    self.i, message, "separate items with commas and close every bracket"
-                )
+                hint = "separate items with commas and close every bracket"
+                raise self.fail(self.i, message, hint)
         self.i += 1
 
     def obj(self, path: Path, depth: int) -> dict[str, Any]:
@@ -205,9 +200,8 @@ class _Reader:
         if len(escaped) > 5:
             return chr(0x10000 + ((code - 0xD800) << 10) + int(escaped[7:], 16) - 0xDC00)
         if escaped[0] == "u" and 0xD800 <= code <= 0xDFFF:
-            raise self.fail(
-                start, f"lone surrogate \\u{code:04x} (half of a character)", _PAIR_HINT
-            )
+            message = f"lone surrogate \\u{code:04x} (half of a character)"
+            raise self.fail(start, message, _PAIR_HINT)
         return chr(code)
 
 
@@ -224,12 +218,12 @@ def load_json5(text: str, name: str) -> SourceDoc:
     return doc
 
 
-def looks_like_json5(text: str) -> bool:
+def _looks_like_json5(text: str) -> bool:
     """Does the text start (after spaces and comments) with `{`, or with a `//` comment?"""
     return text.lstrip(_SPACE).startswith(("{", "//", "/*"))
 
 
-def progress(doc: SourceDoc) -> Pos:
+def _progress(doc: SourceDoc) -> Pos:
     """How far a parse got before its first error (for choosing between two syntaxes)."""
     errors = [(f.line, f.col) for f in doc.findings if f.level == "error"]
     return min(errors) if errors else (10**9, 0)
@@ -328,19 +322,28 @@ def merge_embedded(doc: SourceDoc) -> SourceDoc:
 
 
 class _Translator:
+    """Writes the native keys OpenClaw blocks mean into `out`, in the order they are read."""
+
     def __init__(self, source: SourceDoc) -> None:
         self.src = source
         self.out = SourceDoc(source.name, {"version": 1}, findings=list(source.findings))
 
-    def put(self, native: Path, value: Any, src: Path, shown: str) -> dict[str, Any]:
-        """Note where `native` comes from; the part setting `native` to `value`."""
+    def note(self, native: Path, src: Path, shown: str) -> None:
+        """Note that `native` comes from `src`, written `shown`."""
         self.out.positions[native] = self.src.positions.get(src, (1, 1))
         if src in self.src.key_positions:
             self.out.key_positions[native] = self.src.key_positions[src]
         self.out.display[native] = shown
-        for step in reversed(native):
-            value = {step: value}
-        return value  # type: ignore[no-any-return]
+
+    def put(self, native: Path, value: Any, src: Path, shown: str) -> None:
+        """Set `native` to `value` (merged into a mapping already there, as layers merge)."""
+        self.note(native, src, shown)
+        node = self.out.data
+        for step in native[:-1]:
+            node = node.setdefault(step, {})
+        current = node.get(native[-1])
+        merge = isinstance(current, dict) and isinstance(value, dict)
+        node[native[-1]] = deep_merge(current, value) if merge else copy_tree(value)
 
     def report(self, src: Path, code: str, message: str, shown: str, hint: str = "") -> None:
         """A finding at the source value, named the way the user wrote it; the two key problems
@@ -367,30 +370,30 @@ class _Translator:
             self.report(src, "type", "expected a mapping", shown)
             return []
         if native:
-            self.put(native, {}, src, shown)
+            self.note(native, src, shown)
         return [(key, item, src + (key,), f"{shown}.{key}") for key, item in value.items()]
 
-    def block(self, value: Any, src: Path, shown: str, prefix: Path) -> Parts:
+    def block(self, value: Any, src: Path, shown: str, prefix: Path) -> None:
         """One `loopDetection` mapping, in native keys under `prefix`."""
         loop = prefix + ("loop_detection",)
         for key, item, at, here in self.items(value, src, shown, loop):
             if key == "postCompactionGuard":
-                yield _merged(self.guard(item, at, here, loop + ("post_compaction_guard",)))
+                self.guard(item, at, here, loop + ("post_compaction_guard",))
             elif key == "detectors":
-                yield _merged(self.detectors(item, at, here, prefix + ("detectors",)))
+                self.detectors(item, at, here, prefix + ("detectors",))
             elif key in LOOP_KEYS:
-                yield self.put(loop + (snake_case(key),), item, at, here)
+                self.put(loop + (snake_case(key),), item, at, here)
             else:
                 self.unknown(at, key, here, LOOP_KEYS)
 
-    def guard(self, value: Any, src: Path, shown: str, native: Path) -> Parts:
+    def guard(self, value: Any, src: Path, shown: str, native: Path) -> None:
         for key, item, at, here in self.items(value, src, shown, native):
             if key == "windowSize":
-                yield self.put(native + ("window_size",), item, at, here)
+                self.put(native + ("window_size",), item, at, here)
             else:
                 self.unknown(at, key, here, ["windowSize"])
 
-    def detectors(self, value: Any, src: Path, shown: str, native: Path) -> Parts:
+    def detectors(self, value: Any, src: Path, shown: str, native: Path) -> None:
         """`name: B` -> `<id>.enabled: B`, for the detector that declares that `openclaw_name`
         (`Detector.openclaw_name`); a name no detector declares is read as snake_case."""
         entries: Any = []
@@ -401,17 +404,17 @@ class _Translator:
                 pass
         named = {name: entry.id for entry in entries if (name := entry.detector.openclaw_name)}
         for key, item, at, here in self.items(value, src, shown):
-            self.put(native + (ident := named.get(key) or snake_case(key),), {}, at, here)
-            yield self.put(native + (ident, "enabled"), item, at, here)
+            self.note(native + (ident := named.get(key) or snake_case(key),), at, here)
+            self.put(native + (ident, "enabled"), item, at, here)
 
-    def tools(self, value: Any, src: Path, shown: str, prefix: Path) -> Parts:
+    def tools(self, value: Any, src: Path, shown: str, prefix: Path) -> None:
         for key, item, at, here in self.items(value, src, shown):
             if key == "loopDetection":
-                yield _merged(self.block(item, at, here, prefix))
+                self.block(item, at, here, prefix)
             else:
                 self.ignore(at, here)
 
-    def agents(self, value: Any, src: Path) -> Parts:
+    def agents(self, value: Any, src: Path) -> None:
         for key, _, at, here in self.items(value, src, "agents"):
             if key != "list":
                 self.ignore(at, here)
@@ -434,32 +437,77 @@ class _Translator:
                     at + ("id",), "duplicate-agent", message, shown, "merge the two entries"
                 )
             seen.add(ident)
-            yield self.put(("agents", ident), {}, at, shown)
+            self.put(("agents", ident), {}, at, shown)
             for key, item, key_at, here in self.items(entry, at, shown):
                 if key == "tools":
-                    yield _merged(self.tools(item, key_at, here, ("agents", ident)))
+                    self.tools(item, key_at, here, ("agents", ident))
                 elif key != "id":
                     self.ignore(key_at, here)
 
-    def blocks(self, blocks: list[tuple[Path, Any]]) -> Parts:
-        for prefix, block in blocks:
-            for key, item in block.items():
-                if key == "tools":
-                    yield _merged(self.tools(item, prefix + (key,), "tools", ()))
-                elif key == "agents":
-                    yield _merged(self.agents(item, prefix + (key,)))
-                else:
-                    self.ignore(prefix + (key,), key)
-
-
-def _merged(parts: Parts, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The parts deep-merged in order (later over earlier) onto `base`."""
-    return functools.reduce(deep_merge, parts, base or {})
-
 
 def translate(source: SourceDoc, blocks: list[tuple[Path, Any]]) -> SourceDoc:
-    """A native rules document from OpenClaw blocks (each `(path prefix, mapping)`)."""
+    """A native rules document from OpenClaw blocks (each `(path prefix, mapping)`), later blocks
+    over earlier ones."""
     translator = _Translator(source)
-    translator.out.data = _merged(translator.blocks(blocks), {"version": 1})
+    for prefix, block in blocks:
+        for key, item in block.items():
+            if key == "tools":
+                translator.tools(item, prefix + (key,), "tools", ())
+            elif key == "agents":
+                translator.agents(item, prefix + (key,))
+            else:
+                translator.ignore(prefix + (key,), key)
     translator.out.positions[()] = (1, 1)
     return translator.out
+
+
+def _native_from_json5(doc: SourceDoc) -> SourceDoc:
+    blocks: list[Any] = doc.data
+    if doc.has_errors or not blocks:
+        doc.data = None
+        return doc
+    if len(blocks) > 1 or is_openclaw(blocks[0]):
+        if all(is_openclaw(b) for b in blocks):
+            return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
+        hint = "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other"
+        where = doc.positions.get((1,), (1, 1))
+        doc.error(where, "more than one top-level value", hint, "multiple-documents")
+        doc.data = None
+        return doc
+    native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
+    native.positions = {p[1:]: v for p, v in doc.positions.items()}
+    native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
+    return merge_embedded(native)
+
+
+def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
+    if doc.has_errors:
+        return doc
+    if is_openclaw(doc.data):
+        return translate(doc, [((), doc.data)])
+    return merge_embedded(doc)
+
+
+def parse_text(text: str, name: str) -> SourceDoc:
+    """Parse YAML or JSON5 rules text into native keys (problems in `findings`).
+
+    Text with a lone surrogate is refused before parsing; parsed values are then
+    checked by `source.check_values` (integer range, surrogates from escapes).
+    """
+    doc = SourceDoc(name)
+    if not check_text(text, doc):
+        return doc
+    if name.lower().endswith((".json5", ".json")):
+        doc = _native_from_json5(load_json5(text, name))
+    elif not _looks_like_json5(text):
+        doc = _native_from_yaml(load_yaml(text, name))
+    else:
+        as_json5 = load_json5(text, name)
+        as_yaml = load_yaml(text, name) if as_json5.has_errors else None
+        if as_yaml is None or (as_yaml.has_errors and _progress(as_json5) >= _progress(as_yaml)):
+            doc = _native_from_json5(as_json5)
+        else:
+            doc = _native_from_yaml(as_yaml)
+    if doc.data is not None:
+        check_values(doc)
+    return doc

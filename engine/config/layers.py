@@ -1,24 +1,14 @@
 """Loading rules: read a source, follow its layers, merge them, run the checks that block loading.
 
-`analyze(source, kind)` loads one of the `KINDS` of source (a path, where `builtin:NAME` names a
-bundled pack; bytes; text; a mapping) and never raises: lint uses it to show everything, and to
-tell an unreadable file (exit 2) from an invalid one. `load` raises `RulesError` instead.
-
-Reading refuses what is not a rules file before any parser sees it: over `MAX_BYTES` (1 MiB),
-binary data (a NUL byte), text that is not UTF-8 (a UTF-8 byte-order mark is accepted). `.json5`
-and `.json` files, and texts that start with `{` or `//`, are read as JSON5 (or as YAML when only
-YAML parses), the rest as YAML; OpenClaw blocks are translated into native keys (`config.json5`).
-
-The layers, first to last: the detectors' option defaults (`DEFAULTS`, from their options
-schemas), `builtin:default`, each `extends:` entry in order (`builtin:NAME`, or a path relative
-to the including file, expanded the same way), then the source. A layer met twice is applied
-once; a cycle is an error naming the chain. Each layer is checked on its own (`version` first,
-then the schema), so findings point into the file that wrote them; then the layers merge
-(`source.deep_merge`) and the merged rules get the `BLOCKING` checks (modules of `lint.checks`).
+`analyze(source, kind)` loads one of the `KINDS` of source and never raises: lint uses it to show
+everything, and to tell an unreadable file (exit 2) from an invalid one; `load` raises
+`RulesError` instead. What reading refuses, which texts are JSON5 and the order of the layers:
+docs/rules.md, "Layers", "YAML details" and "The OpenClaw block". Each layer is checked on its
+own (`version` first, then the schema), so findings point into the file that wrote them; then
+the layers merge and the merged rules get the `BLOCKING` checks (modules of `lint.checks`).
 
 `trace` credits each leaf of an agent's effective rules to the `file:line` of the last layer
-whose data holds its path (a layer replacing an ancestor would have removed it), so no merge is
-replayed (`loopguard config`).
+whose data holds its path, so no merge is replayed (`loopguard config`).
 """
 
 from __future__ import annotations
@@ -26,20 +16,13 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from loopguard.config.json5 import (
-    is_openclaw,
-    load_json5,
-    looks_like_json5,
-    merge_embedded,
-    progress,
-    translate,
-)
+from loopguard.config.json5 import parse_text
 from loopguard.config.schema import (
     Assembly,
     default_assembly,
@@ -52,13 +35,10 @@ from loopguard.config.source import (
     Repair,
     RulesDocument,
     SourceDoc,
-    check_text,
-    check_values,
     copy_tree,
     deep_merge,
     effective_config,
-    load_yaml,
-    plain_copy,
+    mapping_doc,
 )
 from loopguard.detection.detector import option_defaults
 from loopguard.errors import RulesError
@@ -82,12 +62,11 @@ BLOCKING = tuple(m for m in discover() if getattr(m, "BLOCKS_LOAD", False))
 BY_SCOPE = tuple(m for m in BLOCKING if not getattr(m, "WHOLE_RULES", False))
 REPAIRED = "repaired"
 _PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_ALLOW = "to allow it, pass --allow-extends-outside (CLI) or allow_extends_outside=True"
 _DECODE_PROBLEMS = {"too-large": "too large", "encoding": "not UTF-8 text", "binary": "binary data"}
 
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
+CODES = codes(  # the codes raised here (the table's form: `findings.codes`)
     """
 unreadable error read
     The file cannot be read (missing, a directory, no permission) or `builtin:NAME` names no
@@ -163,21 +142,16 @@ def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
     """The text of `raw`, or None with the reason in the returned doc's findings."""
     doc = SourceDoc(name)
     if len(raw) > MAX_BYTES:
-        doc.error(
-            (1, 1),
-            f"file is too large ({len(raw) / 1048576:.1f} MiB); rules files are "
-            f"limited to {MAX_BYTES // 1048576} MiB",
-            "a rules file is a few kilobytes; is this the right file?",
-            "too-large",
-        )
+        size, limit = len(raw) / 1048576, MAX_BYTES // 1048576
+        message = f"file is too large ({size:.1f} MiB); rules files are limited to {limit} MiB"
+        hint = "a rules file is a few kilobytes; is this the right file?"
+        doc.error((1, 1), message, hint, "too-large")
     elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         doc.error((1, 1), "file is UTF-16, not UTF-8", "save it as UTF-8", "encoding")
     elif (nul := raw.find(b"\x00")) >= 0:
+        message = "binary data (a NUL byte), not a text file"
         doc.error(
-            _byte_pos(raw, nul),
-            "binary data (a NUL byte), not a text file",
-            "a rules file is UTF-8 YAML or JSON5 text",
-            "binary",
+            _byte_pos(raw, nul), message, "a rules file is UTF-8 YAML or JSON5 text", "binary"
         )
     else:
         try:
@@ -188,24 +162,15 @@ def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
     return None, doc
 
 
-def read_path(path: str | os.PathLike[str]) -> tuple[bytes | None, SourceDoc]:
-    """The bytes of a regular file (at most MAX_BYTES + 1), or None with an `unreadable` finding.
+_DIRECTORY = ("is a directory, not a rules file", "name a .yaml file")
+
+
+def read_file(name: str) -> tuple[bytes | None, str, str]:
+    """The bytes of a regular file (at most MAX_BYTES + 1), or None with the problem and a hint.
 
     The file is opened without blocking and checked with `fstat` before reading: a
     FIFO, device or socket would block loading forever (or read without end).
     """
-    name = os.fspath(path)
-    doc = SourceDoc(name)
-    raw, problem, hint = _read_file(name)
-    if raw is None:
-        doc.error((1, 1), problem, hint, "unreadable")
-    return raw, doc
-
-
-_DIRECTORY = ("is a directory, not a rules file", "name a .yaml file")
-
-
-def _read_file(name: str) -> tuple[bytes | None, str, str]:
     if "\x00" in name:
         return None, "the path contains a NUL character", "check the path"
     try:
@@ -231,56 +196,13 @@ def _read_file(name: str) -> tuple[bytes | None, str, str]:
         os.close(fd)
 
 
-def _native_from_json5(doc: SourceDoc) -> SourceDoc:
-    blocks: list[Any] = doc.data
-    if doc.has_errors or not blocks:
-        doc.data = None
-        return doc
-    if len(blocks) > 1 or is_openclaw(blocks[0]):
-        if all(is_openclaw(b) for b in blocks):
-            return translate(doc, [((i,), b) for i, b in enumerate(blocks)])
-        hint = "only OpenClaw blocks ({ tools: ... } / { agents: ... }) may follow each other"
-        where = doc.positions.get((1,), (1, 1))
-        doc.error(where, "more than one top-level value", hint, "multiple-documents")
-        doc.data = None
-        return doc
-    native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
-    native.positions = {p[1:]: v for p, v in doc.positions.items()}
-    native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
-    return merge_embedded(native)
+def _unknown_pack(name: str) -> tuple[str, str]:
+    return f"unknown bundled pack {name!r}", f"bundled packs: {', '.join(builtin_names())}"
 
 
-def _native_from_yaml(doc: SourceDoc) -> SourceDoc:
-    if doc.has_errors:
-        return doc
-    if is_openclaw(doc.data):
-        return translate(doc, [((), doc.data)])
-    return merge_embedded(doc)
-
-
-def parse_text(text: str, name: str) -> SourceDoc:
-    """Parse YAML or JSON5 rules text into native keys (problems in `findings`).
-
-    Text with a lone surrogate is refused before parsing; parsed values are then
-    checked by `source.check_values` (integer range, surrogates from escapes).
-    """
-    doc = SourceDoc(name)
-    if not check_text(text, doc):
-        return doc
-    if name.lower().endswith((".json5", ".json")):
-        doc = _native_from_json5(load_json5(text, name))
-    elif not looks_like_json5(text):
-        doc = _native_from_yaml(load_yaml(text, name))
-    else:
-        as_json5 = load_json5(text, name)
-        as_yaml = load_yaml(text, name) if as_json5.has_errors else None
-        if as_yaml is None or (as_yaml.has_errors and progress(as_json5) >= progress(as_yaml)):
-            doc = _native_from_json5(as_json5)
-        else:
-            doc = _native_from_yaml(as_yaml)
-    if doc.data is not None:
-        check_values(doc)
-    return doc
+def _unreadable(name: str, message: str, hint: str) -> Analysis:
+    finding = Finding(name, 1, 1, "error", message, "", hint, "unreadable")
+    return Analysis(name, findings=[finding], unreadable=True)
 
 
 def builtin_names() -> list[str]:
@@ -300,46 +222,6 @@ def builtin_source(name: str) -> tuple[str, str] | None:
     return os.path.realpath(str(item)), item.read_text(encoding="utf-8")
 
 
-def _safe_repr(value: Any) -> str:
-    """A short repr that never raises (a key may be any object, even a huge integer)."""
-    if is_int(value) and abs(value) > 10**30:
-        return "(a very large integer)"
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 - a hostile __repr__ must not break loading
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
-    """A source doc for an in-memory mapping: every path is at 0:0 (no position).
-
-    The mapping is copied iteratively (dicts and lists), so a cyclic or very deep
-    one is an error in the doc, not a RecursionError.
-    """
-    doc = SourceDoc(name)
-    data = plain_copy(mapping, doc)
-    if doc.has_errors:
-        return doc
-    doc.data = data
-    stack: list[tuple[Path, Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        doc.positions[path] = (0, 0)
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    message = f"key {_safe_repr(key)} is not a string"
-                    doc.error((0, 0), message, "use string keys", "key-type", path=path)
-                    continue
-                doc.key_positions[path + (key,)] = (0, 0)
-                stack.append((path + (key,), item))
-        elif isinstance(value, list):
-            stack.extend((path + (i,), item) for i, item in enumerate(value))
-    check_values(doc)
-    return doc
-
-
 def _read(
     source: Any, kind: str, name: str, base_dir: str | None
 ) -> tuple[SourceDoc, str, str] | Analysis:
@@ -352,20 +234,17 @@ def _read(
             check_root(doc)
             return Analysis(name, findings=list(doc.findings))
         base_dir = base_dir if base_dir is not None else os.getcwd()
-        return _mapping_doc(source, name), f"mapping:{name}", base_dir
-    ident = f"text:{name}"
+        return mapping_doc(source, name), f"mapping:{name}", base_dir
     if kind == "path" and name.startswith(BUILTIN):
         found = builtin_source(name[len(BUILTIN) :])
         if found is None:
-            hint = f"bundled packs: {', '.join(builtin_names())}"
-            message = f"unknown bundled pack {name!r}"
-            finding = Finding(name, 1, 1, "error", message, "", hint, "unreadable")
-            return Analysis(name, findings=[finding], unreadable=True)
+            return _unreadable(name, *_unknown_pack(name))
         return parse_text(found[1], name), found[0], os.path.dirname(found[0])
+    ident = f"text:{name}"
     if kind == "path":
-        source, doc = read_path(name)
+        source, problem, hint = read_file(name)
         if source is None:
-            return Analysis(name, findings=list(doc.findings), unreadable=True)
+            return _unreadable(name, problem, hint)
         ident = os.path.realpath(name)
         base_dir = os.path.dirname(ident)
     if kind != "text":
@@ -378,24 +257,20 @@ def _read(
 # -- the layers -------------------------------------------------------------------------------
 
 
-def check_root(doc: SourceDoc, recoverable: Collection[str] = ()) -> bool:
+def check_root(doc: SourceDoc) -> bool:
     """Is the document a mapping with `version: 1`? (Checked before anything else; parse
-    errors whose code is in `recoverable` leave the document whole and do not stop it.)"""
+    errors that are `RECOVERABLE` leave the document whole and do not stop it.)"""
     data = doc.data
     if data is None:
         if not doc.has_errors:
             doc.error((1, 1), "the rules file is empty", "start it with `version: 1`", "empty")
         return False
-    if any(f.level == "error" and f.code not in recoverable for f in doc.findings):
+    if any(f.level == "error" and f.code not in RECOVERABLE for f in doc.findings):
         return False
     root = doc.positions.get((), (1, 1))
     if not isinstance(data, dict):
-        doc.error(
-            root,
-            f"a rules file must be a mapping of keys to values, not {describe(data, False)}",
-            "start it with `version: 1`",
-            "not-a-mapping",
-        )
+        message = f"a rules file must be a mapping of keys to values, not {describe(data, False)}"
+        doc.error(root, message, "start it with `version: 1`", "not-a-mapping")
         return False
     if "version" not in data:
         doc.error(root, "missing `version`", "add `version: 1` as the first line", "version")
@@ -421,6 +296,10 @@ def _inside(path: str, root: str) -> bool:
         return False
 
 
+class _Refused(Exception):
+    """An `extends:` entry that cannot be followed: the error's message, hint (and code)."""
+
+
 class LayerLoader:
     """Collects the layers of one rules source, following `extends:`."""
 
@@ -430,9 +309,8 @@ class LayerLoader:
         self.root = ""  # the folder tree `extends:` paths must stay in (set by `run`)
         self.result = Analysis("")
         self.done: set[str] = set()
-        self.stack: list[str] = []  # identities of the files being expanded
-        self.names: list[str] = []  # their names as shown to the user
-        self.incomplete = False  # a layer could not be used at all
+        self.open: dict[str, str] = {}  # identity -> shown name of the files being expanded
+        self.incomplete = False  # a layer could not be used at all, or an extends entry read
 
     def refuse(
         self, doc: SourceDoc, path: Path, message: str, hint: str, code: str = "extends"
@@ -441,68 +319,59 @@ class LayerLoader:
         doc.error(doc.positions.get(path, (1, 1)), message, hint, code, path=path)
         self.result.findings.append(doc.findings[-1])
 
-    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> SourceDoc | None:
+    def add(self, doc: SourceDoc, ident: str, base_dir: str) -> None:
         """Check `doc`, then add its `extends:` layers and the doc itself, without the values its
-        schema rejects (`schema.prune_invalid`); None if it cannot be used at all.
+        schema rejects (`schema.prune_invalid`).
 
         A duplicate key is an error, but the document is still whole (the last value
         kept), so the later checks run on it too.
         """
-        ok = check_root(doc, RECOVERABLE)
+        ok = check_root(doc)
         if ok:
             doc.findings.extend(schema_findings(doc, self.assembly.schema))
         self.result.findings.extend(doc.findings)
         checked = prune_invalid(doc, self.assembly.schema) if ok and doc.has_errors else doc
         if not ok or checked is None:
             self.incomplete = True
-            return None
+            return
         self.check_store_path(checked)
-        self.stack.append(ident)
-        self.names.append(checked.name)
+        self.open[ident] = checked.name
         for i, entry in enumerate(checked.data.get("extends") or []):
             self.extend(checked, i, entry, base_dir)
-        self.stack.pop()
-        self.names.pop()
+        self.open.popitem()
         self.done.add(ident)
         self.result.layers.append(checked)
-        return checked
 
     def extend(self, doc: SourceDoc, i: int, entry: str, base_dir: str) -> None:
-        path = ("extends", i)
-        found = self.read_extended(doc, path, entry, base_dir)
-        if found is None:
-            return
-        ident, name, text = found
-        if ident in self.stack:
-            start = self.stack.index(ident)
-            chain = " -> ".join([*self.names[start:], self.names[start]])
-            hint = "remove one of the extends entries"
-            self.refuse(doc, path, f"extends cycle: {chain}", hint, "extends-cycle")
-            return
-        if ident in self.done:
-            return
-        if len(self.stack) >= MAX_EXTENDS_DEPTH:
-            self.refuse(doc, path, f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "")
-            return
-        child = parse_text(text, name)
-        if not entry.startswith(BUILTIN) and not (
-            isinstance(child.data, dict) and "version" in child.data
-        ):
-            # Not a rules file (a `.env`, a key file...): say so without quoting any of it.
-            problem = next((f for f in child.findings if f.level == "error"), None)
-            at = f" (first problem at line {problem.line}, column {problem.col})" if problem else ""
-            hint = (
-                "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
-                "run `loopguard lint` on it to see more"
-            )
-            self.refuse(doc, path, f"cannot extend {entry!r}: not a rules file{at}", hint)
+        """Add the layers `extends:` entry `i` of `doc` names; a problem is an error at it."""
+        try:
+            ident, name, text = self.read_extended(entry, base_dir)
+            if ident in self.open:
+                names = list(self.open.values())[list(self.open).index(ident) :]
+                chain = " -> ".join([*names, names[0]])
+                hint = "remove one of the extends entries"
+                raise _Refused(f"extends cycle: {chain}", hint, "extends-cycle")
+            if ident in self.done:
+                return
+            if len(self.open) >= MAX_EXTENDS_DEPTH:
+                raise _Refused(f"extends chain deeper than {MAX_EXTENDS_DEPTH} files", "")
+            child = parse_text(text, name)
+            rules = isinstance(child.data, dict) and "version" in child.data
+            if not entry.startswith(BUILTIN) and not rules:
+                # Not a rules file (a `.env`, a key file...): say so without quoting any of it.
+                where = next(((f.line, f.col) for f in child.findings if f.level == "error"), None)
+                at = f" (first problem at line {where[0]}, column {where[1]})" if where else ""
+                hint = "an extends entry names a YAML or JSON5 rules file with `version: 1`; "
+                hint += "run `loopguard lint` on it to see more"
+                raise _Refused(f"cannot extend {entry!r}: not a rules file{at}", hint)
+        except _Refused as refused:
+            self.refuse(doc, ("extends", i), *refused.args)
+            self.incomplete = True  # a missing layer
             return
         self.add(child, ident, os.path.dirname(ident))
 
-    def read_extended(
-        self, doc: SourceDoc, path: Path, entry: str, base_dir: str
-    ) -> tuple[str, str, str] | None:
-        """(identity, shown name, text) of an `extends:` entry, or None after an error.
+    def read_extended(self, entry: str, base_dir: str) -> tuple[str, str, str]:
+        """(identity, shown name, text) of an `extends:` entry, or `_Refused`.
 
         A file's path must stay inside `self.root` (unless allowed); a file that cannot be read
         or decoded is reported by the kind of problem only, never by its content.
@@ -510,37 +379,27 @@ class LayerLoader:
         if entry.startswith(BUILTIN):
             found = builtin_source(entry[len(BUILTIN) :])
             if found is None:
-                hint = f"bundled packs: {', '.join(builtin_names())}"
-                self.refuse(doc, path, f"unknown bundled pack {entry!r}", hint)
-                return None
+                raise _Refused(*_unknown_pack(entry))
             return found[0], entry, found[1]
         if "\x00" in entry:
-            self.refuse(doc, path, "extends entry contains a NUL character", "check the path")
-            return None
+            raise _Refused("extends entry contains a NUL character", "check the path")
         try:
             ident = os.path.realpath(os.path.join(base_dir, entry))
         except (OSError, ValueError) as exc:
-            self.refuse(doc, path, f"cannot extend {entry!r}: {exc}", "check the path")
-            return None
+            raise _Refused(f"cannot extend {entry!r}: {exc}", "check the path") from None
         if not self.allow_outside and not _inside(ident, self.root):
             message = f"extends {entry!r} points outside the rules file's folder ({self.root})"
-            hint = (
-                "keep extended files under that folder or use "
-                "builtin:NAME; to allow it, pass --allow-extends-outside (CLI) or "
-                "allow_extends_outside=True (Guard.from_file/from_yaml/from_dict)"
-            )
-            self.refuse(doc, path, message, hint)
-            return None
+            hint = f"keep extended files under that folder or use builtin:NAME; {_ALLOW}"
+            hint += " (Guard.from_file/from_yaml/from_dict)"
+            raise _Refused(message, hint)
         name = os.path.relpath(ident) if not os.path.isabs(entry) else entry
-        raw, read = read_path(ident)
-        text, read = decode(raw, name) if raw is not None else (None, read)
+        raw, reason, _ = read_file(ident)
+        text, read = decode(raw, name) if raw is not None else (None, None)
         if text is None:  # said by the kind of problem only
-            first = read.findings[0]
-            shown = _DECODE_PROBLEMS.get(first.code)
-            reason = f"not a rules file ({shown})" if shown else first.message
+            if read is not None:
+                reason = f"not a rules file ({_DECODE_PROBLEMS[read.findings[0].code]})"
             hint = "check the path (it is relative to this file)"
-            self.refuse(doc, path, f"cannot extend {entry!r}: {reason}", hint)
-            return None
+            raise _Refused(f"cannot extend {entry!r}: {reason}", hint)
         return ident, name, text
 
     def check_store_path(self, doc: SourceDoc) -> None:
@@ -561,11 +420,8 @@ class LayerLoader:
             problem = (
                 f"store.path {path[:200]!r} points outside the rules file's folder ({self.root})"
             )
-        hint = (
-            "keep the database under that folder, or pass a store to the Guard "
-            "(Guard(..., store=SqliteStore(path))); to allow it, pass "
-            "--allow-extends-outside (CLI) or allow_extends_outside=True"
-        )
+        hint = "keep the database under that folder, or pass a store to the Guard "
+        hint += f"(Guard(..., store=SqliteStore(path))); {_ALLOW}"
         self.refuse(doc, ("store", "path"), problem, hint, "store-path")
 
     def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:
@@ -576,10 +432,8 @@ class LayerLoader:
         if base is not None and base[0] != ident:
             self.add(parse_text(base[1], BASE), base[0], base_dir)
         self.add(top, ident, base_dir)
-        if self.incomplete or any(
-            f.code in ("extends", "extends-cycle") for f in self.result.findings
-        ):
-            return self.result  # a missing layer: later checks would judge an incomplete merge
+        if self.incomplete:
+            return self.result  # later checks would judge an incomplete merge
         defaults, *written = self.result.layers
         data: dict[str, Any] = {}
         for layer in written:
@@ -600,9 +454,7 @@ def _defaults_layer(assembly: Assembly) -> SourceDoc:
 def _fill_in(data: dict[str, Any], defaults: dict[str, Any]) -> None:
     """Merge the defaults layer under `data`, keeping the order the files wrote their keys in
     (a detector's written options first, then the defaults it did not write)."""
-    detectors = data.setdefault("detectors", {})
-    if not isinstance(detectors, dict):
-        return
+    detectors = data.setdefault("detectors", {})  # a mapping: each layer passed the schema
     for ident, options in defaults["detectors"].items():
         block = detectors.setdefault(ident, {})
         if isinstance(block, dict):
@@ -652,10 +504,8 @@ def to_document(result: Analysis) -> RulesDocument:
     """The `RulesDocument` of an analysis without errors (its warnings kept), else `RulesError`
     with every error."""
     if result.errors or result.data is None:
-        raise RulesError(
-            result.errors
-            or [Finding(result.source, 1, 1, "error", "the rules could not be loaded")]
-        )
+        unknown = Finding(result.source, 1, 1, "error", "the rules could not be loaded")
+        raise RulesError(result.errors or [unknown])
     warnings = [f for f in result.findings if f.level != "error"]
     return RulesDocument(result.data, warnings, result.source, tuple(result.layers))
 
@@ -694,20 +544,6 @@ def _holds(data: Any, path: Path) -> bool:
     return True
 
 
-def _origin(layer: SourceDoc, path: Path) -> str:
-    """`name:line` of `path`'s key in a layer (a block list starts a line below it), else
-    of the value, else of its nearest positioned ancestor (aliases, `<<` merges)."""
-    if not layer.positions:  # a layer no file wrote (the options schemas' defaults)
-        return layer.name
-    if path in layer.key_positions:
-        return f"{layer.name}:{layer.key_positions[path][0]}"
-    for cut in range(len(path), -1, -1):
-        pos = layer.positions.get(path[:cut])
-        if pos is not None:
-            return f"{layer.name}:{pos[0]}"
-    return f"{layer.name}:1"
-
-
 def is_leaf(value: Any) -> bool:
     """Scalars, empty mappings and lists of scalars are shown (and credited) whole."""
     if isinstance(value, dict):
@@ -721,18 +557,24 @@ def leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
     """Every leaf of a rules value with its path, in document order."""
     if is_leaf(value):
         yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from leaves(item, path + (key,))
     else:
-        for i, item in enumerate(value):
-            yield from leaves(item, path + (i,))
+        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from leaves(item, path + (key,))
 
 
 def _writer(layers: Sequence[SourceDoc], path: Path) -> str | None:
-    for layer in reversed(layers):
-        if path[:1] != ("extends",) and _holds(layer.data, path):
-            return _origin(layer, path)
+    """`name:line` of the last layer whose data holds `path`: of its key (a block list starts a
+    line below it), else of the value, else of its nearest positioned ancestor (aliases, `<<`
+    merges; the root always is)."""
+    for layer in reversed(layers) if path[:1] != ("extends",) else ():
+        if not _holds(layer.data, path):
+            continue
+        if not layer.positions:  # a layer no file wrote (the options schemas' defaults)
+            return layer.name
+        if path in layer.key_positions:
+            return f"{layer.name}:{layer.key_positions[path][0]}"
+        cut = next(cut for cut in range(len(path), -1, -1) if path[:cut] in layer.positions)
+        return f"{layer.name}:{layer.positions[path[:cut]][0]}"
     return None
 
 

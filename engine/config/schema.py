@@ -1,20 +1,16 @@
 """The rules schema: assembled from the core and the detectors' options, validated, pruned.
 
 `schemas/rules.schema.json` describes everything but the detectors' options. Assembly puts each
-registered detector's `options_schema` (checked at registration) under
-`properties.detectors.properties.<id>` with the `enabled` switch, closes it
-(`additionalProperties: false` unless the detector chose otherwise) and closes `detectors`, so
-an unknown detector id is an error and a plugin's options are linted like the built-ins'. Every
-property `rules/default.yaml` sets gets that value as its `default`, so editors show the real
-defaults (on the referring property, never on a shared definition).
+registered detector's `options_schema` under `properties.detectors.properties.<id>` with the
+`enabled` switch, closed unless the detector chose otherwise, and closes `detectors`: an unknown
+detector id is an error and a plugin's options are linted like the built-ins'. Every property
+`rules/default.yaml` sets gets that value as its `default`, so editors show the real defaults
+(on the referring property, never on a shared definition).
 
 Each schema error becomes one short finding at the line:col of the offending value (or key), with
-a hint: "unknown key 'warning_treshold' (did you mean 'warning_threshold'?)", "expected an
-integer, got 2.5". Integers are strict: `10.0` is not a threshold, and neither is `true`.
-
-Lint reports everything in one pass, so `prune_invalid` removes each rejected value (an unknown
-key, a value of the wrong type) and validates again until nothing more is rejected; an object
-missing a required key stays, and positions move with the values.
+a hint; integers are strict (`10.0` and `true` are not thresholds). Lint reports everything in one
+pass, so `prune_invalid` removes each rejected value and validates again until nothing more is
+rejected; an object missing a required key stays, and positions move with the values.
 """
 
 from __future__ import annotations
@@ -23,16 +19,16 @@ import copy
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any, TypeVar
+from typing import Any
 
 import regex
-from jsonschema import Draft202012Validator, FormatChecker, validators
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 from referencing.exceptions import Unresolvable as _Unresolvable
 
@@ -60,14 +56,10 @@ class Assembly:
     closed: bool  # True when detector ids are known (unknown ids are errors)
 
 
-@lru_cache(maxsize=1)
-def _core_text() -> str:
-    return resources.files("loopguard.schemas").joinpath("rules.schema.json").read_text("utf-8")
-
-
 def core_schema() -> dict[str, Any]:
     """A fresh copy of the core schema (package data)."""
-    result: dict[str, Any] = json.loads(_core_text())
+    text = resources.files("loopguard.schemas").joinpath("rules.schema.json").read_text("utf-8")
+    result: dict[str, Any] = json.loads(text)
     return result
 
 
@@ -138,25 +130,20 @@ def _is_regex(node: dict[str, Any]) -> bool:
     return node.get(REGEX_KEYWORD) is True or node.get("format") == "regex"
 
 
-_assemblies: dict[Any, Assembly] = {}  # registry object -> its assembly (a few at most)
-
-
 def default_assembly() -> Assembly:
-    """The registry's assembly, built once per registry object (keyed by the object itself,
-    not its id, which a new registry may reuse). An open assembly — the registry could not
-    be read — is not kept, so a passing failure never sticks to a registry that works."""
+    """The registry's assembly, built once per registry object (a registry hashes by identity).
+    An open assembly — the registry could not be read — is not kept, so a passing failure
+    never sticks to a registry that works."""
     try:
-        registry: Any = load_registry()
+        registry = load_registry()
     except Exception:  # noqa: BLE001 - same fallback as `assemble`
-        registry = None
-    found = _assemblies.get(registry)
-    if found is None:
-        found = assemble()
-        if found.closed:
-            if len(_assemblies) >= 4:
-                _assemblies.pop(next(iter(_assemblies)))
-            _assemblies[registry] = found
-    return found
+        return assemble()
+    return _registry_assembly(registry)
+
+
+@lru_cache(maxsize=4)
+def _registry_assembly(registry: Any) -> Assembly:
+    return assemble()
 
 
 # definitions used in many places: a default goes on the referring property
@@ -177,9 +164,9 @@ def _resolve(schema: dict[str, Any], node: Any) -> Any:
 
 
 def _put(schema: dict[str, Any], node: dict[str, Any], values: dict[str, Any]) -> None:
-    props = _resolve(schema, node).get("properties")
-    if not isinstance(props, dict):
-        return
+    """Each of `values` as the `default` of its property under `node`, a mapping of them into
+    the property's own properties."""
+    props = _resolve(schema, node)["properties"]  # the root, or a node checked to have them
     for key, value in values.items():
         prop = props.get(key)
         if not isinstance(prop, dict):
@@ -207,9 +194,7 @@ def add_defaults(schema: dict[str, Any]) -> None:
     _put(schema, schema, values)
 
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
+CODES = codes(  # the codes raised here (the table's form: `findings.codes`)
     """
 unknown-key error schema
     A key the schema does not know (with a did-you-mean).
@@ -263,7 +248,8 @@ def _python_regex(validator: Any, value: Any, instance: Any, schema: Any) -> Any
     """`x-loopguard-regex: true`: the `regex` package compiles the string (length bounded first).
 
     A keyword of our own rather than `format: regex`, which JSON Schema defines as
-    ECMA-262: third-party validators ignore it instead of rejecting Python patterns.
+    ECMA-262: third-party validators ignore it instead of rejecting Python patterns. A
+    plugin's `format: regex` is checked the same way (no other format is).
     """
     if value is not True or not isinstance(instance, str) or len(instance) > MAX_PATTERN_CHARS:
         return
@@ -318,21 +304,15 @@ def _bounded_pattern(validator: Any, source: Any, instance: Any, schema: Any) ->
 
 StrictValidator = validators.extend(
     Draft202012Validator,
-    validators={REGEX_KEYWORD: _python_regex, "pattern": _bounded_pattern},
+    validators={
+        REGEX_KEYWORD: _python_regex,
+        "format": lambda v, value, i, s: _python_regex(v, value == "regex", i, s),
+        "pattern": _bounded_pattern,
+    },
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda checker, instance: is_int(instance)
     ),
 )
-
-FORMATS = FormatChecker(formats=())
-
-
-@FORMATS.checks("regex", raises=(regex.error, ValueError, OverflowError))
-def _compiles(instance: object) -> bool:
-    """`format: regex` (a plugin's schema may use it) is checked like `x-loopguard-regex`."""
-    if isinstance(instance, str) and len(instance) <= MAX_PATTERN_CHARS:
-        safe_compile(instance, regex.IGNORECASE)
-    return True
 
 
 _VALIDATORS: dict[str, Any] = {}
@@ -345,7 +325,7 @@ def validator_for(schema: dict[str, Any]) -> Any:
     if found is None:
         if len(_VALIDATORS) >= 8:
             _VALIDATORS.clear()
-        found = _VALIDATORS[key] = StrictValidator(schema, format_checker=FORMATS)
+        found = _VALIDATORS[key] = StrictValidator(schema)
     return found
 
 
@@ -402,12 +382,8 @@ def _explain(err: ValidationError) -> tuple[str, str, str]:
         message = f"{describe(inst)} is not allowed here{did_you_mean(str(inst), choices)}"
         return message, f"use one of: {', '.join(choices)}", "enum"
     if kind in ("minProperties", "maxProperties") and "all" in err.schema.get("properties", {}):
-        hint = "use one of: all, any, not, text_contains, text_equals, context_contains; "
-        return (
-            "a condition needs exactly one key",
-            hint + "combine several with all/any",
-            "condition",
-        )
+        hint = "use one of: all, any, not, text_contains, text_equals, context_contains; combine "
+        return "a condition needs exactly one key", hint + "several with all/any", "condition"
     if kind == "minItems":
         return "must not be empty", "", "empty"
     if kind == "minLength":
@@ -440,26 +416,28 @@ def _unknown(inst: dict[str, Any], schema: dict[str, Any]) -> list[Any]:
     return [k for k in inst if k not in known and not any(re.search(p, str(k)) for p in patterns)]
 
 
-def _convert(err: ValidationError, make: Callable[..., Finding]) -> list[Finding]:
-    path, inst = tuple(err.absolute_path), err.instance
-    if err.validator == "additionalProperties" and isinstance(inst, dict):
-        known = list(err.schema.get("properties", {}))
-        detectors = path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
-        what, hint = (
-            ("detector", "installed detectors") if detectors else ("key", "allowed keys here")
-        )
-        hint, code = (f"{hint}: {', '.join(known)}" if known else ""), f"unknown-{what}"
-        return [
-            make(path + (k,), f"unknown {what} {k!r}{did_you_mean(k, known)}", hint, code, True)
-            for k in _unknown(inst, err.schema)
-        ]
-    if err.validator == "required":
-        missing = [k for k in err.validator_value if isinstance(inst, dict) and k not in inst]
-        return [
-            make(path, f"missing required key {k!r}", f"add `{k}:` here", "required")
-            for k in missing
-        ]
-    return [make(path, *_explain(err))]
+def _violations(data: Any, schema: dict[str, Any]) -> Iterator[tuple[Path, str, str, str, bool]]:
+    """(path, message, hint, code, at the key) of each schema violation of `data`: one per
+    unknown key and per missing required key, every `pattern` match under one budget."""
+    with pattern_budget():
+        for err in validator_for(schema).iter_errors(data):
+            path, inst, kind = tuple(err.absolute_path), err.instance, err.validator
+            if kind == "additionalProperties" and isinstance(inst, dict):
+                known = list(err.schema.get("properties", {}))
+                detectors = path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
+                what = "detector" if detectors else "key"
+                hint = "installed detectors" if detectors else "allowed keys here"
+                hint = f"{hint}: {', '.join(known)}" if known else ""
+                for k in _unknown(inst, err.schema):
+                    message = f"unknown {what} {k!r}{did_you_mean(k, known)}"
+                    yield path + (k,), message, hint, f"unknown-{what}", True
+            elif kind == "required":
+                for k in err.validator_value:
+                    if isinstance(inst, dict) and k not in inst:
+                        hint = f"add `{k}:` here"
+                        yield path, f"missing required key {k!r}", hint, "required", False
+            else:
+                yield path, *_explain(err), False
 
 
 _CANNOT_APPLY = (ReferenceError, LookupError, ValueError, TypeError, RecursionError, _Unresolvable)
@@ -468,29 +446,23 @@ _CANNOT_APPLY = (ReferenceError, LookupError, ValueError, TypeError, RecursionEr
 def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
     """Every schema violation of `doc.data`, as findings sorted by position."""
     index = PositionIndex([doc])
-
-    def make(path: Path, message: str, hint: str, code: str, at_key: bool = False) -> Finding:
-        return index.finding(doc.data, path, "error", message, hint, code, at_key)
-
     found: list[Finding] = []
     seen: set[tuple[int, int, str]] = set()
-    with pattern_budget():
-        try:
-            for err in validator_for(schema).iter_errors(doc.data):
-                for finding in _convert(err, make):
-                    if (finding.line, finding.col, finding.message) not in seen:
-                        seen.add((finding.line, finding.col, finding.message))
-                        found.append(finding)
-        except _CANNOT_APPLY as exc:  # a detector's schema that cannot be applied: a finding
-            message = f"the rules schema could not be applied: {type(exc).__name__}"
-            hint = "a detector's options schema is broken; see `loopguard detectors`"
-            found.append(make((), message, hint, "schema"))
+    try:
+        for path, message, hint, code, at_key in _violations(doc.data, schema):
+            finding = index.finding(doc.data, path, "error", message, hint, code, at_key)
+            if (finding.line, finding.col, finding.message) not in seen:
+                seen.add((finding.line, finding.col, finding.message))
+                found.append(finding)
+    except _CANNOT_APPLY as exc:  # a detector's schema that cannot be applied: a finding
+        message = f"the rules schema could not be applied: {type(exc).__name__}"
+        hint = "a detector's options schema is broken; see `loopguard detectors`"
+        found.append(index.finding(doc.data, (), "error", message, hint, "schema"))
     found.sort(key=lambda f: (f.line, f.col))
     return found
 
 
 MAX_ROUNDS = 16
-T = TypeVar("T")
 
 
 @dataclass
@@ -506,22 +478,7 @@ class PrunedDoc(SourceDoc):
 def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
     """The paths of the values the schema rejects (unknown keys one by one). A missing required
     key rejects nothing that is there: the checks read objects with `.get`."""
-    found: set[Path] = set()
-    with pattern_budget():
-        errors = list(validator_for(schema).iter_errors(data))
-    for err in errors:
-        path, inst, sub = tuple(err.absolute_path), err.instance, err.schema
-        if err.validator == "required":
-            continue
-        if (
-            err.validator == "additionalProperties"
-            and isinstance(inst, dict)
-            and isinstance(sub, dict)
-        ):
-            found.update(path + (k,) for k in _unknown(inst, sub))
-        else:
-            found.add(path)
-    return found
+    return {path for path, _, _, code, _ in _violations(data, schema) if code != "required"}
 
 
 def _without(data: Any, bad: set[Path]) -> tuple[Any, dict[Path, Path]]:
@@ -529,48 +486,35 @@ def _without(data: Any, bad: set[Path]) -> tuple[Any, dict[Path, Path]]:
     moved: dict[Path, Path] = {(): ()}
 
     def copy(node: Any, old: Path, new: Path) -> Any:
-        if isinstance(node, dict):
-            kept: dict[Any, Any] = {}
-            for key, value in node.items():
-                if old + (key,) not in bad:
-                    moved[old + (key,)] = new + (key,)
-                    kept[key] = copy(value, old + (key,), new + (key,))
-            return kept
-        if isinstance(node, list):
-            items: list[Any] = []
-            for i, value in enumerate(node):
-                if old + (i,) not in bad:
-                    moved[old + (i,)] = new + (len(items),)
-                    items.append(copy(value, old + (i,), new + (len(items),)))
-            return items
-        return node
+        if not isinstance(node, (dict, list)):
+            return node
+        keyed = isinstance(node, dict)
+        kept: dict[Any, Any] = {}  # a list's kept items by their new index
+        for key, value in node.items() if isinstance(node, dict) else enumerate(node):
+            if old + (key,) not in bad:
+                moved[old + (key,)] = here = new + (key if keyed else len(kept),)
+                kept[here[-1]] = copy(value, old + (key,), here)
+        return kept if keyed else list(kept.values())
 
     return copy(data, (), ()), moved
 
 
 def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
     """`doc` without every value the schema rejects (findings kept); None if nothing is left."""
-    data, positions, keys, display = doc.data, doc.positions, doc.key_positions, doc.display
-    removed: set[Path] = set()
-    back = {p: p for p in positions}  # path now -> path as written
+    data, removed = doc.data, set[Path]()
+    back = {p: p for p in doc.positions}  # path now -> path as written
     for _ in range(MAX_ROUNDS):
         bad = _bad_paths(data, schema)
-        if not bad:
-            return PrunedDoc(
-                doc.name, data, positions, keys, doc.findings, display, doc.data, removed, back
-            )
         if () in bad:
             return None
+        if not bad:
+            now = {w: p for p, w in back.items()}  # path as written -> path now
+            tables: list[dict[Path, Any]] = [doc.positions, doc.key_positions, doc.display]
+            pos, keys, shown = ({now[w]: v for w, v in t.items() if w in now} for t in tables)
+            return PrunedDoc(
+                doc.name, data, pos, keys, doc.findings, shown, doc.data, removed, back
+            )
         removed.update(back.get(p, p) for p in bad)
         data, moved = _without(data, bad)
         back = {new: back.get(old, old) for old, new in moved.items()}
-        positions, keys, display = (
-            _remap(positions, moved),
-            _remap(keys, moved),
-            _remap(display, moved),
-        )
     return None
-
-
-def _remap(table: dict[Path, T], moved: dict[Path, Path]) -> dict[Path, T]:
-    return {moved[p]: v for p, v in table.items() if p in moved}

@@ -1,16 +1,12 @@
-"""A rules document's source: YAML read with positions, value checks, the merge rule.
+"""A rules document's source: values with positions (YAML read here), value checks, the merge rule.
 
-Every reader (`load_yaml` here, `json5.load_json5`) produces a `SourceDoc`: plain values
-plus the 1-based line and column where each value and key starts, by path (a tuple of keys
-and list indexes). A `PositionIndex` stacks the layers of an `extends:` chain so that a
-finding about the merged document points at the file that wrote the value. How YAML is
-read and the limits every reader and `plain_copy` enforce: docs/rules.md, "YAML details".
-`load_yaml` reads the parser's events in one pass: a `yaml.compose` tree would lose what was
-found before a syntax error, and where each alias was written.
-
-`deep_merge` is the one merge rule ("Layers" in docs/rules.md) and `effective_config` what
-one agent runs with ("Threshold repair"); nothing here mutates its input. `RulesDocument` is
-the record `loopguard.config.layers` hands out after validation.
+Every reader (`load_yaml` here, `json5.load_json5`, `mapping_doc`) produces a `SourceDoc`: plain
+values plus the 1-based line:col where each value and key starts, by path (a tuple of keys and
+list indexes); `PositionIndex` places a path of a merged document in the layer that wrote it.
+`load_yaml` reads the parser's events in one pass: a `yaml.compose` tree would lose what was found
+before a syntax error, and where each alias was written. How YAML is read and the limits:
+docs/rules.md, "YAML details". `deep_merge` is the one merge rule and `effective_config` what one
+agent runs with (docs/rules.md, "Layers" and "Threshold repair").
 """
 
 from __future__ import annotations
@@ -22,8 +18,6 @@ from functools import reduce
 from typing import Any
 
 import yaml
-from yaml.constructor import SafeConstructor
-from yaml.nodes import ScalarNode
 
 from loopguard.findings import Finding, codes
 from loopguard.text.hints import is_int
@@ -37,9 +31,7 @@ MAX_VALUES = 200_000  # values copied from a Python mapping (each place a shared
 MAX_ALIAS_NODES = 100_000
 MAX_NUMBER_CHARS = 64  # a longer literal is no threshold (and int() refuses > 4,300 digits)
 
-# The codes raised here: `code level stage` and what it means, as `lint --list-checks`
-# and docs/rules.md document them
-CODES = codes(
+CODES = codes(  # the codes raised here (the table's form: `findings.codes`)
     r"""
 yaml-syntax error syntax
     The YAML does not parse.
@@ -98,17 +90,11 @@ class SourceDoc:
     display: dict[Path, str] = field(default_factory=dict)
 
     def error(
-        self,
-        pos: Pos,
-        message: str,
-        hint: str = "",
-        code: str = "",
-        path: Path = (),
-        level: str = "error",
+        self, pos: Pos, message: str, hint: str = "", code: str = "", path: Path = ()
     ) -> None:
-        """Record a finding at `pos`, naming `path` as a breadcrumb."""
+        """Record an error at `pos`, naming `path` as a breadcrumb."""
         crumb = breadcrumb(self.data, path, self.display) if path else ""
-        self.findings.append(Finding(self.name, pos[0], pos[1], level, message, crumb, hint, code))
+        self.findings.append(Finding(self.name, *pos, "error", message, crumb, hint, code))
 
     def note_key(self, path: Path, pos: Pos, again: bool, hint: str, crumb: bool = True) -> None:
         """Keep where the key ending `path` is written; `again`, a `duplicate-key` error."""
@@ -156,18 +142,10 @@ def breadcrumb(
     shown is the one in the file, even when an earlier item was left out (`schema.prune_invalid`).
     """
     shown_steps = written if written is not None and len(written) == len(path) else path
-    if display:
-        for cut in range(len(path), 0, -1):
-            shown = display.get(path[:cut])
-            if shown is not None:
-                below = reduce(_child, path[:cut], data)
-                rest = breadcrumb(below, path[cut:], None, shown_steps[cut:])
-                if not rest:
-                    return shown
-                return shown + (rest if rest.startswith("[") else "." + rest)
-    text = ""
-    node = data
-    for step, shown_step in zip(path, shown_steps, strict=True):
+    cut = next((c for c in range(len(path), 0, -1) if display and path[:c] in display), 0)
+    text = display[path[:cut]] if display and cut else ""  # a translated name, as written
+    node = reduce(_child, path[:cut], data)
+    for step, shown_step in zip(path[cut:], shown_steps[cut:], strict=True):
         if isinstance(step, int):
             name = _item_name(_child(node, step)) if isinstance(node, list) else None
             text += f".{name}" if name and text else name if name else f"[{shown_step}]"
@@ -207,18 +185,6 @@ class PositionIndex:
                 return layer
         return None
 
-    def locate(self, path: Path, at_key: bool = False) -> tuple[SourceDoc | None, Pos]:
-        """The layer and position of `path`, or of its nearest written ancestor."""
-        for cut in range(len(path), -1, -1):
-            sub = path[:cut]
-            layer = self.owner(sub) if sub else None
-            if layer is not None:
-                if at_key and cut == len(path) and sub in layer.key_positions:
-                    return layer, layer.key_positions[sub]
-                return layer, layer.positions[sub]
-        last = self.layers[-1] if self.layers else None
-        return last, (1, 1)
-
     def finding(
         self,
         data: Any,
@@ -229,8 +195,14 @@ class PositionIndex:
         code: str = "",
         at_key: bool = False,
     ) -> Finding:
-        """A finding about `path` of the merged `data`, placed where it was written."""
-        layer, (line, col) = self.locate(path, at_key)
+        """A finding about `path` of the merged `data`, placed where it was written (its key with
+        `at_key`), else where its nearest written ancestor was."""
+        layer, (line, col) = (self.layers[-1] if self.layers else None), (1, 1)
+        for cut in range(len(path), 0, -1):
+            if (owner := self.owner(path[:cut])) is not None:
+                written = owner.key_positions if at_key and cut == len(path) else owner.positions
+                layer, (line, col) = owner, written.get(path[:cut], owner.positions[path[:cut]])
+                break
         name = layer.name if layer is not None else "<rules>"
         display = layer.display if layer is not None else None
         crumb = breadcrumb(data, path, display, _as_written(layer, path))
@@ -256,18 +228,23 @@ _STR, _INT, _FLOAT, _BOOL, _NULL, _MERGE, _SEQ, _MAP = (
 )
 # YAML 1.2 core schema: a plain scalar's tag is the first of these it matches, else str
 _IMPLICIT = {
-    tag: re.compile(pattern)
-    for tag, pattern in (
-        (_BOOL, r"^(?:true|True|TRUE|false|False|FALSE)$"),
-        (_INT, r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$"),
-        (
-            _FLOAT,
-            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        ),
-        (_NULL, r"^(?:~|null|Null|NULL|)$"),
-        (_MERGE, r"^(?:<<)$"),
-    )
+    _BOOL: re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    _INT: re.compile(r"^(?:[-+]?[0-9]+|0x[0-9a-fA-F]+)$"),
+    _FLOAT: re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    _NULL: re.compile(r"^(?:~|null|Null|NULL|)$"),
+    _MERGE: re.compile(r"^(?:<<)$"),
+}
+# The value of a scalar of each tag (its text matches the tag's pattern). An integer is decimal
+# (a leading zero is not octal) or 0x hex.
+_CONSTRUCT: dict[str, Any] = {
+    _STR: str,
+    _INT: lambda text: int(text[2:], 16) if text.startswith("0x") else int(text, 10),
+    _FLOAT: lambda text: float(text.lower().replace(".inf", "inf").replace(".nan", "nan")),
+    _BOOL: lambda text: text.lower() == "true",
+    _NULL: lambda text: None,
 }
 # libyaml's parser is ~10x faster; its events and positions are the same
 FAST_LOADER: type | None = yaml.CSafeLoader if yaml.__with_libyaml__ else None
@@ -308,12 +285,9 @@ class _YamlReader:
                 if isinstance(event, yaml.DocumentStartEvent):
                     documents += 1
                     if documents > 1:
-                        raise Stop(
-                            _pos(event.start_mark),
-                            "more than one YAML document in the file",
-                            "a rules file holds exactly one document; remove the second `---`",
-                            "multiple-documents",
-                        )
+                        message = "more than one YAML document in the file"
+                        hint = "a rules file holds exactly one document; remove the second `---`"
+                        raise Stop(_pos(event.start_mark), message, hint, "multiple-documents")
                 elif isinstance(event, yaml.NodeEvent):
                     self.doc.data = self.node(event, (), 0)[0]
         except Stop as stop:
@@ -327,24 +301,19 @@ class _YamlReader:
     def syntax_error(self, exc: Exception) -> tuple[Pos, str, str]:
         if isinstance(exc, yaml.MarkedYAMLError):
             context = f" ({exc.context})" if exc.context else ""
-            return (
-                _pos(exc.problem_mark or exc.context_mark),
-                f"YAML syntax error: {exc.problem or 'invalid YAML'}{context}",
-                "check indentation, quoting and brackets near this position",
-            )
+            message = f"YAML syntax error: {exc.problem or 'invalid YAML'}{context}"
+            hint = "check indentation, quoting and brackets near this position"
+            return _pos(exc.problem_mark or exc.context_mark), message, hint
         if isinstance(exc, yaml.YAMLError):  # ReaderError
             code = getattr(exc, "character", None)
-            return (
-                text_position(self.text, getattr(exc, "position", 0)),
-                f"character {f'U+{code:04X}' if isinstance(code, int) else '(unknown)'} "
-                "is not allowed in a YAML text",
-                "remove control characters; a rules file is UTF-8 text",
-            )
-        return (  # PyYAML's scanner raises ValueError or OverflowError for these
-            _pos(getattr(self.events, "get_mark", lambda: None)()),
-            "YAML syntax error: an escape names a character beyond U+10FFFF",
-            "a \\U escape takes 8 hex digits up to 0010FFFF",
-        )
+            shown = f"U+{code:04X}" if isinstance(code, int) else "(unknown)"
+            message = f"character {shown} is not allowed in a YAML text"
+            hint = "remove control characters; a rules file is UTF-8 text"
+            return text_position(self.text, getattr(exc, "position", 0)), message, hint
+        # PyYAML's scanner raises ValueError or OverflowError for these
+        message = "YAML syntax error: an escape names a character beyond U+10FFFF"
+        hint = "a \\U escape takes 8 hex digits up to 0010FFFF"
+        return _pos(getattr(self.events, "get_mark", lambda: None)()), message, hint
 
     def node(self, event: Any, path: Path, depth: int) -> tuple[Any, int]:
         """The value `event` starts, read to its end, and how many values it holds."""
@@ -357,12 +326,8 @@ class _YamlReader:
         else:
             check_depth(depth, pos, "a rules file is never this deep; flatten the document")
             if event.tag not in (None, "!", _SEQ, _MAP):
-                self.doc.error(
-                    pos,
-                    f"unsupported YAML tag {event.tag!r}",
-                    "rules files use plain lists and mappings",
-                    "yaml-tag",
-                )
+                hint = "rules files use plain lists and mappings"
+                self.doc.error(pos, f"unsupported YAML tag {event.tag!r}", hint, "yaml-tag")
             self.doc.positions[path] = pos
             self.open.append(event.anchor)
             if isinstance(event, yaml.SequenceStartEvent):
@@ -380,54 +345,34 @@ class _YamlReader:
 
     def alias(self, name: str | None, path: Path, pos: Pos) -> tuple[Any, int]:
         if name in self.open:
-            raise Stop(
-                pos,
-                f"recursive alias *{name} (it refers to a value that contains it)",
-                "rules cannot be recursive",
-                "yaml-alias",
-            )
+            message = f"recursive alias *{name} (it refers to a value that contains it)"
+            raise Stop(pos, message, "rules cannot be recursive", "yaml-alias")
         if name not in self.anchors:
-            raise Stop(
-                pos, f"undefined alias *{name}", f"define &{name} before using it", "yaml-alias"
-            )
+            hint = f"define &{name} before using it"
+            raise Stop(pos, f"undefined alias *{name}", hint, "yaml-alias")
         value, size = self.anchors[name]
         self.alias_nodes += size
         if self.alias_nodes > MAX_ALIAS_NODES:
-            raise Stop(
-                pos,
-                f"aliases expand to more than {MAX_ALIAS_NODES} values",
-                "this looks like an alias bomb ('billion laughs'); write the values out",
-                "alias-bomb",
-            )
+            message = f"aliases expand to more than {MAX_ALIAS_NODES} values"
+            hint = "this looks like an alias bomb ('billion laughs'); write the values out"
+            raise Stop(pos, message, hint, "alias-bomb")
         self.doc.positions[path] = pos
         return copy_tree(value), size
 
     def scalar(self, event: Any, pos: Pos) -> Any:
-        tag = _resolve(event)
-        if tag not in (_STR, _INT, _FLOAT, _BOOL, _NULL):
-            self.doc.error(
-                pos,
-                f"unsupported YAML tag {tag!r}",
-                "rules files use plain strings, numbers, booleans, lists and mappings",
-                "yaml-tag",
-            )
+        tag, text = _resolve(event), event.value
+        if tag not in _CONSTRUCT:
+            hint = "rules files use plain strings, numbers, booleans, lists and mappings"
+            self.doc.error(pos, f"unsupported YAML tag {tag!r}", hint, "yaml-tag")
             tag = _STR
-        if tag in (_INT, _FLOAT) and (too_long := long_number(event.value, pos)):
+        if tag in (_INT, _FLOAT) and (too_long := long_number(text, pos)):
             self.doc.error(*too_long.args)
             tag = _STR  # kept as text so reading goes on; the error above rejects the file
-        if tag != _STR and not _IMPLICIT[tag].match(event.value):
-            self.doc.error(  # an explicit tag on a value it does not fit, e.g. `!!bool maybe`
-                pos,
-                f"{event.value!r} is not a value of its tag !!{tag.rpartition(':')[2]}",
-                "write a value of that type, or drop the tag",
-                "yaml-tag",
-            )
+        if tag != _STR and not _IMPLICIT[tag].match(text):  # e.g. `!!bool maybe`
+            message = f"{text!r} is not a value of its tag !!{tag.rpartition(':')[2]}"
+            self.doc.error(pos, message, "write a value of that type, or drop the tag", "yaml-tag")
             tag = _STR
-        if tag == _INT:  # decimal (a leading zero is not octal) or 0x hex
-            text = str(event.value)
-            return int(text[2:], 16) if text.startswith("0x") else int(text, 10)
-        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-        return SafeConstructor.yaml_constructors[tag](self.events, node)
+        return _CONSTRUCT[tag](text)
 
     def mapping(self, path: Path, depth: int) -> tuple[dict[str, Any], int]:
         """A mapping's items, merge keys (`<<`) applied, and how many values it holds."""
@@ -447,40 +392,26 @@ class _YamlReader:
                     for k, v in source.items():
                         merged.setdefault(k, v)
             else:
-                self.doc.error(
-                    pos,
-                    "a merge key (<<) takes a mapping or a list of mappings",
-                    "use `<<: *anchor` with an anchored mapping",
-                    "yaml-merge",
-                    path=path,
-                )
+                message = "a merge key (<<) takes a mapping or a list of mappings"
+                hint = "use `<<: *anchor` with an anchored mapping"
+                self.doc.error(pos, message, hint, "yaml-merge", path=path)
         return merged | value, size
 
     def key(self, event: Any, mapping: dict[str, Any], path: Path, pos: Pos) -> str:
         """A key's text (`<<` for a merge key), checked; its position is kept."""
         if isinstance(event, yaml.AliasEvent):
-            raise Stop(
-                pos, "an alias cannot be used as a mapping key", "write the key out", "yaml-alias"
-            )
+            message = "an alias cannot be used as a mapping key"
+            raise Stop(pos, message, "write the key out", "yaml-alias")
         if not isinstance(event, yaml.ScalarEvent):
-            raise Stop(
-                pos,
-                "a mapping key must be a plain string, not a list or mapping",
-                "write the key as text",
-                "key-type",
-            )
+            message = "a mapping key must be a plain string, not a list or mapping"
+            raise Stop(pos, message, "write the key as text", "key-type")
         text: str = event.value
         tag = _resolve(event)
         if tag == _MERGE:
             return "<<"
         if tag != _STR:
-            self.doc.error(
-                pos,
-                f"key {text if text else '(empty)'!r} is not a string",
-                f"quote it: '{text}'",
-                "key-type",
-                path=path,
-            )
+            message = f"key {text if text else '(empty)'!r} is not a string"
+            self.doc.error(pos, message, f"quote it: '{text}'", "key-type", path=path)
         hint = "YAML keeps only the last value; remove one of them"
         self.doc.note_key(path + (text,), pos, text in mapping, hint)
         return text
@@ -513,12 +444,9 @@ def check_text(text: str, doc: SourceDoc) -> bool:
     found = _SURROGATE.search(text)
     if found is None:
         return True
-    doc.error(
-        text_position(text, found.start()),
-        f"lone surrogate U+{ord(found.group()):04X} (half of a character) in the text",
-        "rules text must be valid Unicode; fix the character",
-        "encoding",
-    )
+    message = f"lone surrogate U+{ord(found.group()):04X} (half of a character) in the text"
+    hint = "rules text must be valid Unicode; fix the character"
+    doc.error(text_position(text, found.start()), message, hint, "encoding")
     return False
 
 
@@ -530,12 +458,9 @@ def check_values(doc: SourceDoc) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 if isinstance(key, str) and _SURROGATE.search(key):
-                    doc.error(
-                        doc.key_positions.get(path + (key,), doc.positions.get(path, (1, 1))),
-                        "lone surrogate (half of a character) in a key",
-                        "fix the key",
-                        "encoding",
-                    )
+                    where = doc.key_positions.get(path + (key,), doc.positions.get(path, (1, 1)))
+                    message = "lone surrogate (half of a character) in a key"
+                    doc.error(where, message, "fix the key", "encoding")
                     continue
                 stack.append((path + (key,), item))
         elif isinstance(value, list):
@@ -558,15 +483,29 @@ def copy_tree(value: Any) -> Any:
     return value
 
 
-def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
-    """A copy of a Python value with mappings as dicts and tuples as lists.
+def _safe_repr(value: Any) -> str:
+    """A short repr that never raises (a key may be any object, even a huge integer)."""
+    if is_int(value) and abs(value) > 10**30:
+        return "(a very large integer)"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a hostile __repr__ must not break loading
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
+    """A source doc for an in-memory mapping, copied with mappings as dicts and tuples as lists;
+    every path is at 0:0 (no position).
 
     A value of more than `MAX_VALUES` values (shared sub-trees counted per place), nested
-    deeper than `MAX_DEPTH` or containing itself is an error in `doc`; the copy is None.
+    deeper than `MAX_DEPTH` or containing itself is an error, and the doc has no data.
     """
-    copied = 0
+    doc, copied = SourceDoc(name), 0
+    bad_keys: list[tuple[Path, Any]] = []  # (path, key) of each key that is not a string
 
-    def copy(value: Any, depth: int, ancestors: tuple[int, ...]) -> Any:
+    def copy(value: Any, path: Path | None, ancestors: tuple[int, ...]) -> Any:
+        """The copy of `value` at `path` (None below a key that is not a string: unplaced)."""
         nonlocal copied
         copied += 1
         if copied > MAX_VALUES:
@@ -577,27 +516,37 @@ def plain_copy(mapping: Any, doc: SourceDoc) -> Any:
                 "once per place they appear",
                 "too-large",
             )
+        if path is not None:
+            doc.positions[path] = (0, 0)
         if not isinstance(value, (Mapping, list, tuple)):
             return value
         if id(value) in ancestors:
-            raise Stop(
-                (0, 0),
-                "the mapping contains itself (a cycle)",
-                "rules are a tree of plain values",
-                "cycle",
-            )
-        check_depth(depth, (0, 0), "a rules document is never this deep")
+            message = "the mapping contains itself (a cycle)"
+            raise Stop((0, 0), message, "rules are a tree of plain values", "cycle")
+        check_depth(len(ancestors), (0, 0), "a rules document is never this deep")
+        keyed = isinstance(value, Mapping)
         items = list(value.items() if isinstance(value, Mapping) else enumerate(value))
+        for key in value if keyed else ():
+            if path is not None and isinstance(key, str):
+                doc.key_positions[path + (key,)] = (0, 0)
+            elif path is not None:
+                bad_keys.append((path, key))
         result = dict.fromkeys(key for key, _ in items)
         for key, item in reversed(items):  # last first: the order the checks always ran in
-            result[key] = copy(item, depth + 1, ancestors + (id(value),))
-        return result if isinstance(value, Mapping) else list(result.values())
+            below = None if path is None or (keyed and not isinstance(key, str)) else path + (key,)
+            result[key] = copy(item, below, ancestors + (id(value),))
+        return result if keyed else list(result.values())
 
     try:
-        return copy(mapping, 0, ())
+        doc.data = copy(mapping, (), ())
     except Stop as stop:
         doc.error(*stop.args)
-        return None
+        return doc
+    for path, key in bad_keys:
+        message = f"key {_safe_repr(key)} is not a string"
+        doc.error((0, 0), message, "use string keys", "key-type", path=path)
+    check_values(doc)
+    return doc
 
 
 @dataclass(frozen=True)
@@ -639,17 +588,12 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
 def effective_config(
     data: Mapping[str, Any], agent: str | None = None
 ) -> tuple[dict[str, Any], list[Repair]]:
-    """The config one agent runs with (no `agents` key) and the repairs it needed.
-
-    An unknown agent (or None) gets the global blocks only.
-    """
+    """The config one agent runs with (no `agents` key) and the repairs it needed; an unknown
+    agent (or None) gets the global blocks only."""
     agents = data.get("agents")
     block = agents.get(agent) if agent is not None and isinstance(agents, Mapping) else None
     globals_only = {k: v for k, v in data.items() if k != "agents"}
-    if isinstance(block, Mapping):
-        config = deep_merge(globals_only, block)
-    else:
-        config = copy_tree(globals_only)
+    config = deep_merge(globals_only, block if isinstance(block, Mapping) else {})
     loop = config.get("loop_detection")
     repairs: list[Repair] = []
     if isinstance(loop, dict):  # raise critical, then the breaker, until the order holds
