@@ -70,7 +70,8 @@ def target_of(args: Any) -> str:
 
 class FuzzyWindow(TurnWindow):
     """The window, and what comparisons learnt about its texts (`Sketch`es by seq; never
-    stored: they are rebuilt from the texts on demand)."""
+    stored: they are rebuilt from the texts on demand; between calls without their exact gram
+    sets, which are many times larger than the texts)."""
 
     __slots__ = ("sketches",)
 
@@ -79,10 +80,15 @@ class FuzzyWindow(TurnWindow):
         self.sketches: dict[int, Sketch] | None = None  # (None while empty: idle sessions)
 
     def keep(self, item: Any, sketch: Sketch) -> None:
-        """Push an item with its sketch, forgetting the sketches of dropped items."""
+        """Push an item with its sketch, forgetting the sketches of dropped items and the exact
+        gram sets of the others."""
         self.push(item)
-        self.table()[item[_SEQ]] = sketch
+        sketches = self.table()
+        sketches[item[_SEQ]] = sketch
         self.forget()
+        for kept in sketches.values():
+            if kept.exact is not None:
+                kept.release()
 
     def table(self) -> dict[int, Sketch]:
         """The sketches by seq (made on first use)."""

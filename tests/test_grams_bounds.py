@@ -58,7 +58,7 @@ def check_pair(a: str, b: str, sketch_a: Sketch, sketch_b: Sketch, threshold: fl
     assert low - 1e-12 <= value <= high + 1e-12
     # what the sketches learnt stays true
     for sketch, exact in ((sketch_a, exact_a), (sketch_b, exact_b)):
-        assert 0 <= sketch.low <= len(exact) <= sketch.size_high()
+        assert 0 <= sketch.low <= len(exact) <= sketch.high
 
 
 ALPHABETS = {
