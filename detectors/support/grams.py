@@ -27,7 +27,6 @@ from loopguard.detectors.support.lanes import NARROW, unmatched
 SAMPLE_CHARS = 16384  # longer texts are compared by their head and tail (see above)
 EXACT_BELOW = 256  # texts shorter than this are compared by their exact sets (cheap enough)
 NEAR = 0.05  # texts whose lengths differ by more than threshold - NEAR are not aligned
-ROOM = 4  # a size bound is raised to ROOM times what one comparison needs (see `_near`)
 
 
 def sample(text: str) -> str:
@@ -101,12 +100,13 @@ class Sketch:
     """What is known about one text's gram set, filled in as comparisons need it.
 
     `text` is the sampled text (None for a set stored without it); `low` <= |gram set| <=
-    `high`; `exact` the gram set while comparisons need it; `number` the text as an integer of
-    `bits`-wide lanes (see `lanes`), `narrow` False once it proved to go beyond Latin-1;
-    `links` the similarity intervals to older calls' texts, by their seq (for `triangle`).
+    `high`; `exact` the gram set while comparisons need it; `raw` the text encoded `bits` a
+    character and `number` the same as an integer (see `lanes`), `narrow` False once it
+    proved to go beyond Latin-1; `links` the similarity intervals to older calls' texts, by
+    their seq (for `triangle`).
     """
 
-    __slots__ = ("text", "exact", "low", "high", "number", "bits", "narrow", "links")
+    __slots__ = ("text", "exact", "low", "high", "raw", "bits", "number", "narrow", "links")
 
     def __init__(self, text: str | None, exact: frozenset[Any] | None = None) -> None:
         self.text = text
@@ -117,8 +117,9 @@ class Sketch:
             size = len(text or "")
             self.low = 1 if size else 0  # a text has at least one gram, at most one a position
             self.high = max(size - 2, 1) if size else 0
-        self.number = 0
-        self.bits = 0  # (not read yet)
+        self.raw = b""
+        self.bits = 0  # (not encoded yet)
+        self.number: int | None = None
         self.narrow = True  # (until its text proves not to be Latin-1)
         self.links: dict[int, tuple[float, float]] = {}
 
@@ -142,9 +143,9 @@ class Sketch:
         if self.text is not None:
             self.exact = None
 
-    def lanes(self, bits: int) -> int | None:
-        """The text as an integer, character i in lane i of `bits` bits (`lanes.NARROW`: None
-        when the text goes beyond Latin-1)."""
+    def encoded(self, bits: int) -> bytes | None:
+        """The text's bytes, `bits` a character: Latin-1 for `lanes.NARROW` (None when the text
+        goes beyond it), UTF-32 for `lanes.WIDE`."""
         if self.bits != bits:
             text = self.text or ""
             if bits == NARROW:
@@ -157,7 +158,14 @@ class Sketch:
                     return None
             else:
                 raw = text.encode("utf-32-le", "surrogatepass")
-            self.number, self.bits = int.from_bytes(raw, "little"), bits
+            self.raw, self.bits, self.number = raw, bits, None
+        return self.raw
+
+    def lanes(self, bits: int) -> int:
+        """The text as an integer, character i in lane i of `bits` bits (`encoded(bits)` read
+        as one little-endian number; 0 when there is no such encoding)."""
+        if self.number is None or self.bits != bits:
+            self.number = int.from_bytes(self.encoded(bits) or b"", "little")
         return self.number
 
     def count_to(self, needed: int) -> None:
@@ -221,16 +229,16 @@ def _near(a: Sketch, b: Sketch, threshold: float) -> float:
 
     def enough(miss_a: int, miss_b: int) -> bool:
         """Whether the bound proves it (so refining can stop), once A's size bound is as large
-        as it needs to be: g >= (u_A + t u_B) / (1 - t), counted with ROOM to spare, as the
-        bound is passed on down a chain of edits (less what each edit changed)."""
+        as it can be when that would prove it, g >= (u_A + t u_B) / (1 - t): the exact size,
+        counted, as the bound is passed on down a chain of edits (less what each one changed,
+        so the larger it starts, the longer it lasts)."""
         nonlocal counted
         if proves(miss_a, miss_b):
             return True
         if not counted:
             counted = True
-            needed = int((miss_a + at_least * miss_b) / (1 - at_least)) + 1
-            if needed <= a.high:
-                a.count_to(min(a.high, ROOM * needed))
+            if (miss_a + at_least * miss_b) / (1 - at_least) < a.high:
+                a.count_to(a.high)
                 return proves(miss_a, miss_b)
         return False
 

@@ -31,17 +31,20 @@ _ones: dict[int, int] = {}  # lane bits -> the lowest bit of each of MOST_LANES 
 
 
 class Texts(Protocol):
-    """What `unmatched` reads of a text: the text and its lanes (see `grams.Sketch`)."""
+    """What `unmatched` reads of a text: the text, its bytes and its lanes (`grams.Sketch`)."""
 
     text: str | None
 
-    def lanes(self, bits: int) -> int | None: ...
+    def encoded(self, bits: int) -> bytes | None: ...
+
+    def lanes(self, bits: int) -> int: ...
 
 
 def unmatched(a: Texts, b: Texts, enough: Callable[[int, int], bool]) -> tuple[int, int]:
     """Gram positions of A and of B not shown to occur in the other text, at most; refined
     only until `enough(of_a, of_b)` says the bound they give is proved. Texts of 3+ characters."""
-    x, y, bits = _pair(a, b)
+    bits = _width(a, b)
+    x, y = a.lanes(bits), b.lanes(bits)
     text_a, text_b = a.text or "", b.text or ""
     size_a, size_b = len(text_a), len(text_b)
     if size_a == size_b:
@@ -73,11 +76,12 @@ def unmatched(a: Texts, b: Texts, enough: Callable[[int, int], bool]) -> tuple[i
 
 
 def _one_shift(x: int, y: int, text_a: str, text_b: str, bits: int) -> tuple[int, int] | None:
-    """The bound for B as A with one insertion or deletion (and substitutions): A[:cut] against
-    B at offset 0, A[cut:] against B shifted by the length difference, at the cut where the
-    texts switch from one alignment to the other; None when no such cut shows."""
+    """The bound for B as A with one insertion or deletion (and substitutions): both texts
+    compared unshifted before the cut where they switch from one alignment to the other, and
+    shifted by the length difference after the inserted (or deleted) characters; None when no
+    such cut shows."""
     delta = len(text_b) - len(text_a)
-    low, high = max(0, -delta), len(text_a)  # the cut is between low (offset 0) and high
+    low, high = max(0, -delta), min(len(text_a), len(text_b))  # the cut lies in between
     while high - low > 2 * WINDOW:
         middle = (low + high) // 2
         side = _side(text_a, text_b, middle, delta)
@@ -93,10 +97,11 @@ def _one_shift(x: int, y: int, text_a: str, text_b: str, bits: int) -> tuple[int
     cut = low
     while cut < high and text_a[cut] == text_b[cut]:
         cut += 1
+    after_a, after_b = cut + max(-delta, 0), cut + max(delta, 0)  # past what only one text has
     head = (x ^ y) & ((1 << (bits * cut)) - 1)
-    tail = (x >> (bits * cut)) ^ (y >> (bits * (cut + delta)))
+    tail = (x >> (bits * after_a)) ^ (y >> (bits * after_b))
     differ = 3 * (head.bit_count() + tail.bit_count()) + 2  # (+ the grams across the cut)
-    return differ, differ + max(delta, 0)  # (B's inserted characters are matched by nothing)
+    return differ + max(-delta, 0), differ + max(delta, 0)
 
 
 def _side(text_a: str, text_b: str, at: int, delta: int) -> int | None:
@@ -109,17 +114,12 @@ def _side(text_a: str, text_b: str, at: int, delta: int) -> int | None:
     return None
 
 
-def _pair(a: Texts, b: Texts) -> tuple[int, int, int]:
-    """Both texts' lanes, of one width (narrow when both are Latin-1), and that width."""
-    x, y = a.lanes(NARROW), b.lanes(NARROW)
-    if x is None or y is None:
-        x, y = a.lanes(WIDE), b.lanes(WIDE)
-        assert x is not None and y is not None  # (any text has wide lanes)
-        return x, y, WIDE
-    return x, y, NARROW
+def _width(a: Texts, b: Texts) -> int:
+    """The lane width both texts can be read in: narrow when both are Latin-1."""
+    return NARROW if a.encoded(NARROW) is not None and b.encoded(NARROW) is not None else WIDE
 
 
-def ones(count: int, bits: int) -> int:
+def ones_of(count: int, bits: int) -> int:
     """The lowest bit of each of the first `count` lanes set."""
     full = _ones.get(bits)
     if full is None:
@@ -138,7 +138,7 @@ def _shared(x: int, y: int, offset: int, size_a: int, size_b: int, bits: int) ->
     while shift:  # fold each lane onto its lowest bit: 1 where the characters differ
         diff |= diff >> shift
         shift //= 2
-    lanes = ones(stop, bits) ^ ones(start, bits)
+    lanes = ones_of(stop, bits) ^ ones_of(start, bits)
     same = lanes ^ (diff & lanes)
     return same & (same >> bits) & (same >> (2 * bits))
 
@@ -147,7 +147,7 @@ def _probe(text_a: str, text_b: str, shown: int, bits: int, tried: set[int]) -> 
     """Offsets at which the middle of one of A's longest unmatched stretches occurs in B, near
     the offsets tried so far (an edit that shifted the rest of the text), new ones only."""
     positions = len(text_a) - 2
-    open_lanes = ones(positions, bits) ^ shown
+    open_lanes = ones_of(positions, bits) ^ shown
     flags = open_lanes.to_bytes(bits // 8 * positions, "little")[:: bits // 8]
     stretches: list[tuple[int, int]] = []
     start = flags.find(b"\x01" * PROBE_RUN)
