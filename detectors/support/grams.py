@@ -196,10 +196,19 @@ def judge(a: Sketch, b: Sketch, threshold: float) -> tuple[bool, float, float]:
     if high < threshold - EPS:
         return False, 0.0, high
     size_a, size_b = len(text_a), len(text_b)
-    if min(size_a, size_b) >= max(EXACT_BELOW, (threshold - NEAR) * max(size_a, size_b)):
+    if min(size_a, size_b) < EXACT_BELOW:
+        return _exactly(a, b, threshold)
+    if min(size_a, size_b) >= (threshold - NEAR) * max(size_a, size_b):
         low = _near(a, b, threshold)
         if low >= threshold + EPS:
             return True, low, high
+    # Before the sets, their exact sizes: counted at half the cost, and kept (two numbers),
+    # they tell many unrelated texts of one length apart for the rest of the window.
+    a.count_to(a.high)
+    b.count_to(b.high)
+    high = min(a.high, b.high) / max(a.low, b.low, 1)
+    if high < threshold - EPS:
+        return False, 0.0, high
     return _exactly(a, b, threshold)
 
 
