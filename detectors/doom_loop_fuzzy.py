@@ -87,7 +87,7 @@ class FuzzyWindow(TurnWindow):
         sketches[item[_SEQ]] = sketch
         self.forget()
         for kept in sketches.values():
-            if kept.exact is not None:
+            if kept.exact is not None or kept.codes is not None:
                 kept.release()
 
     def table(self) -> dict[int, Sketch]:

@@ -23,6 +23,8 @@ from loopguard.detectors.support.grams import (
     SAMPLE_CHARS,
     Sketch,
     distinct,
+    gram_codes,
+    gram_map,
     grams,
     jaccard,
     judge,
@@ -242,3 +244,20 @@ assert "numpy" not in sys.modules, "comparing long texts"
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_gram_maps_bound_the_missing_grams() -> None:
+    """A bit of A's map missing from B's is a gram of A missing from B; a map's popcount is at
+    most the set's size."""
+    rng = random.Random(13)
+    for alphabet in ("letters", "json", "latin"):
+        chars = ALPHABETS[alphabet]
+        a = "".join(rng.choices(chars, k=3000))
+        for b in (edited(a, rng, 20, chars), "".join(rng.choices(chars, k=3000))):
+            map_a = gram_map(a.encode("latin-1"))
+            map_b = gram_map(b.encode("latin-1"))
+            assert (map_a & ~map_b).bit_count() <= len(grams(a) - grams(b))
+            assert map_a.bit_count() <= len(grams(a))
+            assert gram_codes(a.encode("latin-1")) and len(gram_codes(b.encode("latin-1"))) == len(
+                grams(b)
+            )

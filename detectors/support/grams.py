@@ -46,16 +46,44 @@ def grams(text: str) -> frozenset[tuple[str, ...]]:
 
 
 def distinct(text: str) -> int:
-    """len(grams(text)) for a text of 3+ characters, counted without building tuples: the
-    grams of a Latin-1 text as 24-bit integers, its three bytes (about twice as fast)."""
+    """len(grams(text)) for a text of 3+ characters, counted without building tuples."""
     try:
         raw = text.encode("latin-1")
     except UnicodeEncodeError:
         return len(set(zip(text, text[1:], text[2:], strict=False)))
+    return len(gram_codes(raw))
+
+
+def gram_codes(raw: bytes) -> frozenset[int]:
+    """The grams of a Latin-1 text (3+ bytes) as 24-bit integers, their three bytes: the same
+    set as `grams`, about twice as fast to build."""
     count = len(raw) - 2
     codes = bytearray(4 * count)  # gram i in bytes 4i..4i+2 of a 32-bit integer
     codes[0::4], codes[1::4], codes[2::4] = raw[:count], raw[1 : count + 1], raw[2:]
-    return len(set(memoryview(codes).cast("I")))
+    return frozenset(memoryview(codes).cast("I"))
+
+
+_MIX_LOW = bytes((i * 167 + 13) % 256 for i in range(256))  # two permutations of the bytes
+_MIX_HIGH = bytes((i * 91 + 200) % 256 for i in range(256))
+
+
+def gram_map(raw: bytes) -> int:
+    """A 2^16-bit map with the bit of each gram of a Latin-1 text (3+ bytes) set: its hash is
+    its first two bytes, each mixed (XOR) with a permutation of the third; all of it in whole-
+    text integer operations but the setting of the bits."""
+    count = len(raw) - 2
+    third = raw[2:]
+    low = int.from_bytes(raw[:count], "little") ^ int.from_bytes(
+        third.translate(_MIX_LOW), "little"
+    )
+    high = int.from_bytes(raw[1 : count + 1], "little")
+    high ^= int.from_bytes(third.translate(_MIX_HIGH), "little")
+    slots = bytearray(2 * count)
+    slots[0::2], slots[1::2] = low.to_bytes(count, "little"), high.to_bytes(count, "little")
+    bits = bytearray(8192)
+    for slot in set(memoryview(slots).cast("H")):
+        bits[slot >> 3] |= 1 << (slot & 7)
+    return int.from_bytes(bits, "little")
 
 
 def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
@@ -100,17 +128,31 @@ class Sketch:
     """What is known about one text's gram set, filled in as comparisons need it.
 
     `text` is the sampled text (None for a set stored without it); `low` <= |gram set| <=
-    `high`; `exact` the gram set while comparisons need it; `raw` the text encoded `bits` a
-    character and `number` the same as an integer (see `lanes`), `narrow` False once it
-    proved to go beyond Latin-1; `links` the similarity intervals to older calls' texts, by
-    their seq (for `triangle`).
+    `high`; `exact` the gram set while comparisons need it (`codes` the same as integers);
+    `raw` the text encoded `bits` a character and `number` the same as an integer (see
+    `lanes`), `narrow` False once it proved to go beyond Latin-1; `map` its map of hashed
+    grams (`gram_map`); `links` the similarity intervals to older calls' texts, by their seq
+    (for `triangle`).
     """
 
-    __slots__ = ("text", "exact", "low", "high", "raw", "bits", "number", "narrow", "links")
+    __slots__ = (
+        "text",
+        "exact",
+        "codes",
+        "low",
+        "high",
+        "raw",
+        "bits",
+        "number",
+        "narrow",
+        "map",
+        "links",
+    )
 
     def __init__(self, text: str | None, exact: frozenset[Any] | None = None) -> None:
         self.text = text
         self.exact = exact
+        self.codes: frozenset[int] | None = None
         if exact is not None:
             self.low = self.high = len(exact)
         else:
@@ -121,6 +163,7 @@ class Sketch:
         self.bits = 0  # (not encoded yet)
         self.number: int | None = None
         self.narrow = True  # (until its text proves not to be Latin-1)
+        self.map: int | None = None
         self.links: dict[int, tuple[float, float]] = {}
 
     @classmethod
@@ -130,16 +173,23 @@ class Sketch:
             return cls(sample(kept))
         return cls(None, kept)
 
-    def gram_set(self) -> frozenset[Any]:
-        """The exact gram set (kept until `release`)."""
+    def gram_set(self, coded: bool = False) -> frozenset[Any]:
+        """The exact gram set, kept until `release`: of tuples, or `coded` as integers
+        (`gram_codes`, for a Latin-1 text)."""
+        if coded:
+            if self.codes is None:
+                self.codes = gram_codes(self.encoded(NARROW) or b"")
+                self.low = self.high = len(self.codes)
+            return self.codes
         if self.exact is None:
             self.exact = grams(self.text or "")
             self.low = self.high = len(self.exact)
         return self.exact
 
     def release(self) -> None:
-        """Drop the exact set (its size stays known): a window keeps its sketches between calls,
-        and a set takes about 100 times its text's size."""
+        """Drop the exact sets (their size stays known): a window keeps its sketches between
+        calls, and a set takes about 100 times its text's size."""
+        self.codes = None
         if self.text is not None:
             self.exact = None
 
@@ -167,6 +217,14 @@ class Sketch:
         if self.number is None or self.bits != bits:
             self.number = int.from_bytes(self.encoded(bits) or b"", "little")
         return self.number
+
+    def gram_map(self) -> int:
+        """The 2^16-bit map of the (Latin-1) text's hashed grams, 8 KiB kept between calls; its
+        popcount raises `low` (a collision only merges grams)."""
+        if self.map is None:
+            self.map = gram_map(self.encoded(NARROW) or b"")
+            self.low = max(self.low, self.map.bit_count())
+        return self.map
 
     def count_to(self, needed: int) -> None:
         """Raise `low` to `needed` if the set is that large, counting the distinct grams of
@@ -202,13 +260,16 @@ def judge(a: Sketch, b: Sketch, threshold: float) -> tuple[bool, float, float]:
         low = _near(a, b, threshold)
         if low >= threshold + EPS:
             return True, low, high
-    # Before the sets, their exact sizes: counted at half the cost, and kept (two numbers),
-    # they tell many unrelated texts of one length apart for the rest of the window.
-    a.count_to(a.high)
-    b.count_to(b.high)
-    high = min(a.high, b.high) / max(a.low, b.low, 1)
-    if high < threshold - EPS:
-        return False, 0.0, high
+    if a.encoded(NARROW) is not None and b.encoded(NARROW) is not None:
+        # Maps of hashed grams (kept between calls) tell unrelated texts apart: a bit in A's
+        # map and not in B's is at least one gram of A missing from B, so with d_A and d_B
+        # such bits, J <= I / (I + d_A + d_B) for I = min(|A| - d_A, |B| - d_B).
+        map_a, map_b = a.gram_map(), b.gram_map()
+        only_a, only_b = (map_a & ~map_b).bit_count(), (map_b & ~map_a).bit_count()
+        common = max(0, min(a.high - only_a, b.high - only_b))
+        high = min(high, common / (common + only_a + only_b or 1))
+        if high < threshold - EPS:
+            return False, 0.0, high
     return _exactly(a, b, threshold)
 
 
@@ -263,8 +324,13 @@ def _near(a: Sketch, b: Sketch, threshold: float) -> float:
 
 
 def _exactly(a: Sketch, b: Sketch, threshold: float) -> tuple[bool, float, float]:
-    """`similar` on the exact sets, and the similarity itself (as a tight interval)."""
-    set_a, set_b = a.gram_set(), b.gram_set()
+    """`similar` on the exact sets (as integer codes when both texts are long and Latin-1), and
+    the similarity itself (as a tight interval)."""
+    text_a, text_b = a.text or "", b.text or ""
+    if min(len(text_a), len(text_b)) >= EXACT_BELOW and a.encoded(NARROW) and b.encoded(NARROW):
+        set_a, set_b = a.gram_set(coded=True), b.gram_set(coded=True)
+    else:
+        set_a, set_b = a.gram_set(), b.gram_set()
     size_a, size_b = len(set_a), len(set_b)
     if not size_a or not size_b:
         return False, 0.0, 0.0

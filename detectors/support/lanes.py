@@ -23,7 +23,7 @@ PROBE_RUN = 32  # an unmatched stretch at least this long may be a shifted copy
 PROBE_CHARS = 16  # characters of a probe
 PROBE_REACH = 256  # how far beyond the offsets tried so far a probe is looked for
 WINDOW = 16  # characters compared to tell which side of a shift a position is on
-STRETCHES = 64  # unmatched stretches looked at per round (the longest are probed)
+STRETCHES = 16  # unmatched stretches looked at per round (the longest are probed)
 NARROW, WIDE = 8, 32  # lane bits: a Latin-1 character, any character (UTF-32)
 MOST_LANES = 16384  # the longest text compared (grams.SAMPLE_CHARS)
 
