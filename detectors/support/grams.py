@@ -63,25 +63,15 @@ def gram_codes(raw: bytes) -> frozenset[int]:
     return frozenset(memoryview(codes).cast("I"))
 
 
-_MIX_LOW = bytes((i * 167 + 13) % 256 for i in range(256))  # two permutations of the bytes
-_MIX_HIGH = bytes((i * 91 + 200) % 256 for i in range(256))
+_FIBONACCI = 0x9E3779B1  # hashing of a gram's code to 16 bits (Fibonacci hashing)
 
 
-def gram_map(raw: bytes) -> int:
-    """A 2^16-bit map with the bit of each gram of a Latin-1 text (3+ bytes) set: its hash is
-    its first two bytes, each mixed (XOR) with a permutation of the third; all of it in whole-
-    text integer operations but the setting of the bits."""
-    count = len(raw) - 2
-    third = raw[2:]
-    low = int.from_bytes(raw[:count], "little") ^ int.from_bytes(
-        third.translate(_MIX_LOW), "little"
-    )
-    high = int.from_bytes(raw[1 : count + 1], "little")
-    high ^= int.from_bytes(third.translate(_MIX_HIGH), "little")
-    slots = bytearray(2 * count)
-    slots[0::2], slots[1::2] = low.to_bytes(count, "little"), high.to_bytes(count, "little")
+def gram_map(codes: frozenset[int]) -> int:
+    """A 2^16-bit map with the bit of each gram code (`gram_codes`) set; a bit set in one map
+    and not in another stands for at least one gram the second set lacks."""
     bits = bytearray(8192)
-    for slot in set(memoryview(slots).cast("H")):
+    for code in codes:
+        slot = (code * _FIBONACCI & 0xFFFFFFFF) >> 16
         bits[slot >> 3] |= 1 << (slot & 7)
     return int.from_bytes(bits, "little")
 
@@ -219,11 +209,10 @@ class Sketch:
         return self.number
 
     def gram_map(self) -> int:
-        """The 2^16-bit map of the (Latin-1) text's hashed grams, 8 KiB kept between calls; its
-        popcount raises `low` (a collision only merges grams)."""
+        """The map of the (Latin-1) text's hashed grams, 8 KiB kept between calls, made from
+        its exact set (so its size is known from then on)."""
         if self.map is None:
-            self.map = gram_map(self.encoded(NARROW) or b"")
-            self.low = max(self.low, self.map.bit_count())
+            self.map = gram_map(self.gram_set(coded=True))
         return self.map
 
     def count_to(self, needed: int) -> None:
@@ -239,7 +228,10 @@ class Sketch:
             if count >= needed:
                 return
             chars = max(2 * chars, chars * needed // max(count, 1) + 64)
-        self.low = self.high = distinct(text)
+        if self.encoded(NARROW) is not None:
+            self.gram_set(coded=True)  # (kept until `release`, for `_exactly`)
+        else:
+            self.low = self.high = distinct(text)
 
 
 def judge(a: Sketch, b: Sketch, threshold: float) -> tuple[bool, float, float]:
@@ -261,9 +253,10 @@ def judge(a: Sketch, b: Sketch, threshold: float) -> tuple[bool, float, float]:
         if low >= threshold + EPS:
             return True, low, high
     if a.encoded(NARROW) is not None and b.encoded(NARROW) is not None:
-        # Maps of hashed grams (kept between calls) tell unrelated texts apart: a bit in A's
-        # map and not in B's is at least one gram of A missing from B, so with d_A and d_B
-        # such bits, J <= I / (I + d_A + d_B) for I = min(|A| - d_A, |B| - d_B).
+        # Maps of hashed grams, kept between calls with the exact sizes, tell texts that are
+        # alike but not near duplicates apart: a bit in A's map and not in B's is at least one
+        # gram of A missing from B, so with d_A and d_B such bits, J <= I / (I + d_A + d_B)
+        # for I = min(|A| - d_A, |B| - d_B).
         map_a, map_b = a.gram_map(), b.gram_map()
         only_a, only_b = (map_a & ~map_b).bit_count(), (map_b & ~map_a).bit_count()
         common = max(0, min(a.high - only_a, b.high - only_b))

@@ -24,6 +24,7 @@ PROBE_CHARS = 16  # characters of a probe
 PROBE_REACH = 256  # how far beyond the offsets tried so far a probe is looked for
 WINDOW = 16  # characters compared to tell which side of a shift a position is on
 STRETCHES = 16  # unmatched stretches looked at per round (the longest are probed)
+SHOWN_TO_PROBE = 0.25  # probing starts once this share of A's positions is matched
 NARROW, WIDE = 8, 32  # lane bits: a Latin-1 character, any character (UTF-32)
 MOST_LANES = 16384  # the longest text compared (grams.SAMPLE_CHARS)
 
@@ -69,6 +70,8 @@ def unmatched(a: Texts, b: Texts, enough: Callable[[int, int], bool]) -> tuple[i
         missing = (size_a - 2 - shown_a.bit_count(), size_b - 2 - shown_b.bit_count())
         if missing[0] < PROBE_RUN or enough(*missing):
             break
+        if missing[0] > (1 - SHOWN_TO_PROBE) * (size_a - 2):
+            break  # another text more than an edited copy: no shift to look for
         offsets = _probe(text_a, text_b, shown_a, bits, tried)
         if not offsets:
             break
