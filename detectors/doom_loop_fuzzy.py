@@ -55,12 +55,12 @@ _TARGET_CHARS = 200
 def target_of(args: Any) -> str:
     """What a write is aimed at: its arguments but the longest text (`path` of a
     `write_file`), or, for a single text, its first line (`cat > fix2.patch << EOF`)."""
-    if isinstance(args, Mapping) and args:
+    if (type(args) is dict or isinstance(args, Mapping)) and args:  # (a dict: no ABC check)
         texts = [(len(v), k) for k, v in args.items() if isinstance(v, str)]
         if len(args) > 1 or not texts:
             longest = max(texts)[1] if texts else None
             return repr(
-                sorted((str(k), repr(v)[:_TARGET_CHARS]) for k, v in args.items() if k != longest)
+                sorted([(str(k), repr(v)[:_TARGET_CHARS]) for k, v in args.items() if k != longest])
             )
         args = args[max(texts)[1]]
     if isinstance(args, str):
@@ -70,7 +70,8 @@ def target_of(args: Any) -> str:
 
 class FuzzyWindow(TurnWindow):
     """The window, and what comparisons learnt about its texts (`Sketch`es by seq; never
-    stored: they are rebuilt from the texts on demand)."""
+    stored: they are rebuilt from the texts on demand; between calls without their exact gram
+    sets, which are many times larger than the texts)."""
 
     __slots__ = ("sketches",)
 
@@ -79,10 +80,15 @@ class FuzzyWindow(TurnWindow):
         self.sketches: dict[int, Sketch] | None = None  # (None while empty: idle sessions)
 
     def keep(self, item: Any, sketch: Sketch) -> None:
-        """Push an item with its sketch, forgetting the sketches of dropped items."""
+        """Push an item with its sketch, forgetting the sketches of dropped items and the exact
+        gram sets of the others."""
         self.push(item)
-        self.table()[item[_SEQ]] = sketch
+        sketches = self.table()
+        sketches[item[_SEQ]] = sketch
         self.forget()
+        for kept in sketches.values():
+            if kept.exact is not None or kept.codes is not None:
+                kept.release()
 
     def table(self) -> dict[int, Sketch]:
         """The sketches by seq (made on first use)."""
@@ -224,25 +230,26 @@ class DoomLoopFuzzy(Detector):
         matched = [call.seq] if mine.text else []  # a call is as similar as it gets to itself
         trail = state.scratch.get(EXACT)  # what doom_loop_exact noted each call could change
         ref: bytes | None = None
-        threshold = cfg["similarity"]
+        threshold, enough, same = cfg["similarity"], cfg["threshold"], cfg["same"]
+        tool, round_, sketches = call.tool, call.round, kept.table()
         judged: dict[int, tuple[float, float]] = {}  # seq -> interval of the similarity
         for item in reversed(kept.items):
-            if len(matched) >= cfg["threshold"]:
+            if len(matched) >= enough:
                 break  # enough evidence: the rest cannot change the vote
-            if item[_TOOL] != call.tool or item[_ROUND] == call.round:
+            if item[_TOOL] != tool or item[_ROUND] == round_:
                 continue
             seq = item[_SEQ]
             if (
-                cfg["same"]
+                same
                 and trail is not None
                 and item[_TARGET] is not None
                 and item[_TARGET] != target
                 and not quiet(trail, seq)
             ):
                 continue  # a write that worked, aimed elsewhere: new, however similar
-            if not _similar(mine, seq, item[_GRAMS], kept.table(), judged, threshold):
+            if not _similar(mine, seq, item[_GRAMS], sketches, judged, threshold):
                 continue
-            if cfg["same"]:
+            if same:
                 entry = entry_of(state, seq)
                 shape = None if entry is None else entry.same_as
                 if shape is None:

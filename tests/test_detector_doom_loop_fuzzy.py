@@ -6,6 +6,7 @@ that only this detector can vote.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -256,3 +257,23 @@ def test_a_window_stored_before_targets_were_kept_still_loads() -> None:
     window = DoomLoopFuzzy().decode_scratch([0, 5, [["write_file", "short text", 3, 2]]])
     ((tool, _grams, seq, round_, target),) = window.items
     assert (tool, seq, round_, target) == ("write_file", 3, 2, None)
+
+
+def test_a_window_stored_with_code_point_arrays_still_loads() -> None:
+    """States saved while the detector kept NumPy arrays of gram codes (form "a": each gram's
+    three code points, 1-4 bytes each) load as the same gram sets."""
+    from binascii import b2a_base64
+
+    from loopguard.detectors.doom_loop_fuzzy import DoomLoopFuzzy
+
+    forms = []
+    for text, width in (("abcd", 1), ("ab中c", 2), ("a🙂bc", 4)):
+        points = [ord(c) for g in zip(text, text[1:], text[2:], strict=False) for c in g]
+        data = b"".join(p.to_bytes(width, sys.byteorder) for p in points)
+        forms.append((text, ["a", width, b2a_base64(data, newline=False).decode()]))
+    window = DoomLoopFuzzy().decode_scratch(
+        [0, 5, [["write_file", form, i, 0, None] for i, (_, form) in enumerate(forms)]]
+    )
+    assert [item[1] for item in window.items] == [grams(text) for text, _ in forms]
+    with pytest.raises(ValueError):
+        DoomLoopFuzzy().decode_scratch([0, 5, [["write_file", ["a", 1, "AAE="], 0, 0, None]]])

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loopguard.detectors.support.grams import ARRAY_FROM, grams, jaccard, similar
+from loopguard.detectors.support.grams import EXACT_BELOW, grams, jaccard, similar
 
 
 def plain(text: str) -> set[str]:
@@ -21,7 +21,7 @@ def expected(a: str, b: str) -> float:
 
 
 alphabet = st.sampled_from(list("ab中c 🙂x"))
-near_boundary = st.integers(min_value=0, max_value=ARRAY_FROM + 40)
+near_boundary = st.integers(min_value=0, max_value=EXACT_BELOW + 40)
 
 
 @pytest.mark.slow
