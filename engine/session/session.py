@@ -37,6 +37,14 @@ _MAX_OPEN = 256  # calls awaiting after_call remembered per session
 _new_decision = tuple.__new__  # Decision(*fields) without the keyword handling
 
 
+def _allowed(
+    tool: str, call_id: str | None, seq: int, turn: int, run_id: str | None, phase: str
+) -> Decision:
+    """What the aggregator decides without votes or faults, without building its arguments."""
+    fields = ("allow", (), None, tool, call_id, seq, turn, run_id, phase, None, False, False, ())
+    return _new_decision(Decision, fields)  # type: ignore[no-any-return]
+
+
 def _loggable(number: Any) -> int:
     """A host-made decision's number as the decision log line can print it (`%d`), else 0:
     an integer over 4,300 digits, or a text, made the log record fail."""
@@ -134,6 +142,8 @@ class Session:
         """Decide whether a tool call may run; records it in the history."""
         state, policy = self._state, self._policy
         name = tool if type(tool) is str else safe_str(tool)
+        cid = call_id if call_id is None or type(call_id) is str else safe_str(call_id)
+        rid = run_id if run_id is None or type(run_id) is str else safe_str(run_id)
         parsed = parse_args(args)
         canonical = canonical_text(parsed)
         digest = args_digest(name, canonical)
@@ -144,48 +154,34 @@ class Session:
                 and state.scratch.get("_closed_round") == state.round
             ):
                 # the rest of the batch a breaker closed: answered as aborted, never recorded
-                decision = answers.aborted(
-                    policy.config,
-                    state.lang,
-                    name,
-                    None if call_id is None else safe_str(call_id),
-                    state.turn,
-                    None if run_id is None else safe_str(run_id),
-                )
+                decision = answers.aborted(policy.config, state.lang, name, cid, state.turn, rid)
             else:
-                state.seq += 1
+                seq = state.seq = state.seq + 1
                 state.last_used = time.monotonic()
                 if not state.batch_open:
                     state.round += 1
-                call = Call(
-                    name,
-                    parsed,
-                    canonical,
-                    digest,
-                    state.seq,
-                    state.turn,
-                    None if run_id is None else safe_str(run_id),
-                    None if call_id is None else safe_str(call_id),
-                    state.round,
-                )
+                turn, batch = state.turn, state.round
+                call = Call(name, parsed, canonical, digest, seq, turn, rid, cid, batch)
                 faults: list[str] = []
                 # Repeat-only detectors run only for a call seen lately (one C-level digest scan).
                 seen = policy.repeat_checks and digest in state.digests
-                hooks = policy.seen_checks if seen else policy.checks
-                votes = self._votes(hooks, call, faults)
-                decision = policy.aggregator.decide(call, votes, faults, state, "before")
-                entry = HistoryEntry(
-                    call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round
+                votes = self._votes(policy.seen_checks if seen else policy.checks, call, faults)
+                decision = (
+                    policy.aggregator.decide(call, votes, faults, state, "before")
+                    if votes or faults
+                    else _allowed(name, cid, seq, turn, rid, "before")
                 )
-                if decision.action != "allow" and decision.action != "warn":
+                entry = HistoryEntry(seq, name, digest, rid, turn, cid, batch)
+                action = decision.action
+                if action != "allow" and action != "warn":
                     entry.outcome = VETO
                 append(state, entry, policy.history_size)
                 self._open(entry)
-                if decision.action == "breaker":
+                if action == "breaker":
                     self._close_tools()
                 elif state.turn_state is not None and state.turn_state.expectation is not None:
                     policy.turn_policy.observe_call(
-                        state.turn_state, name, parsed, decision.action != "critical"
+                        state.turn_state, name, parsed, action != "critical"
                     )
         if decision.action != "allow":
             self._notifier.decision(self.id, decision)
@@ -210,7 +206,7 @@ class Session:
         """
         state, policy = self._state, self._policy
         name = tool if type(tool) is str else safe_str(tool)
-        cid = None if call_id is None else safe_str(call_id)
+        cid = call_id if call_id is None or type(call_id) is str else safe_str(call_id)
         with state.lock:
             state.last_used = time.monotonic()
             faults: list[str] = []
@@ -219,24 +215,7 @@ class Session:
             if entry is None:
                 entry = self._unmatched(name, args, cid, run_id, early, faults)
             if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
-                return _new_decision(
-                    Decision,
-                    (
-                        "allow",
-                        (),
-                        None,
-                        name,
-                        entry.call_id,
-                        entry.seq,
-                        entry.turn,
-                        entry.run_id,
-                        "after",
-                        None,
-                        False,
-                        False,
-                        (),
-                    ),
-                )  # (what the aggregator decides without votes, without building the call)
+                return _allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
             call = Call(
                 name,
                 None,
@@ -269,7 +248,11 @@ class Session:
             if early:
                 votes = early + votes
             entry.unknown = call.unknown
-            decision = policy.aggregator.decide(call, votes, faults, state, "after")
+            decision = (
+                policy.aggregator.decide(call, votes, faults, state, "after")
+                if votes or faults
+                else _allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
+            )
             if decision.action == "breaker":
                 self._close_tools()
         if decision.action != "allow":
