@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from loopguard.decision import Decision, Vote
-from loopguard.detection.aggregator import log_decision
+from loopguard.detection.aggregator import allowed, log_decision
 from loopguard.detection.sandbox import vote_problem
 from loopguard.session import answers
 from loopguard.state.fingerprint import (
@@ -34,15 +34,6 @@ if TYPE_CHECKING:
     from loopguard.session.notifier import Notifier
 
 _MAX_OPEN = 256  # calls awaiting after_call remembered per session
-_new_decision = tuple.__new__  # Decision(*fields) without the keyword handling
-
-
-def _allowed(
-    tool: str, call_id: str | None, seq: int, turn: int, run_id: str | None, phase: str
-) -> Decision:
-    """What the aggregator decides without votes or faults, without building its arguments."""
-    fields = ("allow", (), None, tool, call_id, seq, turn, run_id, phase, None, False, False, ())
-    return _new_decision(Decision, fields)  # type: ignore[no-any-return]
 
 
 def _loggable(number: Any) -> int:
@@ -169,7 +160,7 @@ class Session:
                 decision = (
                     policy.aggregator.decide(call, votes, faults, state, "before")
                     if votes or faults
-                    else _allowed(name, cid, seq, turn, rid, "before")
+                    else allowed(name, cid, seq, turn, rid, "before")
                 )
                 entry = HistoryEntry(seq, name, digest, rid, turn, cid, batch)
                 action = decision.action
@@ -215,7 +206,7 @@ class Session:
             if entry is None:
                 entry = self._unmatched(name, args, cid, run_id, early, faults)
             if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
-                return _allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
+                return allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
             call = Call(
                 name,
                 None,
@@ -251,7 +242,7 @@ class Session:
             decision = (
                 policy.aggregator.decide(call, votes, faults, state, "after")
                 if votes or faults
-                else _allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
+                else allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
             )
             if decision.action == "breaker":
                 self._close_tools()
