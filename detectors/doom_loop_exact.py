@@ -344,8 +344,7 @@ class DoomLoopExact(Detector):
         if trail is None:
             trail = state.scratch[self.id] = Trail()
         effects = cfg["effects"]
-        seen = call.digest in state.digests  # (one C-level scan)
-        flags, core = effects.classify(call.tool, call.args, call.digest, seen)
+        flags, core = effects.classify(call.tool, call.args, call.digest, call.seen)
         if flags & QUIET and trail.remedies and effects.verb(call.tool) in trail.remedies:
             flags = 0  # the newest failure named this look-up as its remedy (`Read it first`)
         if call.turn != trail.turn:
@@ -368,7 +367,7 @@ class DoomLoopExact(Detector):
         else:
             trail.note(call.seq, flags, core)
         if core is None:
-            if not seen:
+            if not call.seen:
                 return None  # not seen lately: no repeat
             core = call.digest
         if trail.again is not None:
@@ -388,7 +387,7 @@ class DoomLoopExact(Detector):
         trail.again = None  # a result came in: what the walks read may have changed
         looked_for = trail.edits.pop(call.seq, None) if trail.edits else None
         if call.error is None and not call.flags & FAILED:
-            if not call.flags & UNREAD or quiet(trail, call.seq):
+            if not call.flags & UNREAD or trail.flags(call.seq) & QUIET:
                 return None  # a success the engine has read, or a look-up: nothing to learn
         if call.tool in cfg["exempt"] or call.outcome == VETO:
             return None

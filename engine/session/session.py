@@ -135,7 +135,7 @@ class Session:
         name = tool if type(tool) is str else safe_str(tool)
         cid = call_id if call_id is None or type(call_id) is str else safe_str(call_id)
         rid = run_id if run_id is None or type(run_id) is str else safe_str(run_id)
-        parsed = parse_args(args)
+        parsed = args if type(args) is dict else parse_args(args)  # (its first test, inlined)
         canonical = canonical_text(parsed)
         digest = args_digest(name, canonical)
         with state.lock:
@@ -155,8 +155,10 @@ class Session:
                 call = Call(name, parsed, canonical, digest, seq, turn, rid, cid, batch)
                 faults: list[str] = []
                 # Repeat-only detectors run only for a call seen lately (one C-level digest scan).
-                seen = policy.repeat_checks and digest in state.digests
-                votes = self._votes(policy.seen_checks if seen else policy.checks, call, faults)
+                call.seen = digest in state.digests
+                votes = self._votes(
+                    policy.seen_checks if call.seen else policy.checks, call, faults
+                )
                 decision = (
                     policy.aggregator.decide(call, votes, faults, state, "before")
                     if votes or faults
@@ -349,8 +351,9 @@ class Session:
         if not aborted:
             call = Call(name, parsed, canonical, digest, entry.seq, entry.turn, rid, call_id)
             call.round = entry.round
-            seen = policy.repeat_checks and digest in state.digests
-            votes.extend(self._votes(policy.seen_checks if seen else policy.checks, call, faults))
+            call.seen = digest in state.digests
+            hooks = policy.seen_checks if call.seen else policy.checks
+            votes.extend(self._votes(hooks, call, faults))
             if state.turn_state is not None and state.turn_state.expectation is not None:
                 policy.turn_policy.observe_call(state.turn_state, name, parsed, True)
         append(state, entry, policy.history_size)
