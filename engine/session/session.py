@@ -202,13 +202,13 @@ class Session:
         cid = call_id if call_id is None or type(call_id) is str else safe_str(call_id)
         with state.lock:
             state.last_used = time.monotonic()
+            entry = self._close(cid if cid is not None else name, name, args)
+            if entry is not None and entry.outcome == VETO:  # blocked: the veto stays its outcome
+                return allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
             faults: list[str] = []
             early: list[Vote] = []  # the before-call checks' votes of an unmatched call
-            entry = self._close(cid if cid is not None else name, name, args)
             if entry is None:
                 entry = self._unmatched(name, args, cid, run_id, early, faults)
-            if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
-                return allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
             call = Call(
                 name,
                 None,
