@@ -45,7 +45,7 @@ def log_decision(
     action: str, tool: str, seq: int, turn: int, message: str, detector: str, count: int
 ) -> None:
     """Log a non-allow decision on `loopguard.decisions`: warn at WARNING, else ERROR."""
-    if decision_log.isEnabledFor(logging.WARNING) and _log_has_handlers():
+    if _log_has_handlers() and decision_log.isEnabledFor(logging.WARNING):  # (often none)
         decision_log.log(
             logging.WARNING if action == "warn" else logging.ERROR,
             "%s %s (seq %d, turn %d): %s [%s, count %d]",
@@ -57,21 +57,6 @@ def log_decision(
             detector,
             count,
         )
-
-
-def allowed(
-    tool: str,
-    call_id: str | None,
-    seq: int,
-    turn: int,
-    run_id: str | None,
-    phase: str,
-    faults: tuple[str, ...] = (),
-) -> Decision:
-    """The decision on a call without votes: what `decide` makes of none, and what a session
-    answers without asking it (most calls)."""
-    fields = (tool, call_id, seq, turn, run_id, phase, None, False, False, faults)
-    return _new_decision(Decision, ("allow", (), None, *fields))  # type: ignore[no-any-return]
 
 
 class Aggregator:
@@ -110,11 +95,8 @@ class Aggregator:
         state: SessionState,
         phase: str,
     ) -> Decision:
-        """The decision for `call`; updates escalation and warning state."""
-        if not votes:  # (faults of plugins that failed open, if any)
-            return allowed(
-                call.tool, call.call_id, call.seq, call.turn, call.run_id, phase, tuple(faults)
-            )
+        """The decision for `call` (one vote at least: see `decision.allowed` for none);
+        updates escalation and warning state."""
         ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
         top = ordered[0]
         action, detector = top.level, top.detector

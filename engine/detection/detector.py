@@ -16,8 +16,6 @@ from loopguard.decision import Vote
 from loopguard.rules import default
 from loopguard.state.history import Call, SessionState
 
-_new_vote = tuple.__new__  # Vote(*fields) without the keyword handling
-
 # When a detector runs, relative to `loop_detection.enabled`:
 ROLLING = "rolling"  # when enabled is true, or unset and its own switch is true
 UNLESS_DISABLED = "unless_disabled"  # unless enabled is explicitly false
@@ -104,10 +102,9 @@ class Detector:
         evidence: tuple[int, ...] = (),
         code: str = "",
     ) -> Vote:
-        """A vote from this detector (built as a plain tuple: `Vote(...)` costs three times as
-        much, and a blocked call makes a vote or two)."""
+        """A vote from this detector (a plain tuple: `Vote(...)` costs three times as much)."""
         fields = (self.id, level, count, f"{self.id}:{key}", message, evidence, code)
-        return _new_vote(Vote, fields)  # type: ignore[no-any-return]
+        return tuple.__new__(Vote, fields)  # type: ignore[no-any-return]
 
 
 def option_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:

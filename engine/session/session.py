@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from loopguard.decision import Decision, Vote
-from loopguard.detection.aggregator import allowed, log_decision
+from loopguard.decision import Decision, Vote, allowed
+from loopguard.detection.aggregator import log_decision
 from loopguard.detection.sandbox import vote_problem
 from loopguard.session import answers
 from loopguard.state.fingerprint import (
@@ -161,8 +161,8 @@ class Session:
                 )
                 decision = (
                     policy.aggregator.decide(call, votes, faults, state, "before")
-                    if votes or faults
-                    else allowed(name, cid, seq, turn, rid, "before")
+                    if votes
+                    else allowed(name, cid, seq, turn, rid, "before", tuple(faults))
                 )
                 entry = HistoryEntry(seq, name, digest, rid, turn, cid, batch)
                 action = decision.action
@@ -243,8 +243,10 @@ class Session:
             entry.unknown = call.unknown
             decision = (
                 policy.aggregator.decide(call, votes, faults, state, "after")
-                if votes or faults
-                else allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
+                if votes
+                else allowed(
+                    name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after", tuple(faults)
+                )
             )
             if decision.action == "breaker":
                 self._close_tools()
