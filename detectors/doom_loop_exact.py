@@ -344,7 +344,7 @@ class DoomLoopExact(Detector):
         if trail is None:
             trail = state.scratch[self.id] = Trail()
         effects = cfg["effects"]
-        flags, core = effects.classify(call.tool, call.args, call.digest)
+        flags, core = effects.classify(call.tool, call.args, call.digest, call.seen)
         if flags & QUIET and trail.remedies and effects.verb(call.tool) in trail.remedies:
             flags = 0  # the newest failure named this look-up as its remedy (`Read it first`)
         if call.turn != trail.turn:
@@ -367,8 +367,8 @@ class DoomLoopExact(Detector):
         else:
             trail.note(call.seq, flags, core)
         if core is None:
-            if call.digest not in state.digests:
-                return None  # not seen lately: no repeat (one C-level scan)
+            if not call.seen:
+                return None  # not seen lately: no repeat
             core = call.digest
         if trail.again is not None:
             again = trail.again.pop(core, None)
@@ -386,19 +386,15 @@ class DoomLoopExact(Detector):
             return None
         trail.again = None  # a result came in: what the walks read may have changed
         looked_for = trail.edits.pop(call.seq, None) if trail.edits else None
-        if call.error is None and not call.flags & (FAILED | UNREAD):
-            return None  # a success the engine has read: nothing to learn
+        if call.error is None and not call.flags & FAILED:
+            if not call.flags & UNREAD or trail.flags(call.seq) & QUIET:
+                return None  # a success the engine has read, or a look-up: nothing to learn
         if call.tool in cfg["exempt"] or call.outcome == VETO:
             return None
         flags, core = trail.flags(call.seq), trail.core(call.seq)
         text = call.text or ""
-        if call.error is not None or call.flags & FAILED:
-            failed = True
-        elif call.flags & UNREAD and not flags & QUIET:  # a look-up changed nothing anyway
-            failed = cfg["failures"].failed(text)
-        else:
-            failed = False
-        if not failed:
+        # (left: a failure, or an attempt's first result, read now)
+        if call.error is None and not call.flags & FAILED and not cfg["failures"].failed(text):
             return None
         trail.remedies = named_verbs(text)
         if looked_for is not None and old_text_missing(text):

@@ -68,6 +68,7 @@ class TailMemo:
         "breaks",
         "exact",
         "evidence",
+        "key",
     )
 
     def __init__(self, run_id: str | None, tail: list[HistoryEntry]) -> None:
@@ -80,6 +81,7 @@ class TailMemo:
         self.breaks: dict[bytes, int] = {tail[0].digest: 0, tail[1].digest: 0}
         self.exact = True  # False once a pending call was folded in
         self.evidence: tuple[int, ...] | None = None  # set when seqs are not consecutive
+        self.key: str | None = None  # the vote's key, once made
         for entry in reversed(tail):
             self.add(entry)
 
@@ -103,8 +105,7 @@ class TailMemo:
         """Every tail entry has an outcome and each side's outcomes are all equal."""
         if not self.exact:
             return False
-        start = max(self.oldest, first_seq)
-        return all(b < start for b in self.breaks.values())
+        return max(self.breaks.values()) < max(self.oldest, first_seq)
 
 
 class PingPong(Detector):
@@ -130,7 +131,9 @@ class PingPong(Detector):
         count = memo.length(first) + 1
         if count < warning and count < critical:
             return None
-        key = "-".join(sorted((short(memo.sides[0]), short(memo.sides[1]))))
+        key = memo.key
+        if key is None:  # (the same for the whole tail: made once)
+            key = memo.key = "-".join(sorted((short(memo.sides[0]), short(memo.sides[1]))))
         evidence = self._evidence(state, memo, count - 1)
         other_tool = state.history[-1].tool
         if count >= critical and memo.stalled(first):

@@ -124,6 +124,15 @@ class UnknownToolRepeat(Detector):
             memo.upto = newest.seq
             state.scratch[self.id] = memo
             return None
+        if (
+            newest is not None
+            and newest.seq == memo.upto + 1
+            and newest.run_id == run_id
+            and newest.outcome is not None
+        ):  # only the newest is new, and complete (a blocked retry): fold it alone
+            memo.fold_all([newest], state.history[0].seq)
+            state.scratch[self.id] = memo
+            return memo
         fresh: list[HistoryEntry] = []
         for entry in reversed(state.history):
             if entry.seq <= memo.upto:

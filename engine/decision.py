@@ -83,3 +83,18 @@ class Decision(NamedTuple):
             "faults": list(self.faults),
             "votes": [v.to_dict() for v in self.votes],
         }
+
+
+def allowed(
+    tool: str,
+    call_id: str | None,
+    seq: int,
+    turn: int,
+    run_id: str | None,
+    phase: str,
+    faults: tuple[str, ...] = (),
+) -> Decision:
+    """The decision on a call without votes (most calls), built as a plain tuple: what the
+    aggregator makes of no votes, and what a session answers without asking it."""
+    fields = (tool, call_id, seq, turn, run_id, phase, None, False, False, faults)
+    return tuple.__new__(Decision, ("allow", (), None, *fields))  # type: ignore[no-any-return]

@@ -449,12 +449,30 @@ def test_the_per_call_fast_path_classifies_like_the_full_one() -> None:
     ]
     from loopguard.state.fingerprint import args_digest, canonical_text
 
-    for _ in range(2):  # the second time round the names (and the calls) are known
+    # the second time round the names are known; a call seen lately is then remembered by
+    # digest, and the third time answered from that
+    for seen in (False, True, True):
         for tool, args in calls:
             digest = args_digest(tool, canonical_text(args))  # (the call's identity)
             core = effects.core_digest(tool, args, digest)
             expected = (effects.flags(tool, args), None if core == digest else core)
-            assert effects.classify(tool, args, digest) == expected, (tool, args)
+            assert effects.classify(tool, args, digest, seen) == expected, (tool, args)
+
+
+def test_a_plain_call_is_remembered_by_digest_only_once_seen_lately() -> None:
+    # Most calls are new ones answered from the tool's name: remembering each would fill the
+    # bounded memory with calls that never come round again.
+    from loopguard.detectors.support.effects import QUIET, Effects
+    from loopguard.state.fingerprint import args_digest, canonical_text
+
+    effects = Effects()
+    effects.classify("read_file", {"path": "first"}, b"first")  # (the name becomes known)
+    args = {"path": "a"}
+    digest = args_digest("read_file", canonical_text(args))
+    assert effects.classify("read_file", args, digest, seen=False) == (QUIET, None)
+    assert digest not in effects._calls
+    assert effects.classify("read_file", args, digest, seen=True) == (QUIET, None)
+    assert effects._calls[digest] == (QUIET, None)
 
 
 def test_a_call_has_one_identity_from_the_first_time_its_tool_is_seen() -> None:

@@ -131,3 +131,25 @@ def test_a_session_kept_in_memory_counts_like_a_fresh_walk() -> None:
     assert [(v.detector, v.count, v.evidence) for v in decision.votes] == [
         ("generic_repeat", 5, (10, 11, 12, 16, 17))
     ]
+
+
+def test_a_streak_asked_again_is_the_same_until_an_entry_comes_or_leaves() -> None:
+    # generic_repeat and global_circuit_breaker ask about the same call: the second is
+    # answered from the first; any change of the entries (here one leaving and one coming,
+    # the count unchanged, asked with the same first_seq as a plugin may) is walked again.
+    bucket = Bucket()
+    entries = [HistoryEntry(seq, "t", b"d", None, 1, None) for seq in range(1, 5)]
+    for entry, outcome in zip(entries, [b"ok:a", b"ok:a", VETO, b"ok:b"], strict=True):
+        entry.outcome = outcome
+    bucket.entries = entries[:3]
+    first = bucket.streak(0)
+    assert first == (3, (1, 2, 3))
+    assert bucket.streak(0) is first
+    del bucket.entries[0]
+    bucket.entries.append(entries[3])
+    assert bucket.streak(0) == walk(bucket.entries) == (2, (3, 4))
+    pending = HistoryEntry(5, "t", b"d", None, 1, None)
+    bucket.entries.append(pending)
+    assert bucket.streak(0) == (2, (3, 4))
+    pending.outcome = b"ok:b"  # (a pending entry's outcome lands: never answered from before)
+    assert bucket.streak(0) == walk(bucket.entries) == (3, (3, 4, 5))

@@ -167,9 +167,16 @@ class Effects:
         # (the usual case) the name's verdict is the call's (one set test).
         self._telling = SUBCOMMAND_SET | self.commentary_set
 
-    def classify(self, tool: str, args: Any, digest: bytes) -> tuple[int, bytes | None]:
+    def classify(
+        self, tool: str, args: Any, digest: bytes, seen: bool = True
+    ) -> tuple[int, bytes | None]:
         """`flags` and `core_digest` of one call at once; the core is None when it is the
-        call's own digest. The usual call costs two dict look-ups and one set test."""
+        call's own digest. The usual call costs three dict look-ups and one set test; what
+        the arguments say is remembered by digest, of a plain call only when it was `seen`
+        lately (a repeat: a loop, a poll, a retried command comes round again)."""
+        known = self._calls.get(digest)
+        if known is not None:
+            return known
         by_name = self._names.get(tool, -1)
         if (
             by_name is not None
@@ -178,19 +185,22 @@ class Effects:
             and self._telling.isdisjoint(args)
             and not _loosens(args, not by_name & QUIET)
         ):
-            return by_name & ~_DECLARED, None
-        known = self._calls.get(digest)  # (a poll or a retried command comes round again)
-        if known is not None:
+            known = by_name & ~_DECLARED, None  # (what the walk below finds for it)
+            if seen:
+                self._remember(digest, known)
             return known
         flags = self.flags(tool, args)
         # (the name's verdict as `flags` found it: on a tool's first call it was not known yet)
         prose = self._names.get(tool) is not None and not flags & QUIET
         core = self.core_digest(tool, args, digest, prose=prose)
         known = flags, None if core == digest else core
+        self._remember(digest, known)
+        return known
+
+    def _remember(self, digest: bytes, known: tuple[int, bytes | None]) -> None:
         if len(self._calls) >= _MAX_CALLS:
             self._calls.clear()
         self._calls[digest] = known
-        return known
 
     def flags(self, tool: str, args: Any) -> int:
         """QUIET, MOVE or 0 (changing) for one call."""

@@ -18,7 +18,7 @@ from typing import Any
 from loopguard.decision import RANK, Decision, Vote
 from loopguard.rules import default
 from loopguard.state.history import Call, SessionState
-from loopguard.text import messages
+from loopguard.text import messages, templates
 
 _MAX_WARN_KEYS = 512  # bound on remembered warning keys per session
 _MAX_RUNS = 64  # runs whose critical counts a session remembers (escalation is per run)
@@ -45,7 +45,7 @@ def log_decision(
     action: str, tool: str, seq: int, turn: int, message: str, detector: str, count: int
 ) -> None:
     """Log a non-allow decision on `loopguard.decisions`: warn at WARNING, else ERROR."""
-    if decision_log.isEnabledFor(logging.WARNING) and _log_has_handlers():
+    if _log_has_handlers() and decision_log.isEnabledFor(logging.WARNING):  # (often none)
         decision_log.log(
             logging.WARNING if action == "warn" else logging.ERROR,
             "%s %s (seq %d, turn %d): %s [%s, count %d]",
@@ -95,38 +95,35 @@ class Aggregator:
         state: SessionState,
         phase: str,
     ) -> Decision:
-        """The decision for `call`; updates escalation and warning state."""
-        action = "allow"
-        ordered: tuple[Vote, ...] = ()
+        """The decision for `call` (one vote at least: see `decision.allowed` for none);
+        updates escalation and warning state."""
+        ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
+        top = ordered[0]
+        action, detector = top.level, top.detector
         text: str | None = None
-        detector: str | None = None
         escalated = notify = False
-        if votes:  # (one vote, the usual case, needs no sorting)
-            ordered = (votes[0],) if len(votes) == 1 else tuple(sorted(votes, key=self.rank))
-            top = ordered[0]
-            action, detector = top.level, top.detector
-            if action == "critical":
-                count = state.criticals.pop(call.run_id, 0) + 1
-                state.criticals[call.run_id] = count  # newest last: the oldest runs are dropped
-                if len(state.criticals) > _MAX_RUNS:
-                    del state.criticals[next(iter(state.criticals))]
-                if self.escalate and count >= self.escalate:
-                    action, escalated = "breaker", True
-            elif action == "warn":
-                notify = self._should_notify(state, top) and self.warn_notes
-            log_decision(action, call.tool, call.seq, call.turn, top.message, detector, top.count)
-            if action != "warn" or notify:
-                message = top.message
-                if escalated:
-                    blocked = state.criticals[call.run_id]
-                    message += f" (blocked {blocked} times in this run: escalated to breaker)"
-                fields = {
-                    "message": message,
-                    "detector": detector,
-                    "count": top.count,
-                    "tool": call.tool,
-                }
-                text = self._fill(state, _TEMPLATE_KEYS[action], fields)
+        if action == "critical":
+            count = state.criticals.pop(call.run_id, 0) + 1
+            state.criticals[call.run_id] = count  # newest last: the oldest runs are dropped
+            if len(state.criticals) > _MAX_RUNS:
+                del state.criticals[next(iter(state.criticals))]
+            if self.escalate and count >= self.escalate:
+                action, escalated = "breaker", True
+        elif action == "warn":
+            notify = self._should_notify(state, top) and self.warn_notes
+        log_decision(action, call.tool, call.seq, call.turn, top.message, detector, top.count)
+        if action != "warn" or notify:
+            message = top.message
+            if escalated:
+                blocked = state.criticals[call.run_id]
+                message += f" (blocked {blocked} times in this run: escalated to breaker)"
+            fields = {
+                "message": message,
+                "detector": detector,
+                "count": top.count,
+                "tool": call.tool,
+            }
+            text = self._fill(state, _TEMPLATE_KEYS[action], fields)
         return _new_decision(
             Decision,
             (
@@ -142,7 +139,7 @@ class Aggregator:
                 detector,
                 escalated,
                 notify,
-                tuple(faults) if faults else (),
+                tuple(faults),
             ),
         )
 
@@ -170,7 +167,7 @@ class Aggregator:
         template = self._templates.get((key, lang))
         if template is None:
             template = self._templates[(key, lang)] = messages.template(self.config, key, lang)
-        return messages.fill_map(template, fields)
+        return templates.fill(template, fields)
 
     def fault_vote(self, detector_id: str, source: str, error: str) -> Vote | None:
         """With `fail_mode: closed`, a failing detector votes critical."""

@@ -18,6 +18,11 @@ log = logging.getLogger("loopguard")
 _ARGS = ("session_id", "decision", "rules_source")  # what `loopguard_on_decision` is given
 
 
+def _picks(indexes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Which of `_ARGS` a listener declares, in its order; None for all of them as they are."""
+    return None if indexes == tuple(range(len(_ARGS))) else indexes
+
+
 class Notifier(Protocol):
     """What a session reports to: its decisions and the faults of plugin code it ran."""
 
@@ -48,7 +53,7 @@ class PluginNotifier:
         )
         self._direct = (
             [
-                (impl.function, tuple(_ARGS.index(name) for name in impl.argnames))
+                (impl.function, _picks(tuple(_ARGS.index(name) for name in impl.argnames)))
                 for impl in reversed(self._impls)
             ]
             if plain
@@ -65,7 +70,7 @@ class PluginNotifier:
             if direct is not None and self._hook.get_hookimpls() == self._impls:
                 given = (session_id, decision, self.rules_source)
                 for listener, picks in direct:
-                    listener(*[given[i] for i in picks])
+                    listener(*(given if picks is None else [given[i] for i in picks]))
                 return
             self._hook(session_id=session_id, decision=decision, rules_source=self.rules_source)
         except KeyboardInterrupt:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from loopguard.decision import Decision, Vote
+from loopguard.decision import Decision, Vote, allowed
 from loopguard.detection.aggregator import log_decision
 from loopguard.detection.sandbox import vote_problem
 from loopguard.session import answers
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from loopguard.session.notifier import Notifier
 
 _MAX_OPEN = 256  # calls awaiting after_call remembered per session
-_new_decision = tuple.__new__  # Decision(*fields) without the keyword handling
 
 
 def _loggable(number: Any) -> int:
@@ -134,7 +133,9 @@ class Session:
         """Decide whether a tool call may run; records it in the history."""
         state, policy = self._state, self._policy
         name = tool if type(tool) is str else safe_str(tool)
-        parsed = parse_args(args)
+        cid = call_id if call_id is None or type(call_id) is str else safe_str(call_id)
+        rid = run_id if run_id is None or type(run_id) is str else safe_str(run_id)
+        parsed = args if type(args) is dict else parse_args(args)  # (its first test, inlined)
         canonical = canonical_text(parsed)
         digest = args_digest(name, canonical)
         with state.lock:
@@ -144,48 +145,36 @@ class Session:
                 and state.scratch.get("_closed_round") == state.round
             ):
                 # the rest of the batch a breaker closed: answered as aborted, never recorded
-                decision = answers.aborted(
-                    policy.config,
-                    state.lang,
-                    name,
-                    None if call_id is None else safe_str(call_id),
-                    state.turn,
-                    None if run_id is None else safe_str(run_id),
-                )
+                decision = answers.aborted(policy.config, state.lang, name, cid, state.turn, rid)
             else:
-                state.seq += 1
+                seq = state.seq = state.seq + 1
                 state.last_used = time.monotonic()
                 if not state.batch_open:
                     state.round += 1
-                call = Call(
-                    name,
-                    parsed,
-                    canonical,
-                    digest,
-                    state.seq,
-                    state.turn,
-                    None if run_id is None else safe_str(run_id),
-                    None if call_id is None else safe_str(call_id),
-                    state.round,
-                )
+                turn, batch = state.turn, state.round
+                call = Call(name, parsed, canonical, digest, seq, turn, rid, cid, batch)
                 faults: list[str] = []
                 # Repeat-only detectors run only for a call seen lately (one C-level digest scan).
-                seen = policy.repeat_checks and digest in state.digests
-                hooks = policy.seen_checks if seen else policy.checks
-                votes = self._votes(hooks, call, faults)
-                decision = policy.aggregator.decide(call, votes, faults, state, "before")
-                entry = HistoryEntry(
-                    call.seq, name, digest, call.run_id, call.turn, call.call_id, call.round
+                call.seen = digest in state.digests
+                votes = self._votes(
+                    policy.seen_checks if call.seen else policy.checks, call, faults
                 )
-                if decision.action != "allow" and decision.action != "warn":
+                decision = (
+                    policy.aggregator.decide(call, votes, faults, state, "before")
+                    if votes
+                    else allowed(name, cid, seq, turn, rid, "before", tuple(faults))
+                )
+                entry = HistoryEntry(seq, name, digest, rid, turn, cid, batch)
+                action = decision.action
+                if action != "allow" and action != "warn":
                     entry.outcome = VETO
                 append(state, entry, policy.history_size)
                 self._open(entry)
-                if decision.action == "breaker":
+                if action == "breaker":
                     self._close_tools()
                 elif state.turn_state is not None and state.turn_state.expectation is not None:
                     policy.turn_policy.observe_call(
-                        state.turn_state, name, parsed, decision.action != "critical"
+                        state.turn_state, name, parsed, action != "critical"
                     )
         if decision.action != "allow":
             self._notifier.decision(self.id, decision)
@@ -210,33 +199,16 @@ class Session:
         """
         state, policy = self._state, self._policy
         name = tool if type(tool) is str else safe_str(tool)
-        cid = None if call_id is None else safe_str(call_id)
+        cid = call_id if call_id is None or type(call_id) is str else safe_str(call_id)
         with state.lock:
             state.last_used = time.monotonic()
+            entry = self._close(cid if cid is not None else name, name, args)
+            if entry is not None and entry.outcome == VETO:  # blocked: the veto stays its outcome
+                return allowed(name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after")
             faults: list[str] = []
             early: list[Vote] = []  # the before-call checks' votes of an unmatched call
-            entry = self._close(cid if cid is not None else name, name, args)
             if entry is None:
                 entry = self._unmatched(name, args, cid, run_id, early, faults)
-            if entry.outcome == VETO:  # the guard blocked it: the veto stays its outcome
-                return _new_decision(
-                    Decision,
-                    (
-                        "allow",
-                        (),
-                        None,
-                        name,
-                        entry.call_id,
-                        entry.seq,
-                        entry.turn,
-                        entry.run_id,
-                        "after",
-                        None,
-                        False,
-                        False,
-                        (),
-                    ),
-                )  # (what the aggregator decides without votes, without building the call)
             call = Call(
                 name,
                 None,
@@ -269,7 +241,13 @@ class Session:
             if early:
                 votes = early + votes
             entry.unknown = call.unknown
-            decision = policy.aggregator.decide(call, votes, faults, state, "after")
+            decision = (
+                policy.aggregator.decide(call, votes, faults, state, "after")
+                if votes
+                else allowed(
+                    name, entry.call_id, entry.seq, entry.turn, entry.run_id, "after", tuple(faults)
+                )
+            )
             if decision.action == "breaker":
                 self._close_tools()
         if decision.action != "allow":
@@ -375,8 +353,9 @@ class Session:
         if not aborted:
             call = Call(name, parsed, canonical, digest, entry.seq, entry.turn, rid, call_id)
             call.round = entry.round
-            seen = policy.repeat_checks and digest in state.digests
-            votes.extend(self._votes(policy.seen_checks if seen else policy.checks, call, faults))
+            call.seen = digest in state.digests
+            hooks = policy.seen_checks if call.seen else policy.checks
+            votes.extend(self._votes(hooks, call, faults))
             if state.turn_state is not None and state.turn_state.expectation is not None:
                 policy.turn_policy.observe_call(state.turn_state, name, parsed, True)
         append(state, entry, policy.history_size)

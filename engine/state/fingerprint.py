@@ -29,26 +29,26 @@ def _refuse(value: Any) -> Any:
 
 
 def _encoder() -> Any:
-    """Canonical JSON text of a value, as `json.JSONEncoder(sort_keys=True, ensure_ascii=False,
-    allow_nan=False).encode` makes it, through the C encoder made once: `encode` builds a
-    new one per call, which costs twice the encoding of a small call's arguments. It keeps
-    no markers: a cycle raises RecursionError instead of ValueError (either takes the careful
-    path)."""
+    """The canonical JSON text of a value in chunks, as `json.JSONEncoder(sort_keys=True,
+    ensure_ascii=False, allow_nan=False)` makes it, by the C encoder made once: `encode`
+    builds a new one per call, which costs twice the encoding of a small call's arguments.
+    It keeps no markers: a cycle raises RecursionError instead of ValueError (either takes
+    the careful path)."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C speed-ups (another interpreter): the plain encoder
-        return json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
-    encode = make(
-        None, _refuse, json.encoder.encode_basestring, None, ": ", ", ", True, False, False
-    )
-    join = "".join
-
-    def dumps(value: Any) -> str:
-        return join(encode(value, 0))
-
-    return dumps
+        plain = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode
+        return lambda value, _level: (plain(value),)
+    return make(None, _refuse, json.encoder.encode_basestring, None, ": ", ", ", True, False, False)
 
 
-_DUMPS = _encoder()
+_ENCODE = _encoder()  # (value, 0) -> the chunks of its canonical text
+_join = "".join
+
+
+def _dumps(value: Any) -> str:
+    return _join(_ENCODE(value, 0))
+
+
 _MAX_DEPTH = 200
 _LOG2_10 = 3.3219280948873626
 _SLICE = 1 << 20  # characters encoded at a time when digesting a long text
@@ -122,11 +122,11 @@ def canonical_text(value: Any) -> str:
     if kind is not dict and issubclass(kind, str):  # its text, as a plain str (its own
         return str.__str__(value)  # methods may raise)
     try:
-        return _DUMPS(value)
+        return _join(_ENCODE(value, 0))  # (`_dumps`, inlined: it runs twice per call)
     except KeyboardInterrupt:
         raise
     except BaseException:  # noqa: BLE001 — odd or hostile values take the careful path below
-        return _DUMPS(_jsonable(value, 0, _Walk()))
+        return _dumps(_jsonable(value, 0, _Walk()))
 
 
 def _jsonable(value: Any, depth: int, walk: _Walk) -> Any:
@@ -207,7 +207,7 @@ def _container(value: Any, depth: int, walk: _Walk) -> Any:
         if len(value) > walk.left:
             return {"$set": len(value)}  # members in hash order would differ between processes
         parts = [_jsonable(item, depth + 1, walk) for item in value]
-        return sorted(parts, key=_DUMPS)  # JSON text: True and "true" sort apart
+        return sorted(parts, key=_dumps)  # JSON text: True and "true" sort apart
     if isinstance(value, ModuleType):  # a reference to a library, not data: by its name
         return {"$type": "builtins.module", "$value": _safe_str(getattr(value, "__name__", "?"))}
     tolist = getattr(type(value), "tolist", None)
@@ -284,6 +284,8 @@ def error_outcome(error: Any) -> bytes:
 
 def outcome_of_text(text: str) -> bytes:
     """The outcome digest of a normalised result text (see `result_text`)."""
+    if len(text) <= _SLICE:  # digest_text, inlined (it runs on every call)
+        return b"ok:" + blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
     return b"ok:" + digest_text(text)
 
 

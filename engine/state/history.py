@@ -129,6 +129,7 @@ class Call:
     error: str | None = None  # the error text, for after_call checks of failures
     text: str | None = None  # after_call: the normalised result text, or the error text
     flags: int = 0  # after_call: FAILED / STATUS, when the policy reads outcomes
+    seen: bool = False  # before_call: its digest is among the newest calls' (`state.digests`)
 
 
 class SessionState:
@@ -196,7 +197,7 @@ class Bucket:
     into a throw-away copy.
     """
 
-    __slots__ = ("entries", "upto", "ref", "seqs", "vetoes")
+    __slots__ = ("entries", "upto", "ref", "seqs", "vetoes", "answer")
 
     def __init__(self) -> None:
         self.entries: list[HistoryEntry] = []
@@ -204,6 +205,10 @@ class Bucket:
         self.ref: bytes | None = None
         self.seqs: list[int] = []  # the streak's entries, oldest first
         self.vetoes = 0  # vetoes since the newest real outcome
+        # (first_seq, entries, newest seq, streak) of the newest `streak` with nothing
+        # pending: the same until an entry comes or leaves (outcomes land only on pending
+        # entries), so the detectors asking about one call share it
+        self.answer: tuple[int, int, int, tuple[int, tuple[int, ...]]] | None = None
 
     def _fold(self, entry: HistoryEntry) -> None:
         outcome = entry.outcome
@@ -221,6 +226,10 @@ class Bucket:
     def streak(self, first_seq: int) -> tuple[int, tuple[int, ...]]:
         """(count, the streak's newest seqs) over the entries still in the history."""
         entries = self.entries
+        answer = self.answer
+        newest = entries[-1].seq if entries else 0
+        if answer is not None and answer[:3] == (first_seq, len(entries), newest):
+            return answer[3]
         i = len(entries)
         while i and entries[i - 1].seq > self.upto:
             i -= 1
@@ -237,7 +246,10 @@ class Bucket:
             del self.seqs[: bisect_left(self.seqs, first_seq)]
         seqs = view.seqs
         start = bisect_left(seqs, first_seq)
-        return len(seqs) - start, tuple(seqs[max(start, len(seqs) - EVIDENCE_MAX) :])
+        streak = len(seqs) - start, tuple(seqs[max(start, len(seqs) - EVIDENCE_MAX) :])
+        if view is self:
+            self.answer = first_seq, len(entries), newest, streak
+        return streak
 
     def _copy(self) -> Bucket:
         other = Bucket()
