@@ -161,3 +161,20 @@ def test_a_fake_registry_is_used_when_loading(monkeypatch: pytest.MonkeyPatch) -
 def test_every_detector_option_of_default_rules_validates() -> None:
     result = analyze("version: 1\n", "text", "ok.yaml")
     assert result.errors == []
+
+
+def test_an_abandoned_violation_walk_leaves_no_pattern_budget_behind() -> None:
+    """The pattern budget is one document's: a walk that is not read to its end must not keep it
+    set, or later documents would match under an expired budget (seen as 'could not be checked
+    against the pattern in time' on a loaded machine)."""
+    from loopguard.config import schema as config_schema
+
+    rules = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    walk = config_schema._violations({"a": "x", "b": 1}, rules)
+    assert next(walk)
+    assert config_schema._DEADLINE.get() is None
+    walk.close()

@@ -419,25 +419,26 @@ def _unknown(inst: dict[str, Any], schema: dict[str, Any]) -> list[Any]:
 def _violations(data: Any, schema: dict[str, Any]) -> Iterator[tuple[Path, str, str, str, bool]]:
     """(path, message, hint, code, at the key) of each schema violation of `data`: one per
     unknown key and per missing required key, every `pattern` match under one budget."""
-    with pattern_budget():
-        for err in validator_for(schema).iter_errors(data):
-            path, inst, kind = tuple(err.absolute_path), err.instance, err.validator
-            if kind == "additionalProperties" and isinstance(inst, dict):
-                known = list(err.schema.get("properties", {}))
-                detectors = path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
-                what = "detector" if detectors else "key"
-                hint = "installed detectors" if detectors else "allowed keys here"
-                hint = f"{hint}: {', '.join(known)}" if known else ""
-                for k in _unknown(inst, err.schema):
-                    message = f"unknown {what} {k!r}{did_you_mean(k, known)}"
-                    yield path + (k,), message, hint, f"unknown-{what}", True
-            elif kind == "required":
-                for k in err.validator_value:
-                    if isinstance(inst, dict) and k not in inst:
-                        hint = f"add `{k}:` here"
-                        yield path, f"missing required key {k!r}", hint, "required", False
-            else:
-                yield path, *_explain(err), False
+    with pattern_budget():  # errors listed first: a suspended generator would keep the budget set
+        errors = list(validator_for(schema).iter_errors(data))
+    for err in errors:
+        path, inst, kind = tuple(err.absolute_path), err.instance, err.validator
+        if kind == "additionalProperties" and isinstance(inst, dict):
+            known = list(err.schema.get("properties", {}))
+            detectors = path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
+            what = "detector" if detectors else "key"
+            hint = "installed detectors" if detectors else "allowed keys here"
+            hint = f"{hint}: {', '.join(known)}" if known else ""
+            for k in _unknown(inst, err.schema):
+                message = f"unknown {what} {k!r}{did_you_mean(k, known)}"
+                yield path + (k,), message, hint, f"unknown-{what}", True
+        elif kind == "required":
+            for k in err.validator_value:
+                if isinstance(inst, dict) and k not in inst:
+                    hint = f"add `{k}:` here"
+                    yield path, f"missing required key {k!r}", hint, "required", False
+        else:
+            yield path, *_explain(err), False
 
 
 _CANNOT_APPLY = (ReferenceError, LookupError, ValueError, TypeError, RecursionError, _Unresolvable)
