@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from hashlib import blake2b
@@ -105,3 +107,57 @@ def floor(trace: list[dict[str, Any]]) -> None:
     for call in trace:
         blake2b(_dumps(call["args"]).encode(), digest_size=16).digest()
         blake2b(_dumps(call["result"]).encode(), digest_size=16).digest()
+
+
+class MinimalGuard:
+    """The least a Python guard with loopguard's API can do per call: the lower-bound row.
+
+    `before` digests the canonical arguments and, under a lock, numbers the call, records it
+    in a bounded history and in the map of open calls, and asks one detector (a count of
+    identical calls: the third is blocked); `after` pairs the result with its call by id and
+    digests it, unless the call was blocked. Each returns a decision record. No turns, no
+    volatile fields, no outcome rules, no plugins: what is left of loopguard's cost above
+    this row is what those cost.
+    """
+
+    __slots__ = ("_lock", "_history", "_open", "_counts", "_seq")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._history: deque[list[Any]] = deque(maxlen=30)
+        self._open: dict[str, list[Any]] = {}
+        self._counts: dict[bytes, int] = {}
+        self._seq = 0
+
+    def before(self, tool: str, args: Any, call_id: str) -> tuple[str, str, str, int]:
+        canonical = _dumps(args)
+        digest = blake2b(f"{tool}\x00{canonical}".encode(), digest_size=16).digest()
+        with self._lock:
+            self._seq += 1
+            count = self._counts[digest] = self._counts.get(digest, 0) + 1
+            action = "allow" if count < 3 else "critical"
+            entry = [self._seq, tool, digest, None if action == "allow" else b"veto"]
+            self._history.append(entry)
+            self._open[call_id] = entry
+            return (action, tool, call_id, self._seq)
+
+    def after(self, tool: str, result: Any, call_id: str) -> tuple[str, str, str, int]:
+        with self._lock:
+            entry = self._open.pop(call_id, None)
+            if entry is None or entry[3] is not None:  # unknown, or blocked: result unused
+                return ("allow", tool, call_id, 0 if entry is None else entry[0])
+            entry[3] = blake2b(_dumps(result).encode(), digest_size=16).digest()
+            return ("allow", tool, call_id, entry[0])
+
+
+def minimal_guard() -> Callable[[list[dict[str, Any]], int], None]:
+    """A fresh `MinimalGuard` driven like `run.drive_from` (the lower-bound subject)."""
+    guard = MinimalGuard()
+
+    def drive(trace: list[dict[str, Any]], first: int) -> None:
+        for i, call in enumerate(trace, first):
+            cid = f"c{i}"
+            guard.before(call["tool"], call["args"], cid)
+            guard.after(call["tool"], call["result"], cid)
+
+    return drive

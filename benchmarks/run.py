@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import best_by_chunk, best_pair, floor  # noqa: E402
+from harness import best_by_chunk, best_pair, floor, minimal_guard  # noqa: E402
 from traces import NAMES, load  # noqa: E402
 
 import loopguard  # noqa: E402
@@ -116,6 +116,35 @@ def per_call_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
                 default_figure[name] = ratio
                 limit = BUDGETS[name]
             rows.append(yield_row(row(f"{name} — {rules_name} (× floor)", ratio, limit, note)))
+    rows.extend(cost_rows(scale, repeats))
+    return rows
+
+
+def cost_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
+    """What the per-call figures are made of, per trace: the lower bound of any Python guard
+    with this API (`harness.MinimalGuard`), and loopguard's engine with every detector off
+    (turns, call pairing, outcome rules, volatile fields; the detectors' share is the rest)."""
+    detectors = loopguard.Guard.default().session("ids").config["detectors"]
+    alone = loopguard.Guard.from_dict(
+        {"version": 1, "detectors": {i: {"enabled": False} for i in detectors}}
+    )
+    counter = itertools.count()
+    subjects = (
+        ("lower bound: a minimal Python guard", minimal_guard),
+        (
+            "engine alone, every detector off",
+            lambda: partial(drive_from, alone.session(f"e{next(counter)}")),
+        ),
+    )
+    rows = []
+    for name in NAMES:
+        trace = load(name, scale)
+        for label, start in subjects:
+            base, subj = best_by_chunk(
+                trace, 25 if name == "big_args" else 250, repeats, floor, start
+            )
+            note = f"{subj / len(trace) * 1e6:.1f} µs/call; a part of the figures above, no budget"
+            rows.append(yield_row(row(f"{name} — {label} (× floor)", subj / base, None, note)))
     return rows
 
 

@@ -50,6 +50,7 @@ class GenericRepeat(Detector):
     id = "generic_repeat"
     levels = ("warn", "critical")
     gating = ROLLING
+    repeats_only = True  # it counts entries with the call's arguments: none, no vote
     openclaw_name = "genericRepeat"
     settings = ROLLING_SETTINGS + TIER_SETTINGS
     options_schema: ClassVar[dict[str, Any]] = NO_OPTIONS

@@ -42,6 +42,7 @@ class GlobalCircuitBreaker(Detector):
     id = "global_circuit_breaker"
     levels = ("breaker",)
     gating = ROLLING
+    repeats_only = True  # it counts entries with the call's arguments: none, no vote
     openclaw_name = "globalCircuitBreaker"
     settings = (*ROLLING_SETTINGS, "loop_detection.global_circuit_breaker_threshold")
     options_schema: ClassVar[dict[str, Any]] = NO_OPTIONS

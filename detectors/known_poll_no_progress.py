@@ -49,6 +49,7 @@ class KnownPollNoProgress(Detector):
     id = "known_poll_no_progress"
     levels = ("warn", "critical")
     gating = ROLLING
+    repeats_only = True  # it counts entries with the call's arguments: none, no vote
     openclaw_name = "knownPollNoProgress"
     settings = ROLLING_SETTINGS + TIER_SETTINGS
     options_schema: ClassVar[dict[str, Any]] = {

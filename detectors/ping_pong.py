@@ -112,6 +112,7 @@ class PingPong(Detector):
     id = "ping_pong"
     levels = ("warn", "critical")
     gating = ROLLING
+    repeats_only = True  # the call must repeat the one two back
     openclaw_name = "pingPong"
     scratch_codec = "derived"  # the tail memo: rebuilt by walking the history
     settings = ROLLING_SETTINGS + TIER_SETTINGS

@@ -178,3 +178,19 @@ def test_poll_calls_are_left_to_known_poll_no_progress() -> None:
     assert actions(polls) == ["allow"] * 16
     not_a_poll = repeat(session, 4, "process", {"action": "kill", "id": 7}, "ok")
     assert actions(not_a_poll) == ["allow"] * 3 + ["warn"]
+
+
+@pytest.mark.parametrize("run_id", [None, "run-1"])
+def test_a_long_history_counts_repeats_older_than_the_recent_calls(run_id: str | None) -> None:
+    """With history_size over the 64 calls whose digests are scanned for "seen lately", the
+    per-signature index still tells that a call was seen: the engine runs this repeat-only
+    detector for it, and the earlier entries 70 calls apart count."""
+    session = rolling_guard(loop={"history_size": 500}).session("s")
+    decisions = []
+    for i in range(4):
+        decisions.append(call(session, "read", READ, result=f"v{i}", run_id=run_id))
+        for j in range(70):
+            call(session, "list", {"n": i * 100 + j}, result=f"r{j}", run_id=run_id)
+    assert actions(decisions) == ["allow"] * 3 + ["warn"]
+    vote = vote_of(decisions[-1], ID)
+    assert vote is not None and (vote.level, vote.count) == ("warn", 3)

@@ -42,7 +42,7 @@ class Detector:
     options_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
     reads_outcomes: ClassVar[bool] = False  # the engine reads outcomes (policy.outcomes)
     reads_unknown_tools: ClassVar[bool] = False  # the engine classifies failed calls
-    repeats_only: ClassVar[bool] = False  # `check` only for calls among the recent ones
+    repeats_only: ClassVar[bool] = False  # `check` only for calls seen lately (`Call.seen`)
     settings: ClassVar[tuple[str, ...]] = ()  # shared settings it reads, dotted paths
     lint_checks: ClassVar[tuple[Any, ...]] = ()  # `LintCheck` records of its own
     bounded_by: ClassVar[tuple[tuple[str, str], ...]] = ()  # (threshold, window) options

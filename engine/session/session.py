@@ -24,7 +24,15 @@ from loopguard.state.fingerprint import (
     parse_args,
     result_text,
 )
-from loopguard.state.history import VETO, Call, HistoryEntry, SessionState, append, pending_entry
+from loopguard.state.history import (
+    VETO,
+    Call,
+    HistoryEntry,
+    SessionState,
+    append,
+    pending_entry,
+    seen_lately,
+)
 from loopguard.state.turn import RoundOutcome, TurnExpectation
 from loopguard.text import messages as texts
 from loopguard.text.hints import safe_str
@@ -154,8 +162,8 @@ class Session:
                 turn, batch = state.turn, state.round
                 call = Call(name, parsed, canonical, digest, seq, turn, rid, cid, batch)
                 faults: list[str] = []
-                # Repeat-only detectors run only for a call seen lately (one C-level digest scan).
-                call.seen = digest in state.digests
+                # Repeat-only detectors run only for a call seen lately.
+                call.seen = seen_lately(state, rid, digest)
                 votes = self._votes(
                     policy.seen_checks if call.seen else policy.checks, call, faults
                 )
@@ -353,7 +361,7 @@ class Session:
         if not aborted:
             call = Call(name, parsed, canonical, digest, entry.seq, entry.turn, rid, call_id)
             call.round = entry.round
-            call.seen = digest in state.digests
+            call.seen = seen_lately(state, rid, digest)
             hooks = policy.seen_checks if call.seen else policy.checks
             votes.extend(self._votes(hooks, call, faults))
             if state.turn_state is not None and state.turn_state.expectation is not None:

@@ -129,7 +129,7 @@ class Call:
     error: str | None = None  # the error text, for after_call checks of failures
     text: str | None = None  # after_call: the normalised result text, or the error text
     flags: int = 0  # after_call: FAILED / STATUS, when the policy reads outcomes
-    seen: bool = False  # before_call: its digest is among the newest calls' (`state.digests`)
+    seen: bool = False  # before_call: its arguments were seen lately (`SessionState.seen`)
 
 
 class SessionState:
@@ -281,6 +281,16 @@ def append(state: SessionState, entry: HistoryEntry, history_size: int) -> None:
         if bucket is None:
             bucket = index[key] = Bucket()
         bucket.entries.append(entry)
+
+
+def seen_lately(state: SessionState, run_id: str | None, digest: bytes) -> bool:
+    """Whether a call with these arguments is among the newest `RECENT` calls (one C-level
+    scan) or, in an indexed history, anywhere in the history in its run scope: what a
+    repeat-only detector needs before it can vote (`Call.seen`)."""
+    if digest in state.digests:
+        return True
+    index = state.index
+    return index is not None and sig_key(run_id, digest) in index
 
 
 def same_signature(state: SessionState, call: Call) -> list[HistoryEntry]:
