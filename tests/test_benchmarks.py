@@ -27,7 +27,10 @@ def test_runner_prints_and_writes_every_row(tmp_path: Path) -> None:
     rows = json.loads(out.read_text("utf-8"))
     measures = [row["measure"] for row in rows]
     for name in ("distinct", "repeat", "ping_pong", "big_args", "mixed"):
-        assert sum(m.startswith(name) for m in measures) == 2, name  # default and all-on
+        # default, all on, the lower bound and the engine alone
+        assert sum(m.startswith(name) for m in measures) == 4, name
+        assert f"{name} — lower bound: a minimal Python guard (× floor)" in measures
+        assert f"{name} — engine alone, every detector off (× floor)" in measures
     assert any(m.startswith("history 3,000 vs 30") for m in measures)
     assert any("live sessions" in m for m in measures)
     assert any(m.startswith("memory per idle session") for m in measures)
