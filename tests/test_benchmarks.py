@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import loopguard
+
 pytestmark = pytest.mark.slow  # runs the benchmark runner and writes every trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,3 +97,20 @@ def test_traces_are_deterministic(tmp_path: Path) -> None:
     traces.write_all(tmp_path)
     lines = (tmp_path / "repeat.jsonl").read_text("utf-8").splitlines()
     assert len(lines) == 10_000 and set(json.loads(lines[0])) == {"tool", "args", "result"}
+
+
+def test_shares_prints_every_detectors_share_on_every_trace() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "shares.py"), "--small"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    ids = loopguard.Guard.default().session("ids").config["detectors"]
+    share_lines = done.stdout.split("share of each detector", 1)[1].splitlines()[1:]
+    rows = {tuple(line.split()[:2]) for line in share_lines}
+    names = ("distinct", "repeat", "ping_pong", "big_args", "mixed")
+    assert rows == {(name, i) for name in names for i in ids}
+    for line in share_lines:
+        float(line.split()[2])  # a signed figure
