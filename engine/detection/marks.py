@@ -26,7 +26,7 @@ def marked(mark: str) -> list[tuple[str, str, Any]]:
     """(detector id, option, schema default) of every registered option carrying `mark`."""
     found = []
     for entry in load_registry().entries:
-        properties = entry.options_schema.get("properties") or {}
+        properties = entry.detector.options_schema.get("properties") or {}
         for option, prop in properties.items():
             if isinstance(prop, Mapping) and prop.get(mark) is True:
                 found.append((entry.id, option, prop.get("default")))

@@ -4,7 +4,7 @@ Every plugin, built-in or not, is an entry point of the group `loopguard.detecto
 module (or `module:attribute`) that implements the hooks of `hookspecs`; this distribution's
 entry points (pyproject.toml) are the only list of the built-ins. `find_plugins` reads
 metadata only, so the switches (`LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD`, `LOOPGUARD_BLOCK_PLUGINS`)
-apply before any third-party code runs; `load_plugins` imports, registers and checks one
+apply before any third-party code runs; `build_registry` imports, registers and checks one
 plugin at a time, and what fails is a `PluginFault` naming `distribution[entry]` and its stage
 while the others load (docs/plugins.md, "Discovery, loading, faults and switches").
 """
@@ -166,16 +166,18 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
-def load_plugins(
-    plugins: Iterable[Plugin],
-    pm: pluggy.PluginManager,
-    blocked_ids: Iterable[str] = (),
-    checked: Callable[[Plugin, Any], bool] | None = None,
+def build_registry(
+    plugins: list[Plugin] | None = None, checked: Callable[[Plugin, Any], bool] | None = None
 ) -> Registry:
-    """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`;
+    """Import, register and check each of `plugins` (by default what the environment lets
+    `find_plugins` find) in order, skipping the detector ids `LOOPGUARD_BLOCK_PLUGINS` names;
     `checked(plugin, module)` true: its detectors passed the contract check before (the hook's
     cache knows), so only their ids are checked again."""
-    skip = set(blocked_ids)
+    blocked = {name.strip() for name in os.environ.get(BLOCK_ENV, "").split(",") if name.strip()}
+    if plugins is None:
+        autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
+        plugins = find_plugins(autoload=autoload, blocked=blocked)
+    pm = new_plugin_manager()
     loaded: list[LoadedPlugin] = []
     entries: list[Registered] = []
     faults: list[PluginFault] = []
@@ -193,7 +195,7 @@ def load_plugins(
             if problem:
                 stage = "schema" if "schema" in problem else "register"
                 faults.append(PluginFault(plugin.source, stage, problem))
-            elif detector.id not in skip:
+            elif detector.id not in blocked:
                 seen.add(detector.id)
                 entries.append(Registered(detector, plugin.source, plugin.builtin))
         loaded.append(LoadedPlugin(plugin, obj))
@@ -412,14 +414,6 @@ class Registered:
     def id(self) -> str:
         return self.detector.id
 
-    @property
-    def options_schema(self) -> dict[str, Any]:
-        return self.detector.options_schema
-
-    @property
-    def levels(self) -> tuple[str, ...]:
-        return self.detector.levels
-
 
 @dataclass(frozen=True, eq=False)
 class Registry:
@@ -430,10 +424,6 @@ class Registry:
     faults: tuple[PluginFault, ...]
     plugin_manager: pluggy.PluginManager
     plugins: tuple[LoadedPlugin, ...] = ()  # every plugin registered, built-ins first
-
-    @property
-    def detectors(self) -> tuple[Registered, ...]:
-        return self.entries
 
     def get(self, detector_id: str) -> Registered | None:
         return next((entry for entry in self.entries if entry.id == detector_id), None)
@@ -446,18 +436,6 @@ class Registry:
             for loaded in self.plugins
             for function in hook_functions(self.plugin_manager, hook, loaded.obj)
         ]
-
-
-def build_registry(
-    plugins: list[Plugin] | None = None, checked: Callable[[Plugin, Any], bool] | None = None
-) -> Registry:
-    """Load `plugins` (by default what the environment lets `find_plugins` find): import,
-    pluggy validation, and the contract checks unless `checked` says they passed."""
-    blocked = {name.strip() for name in os.environ.get(BLOCK_ENV, "").split(",") if name.strip()}
-    if plugins is None:
-        autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
-        plugins = find_plugins(autoload=autoload, blocked=blocked)
-    return load_plugins(plugins, new_plugin_manager(), blocked, checked)
 
 
 _lock = threading.Lock()

@@ -16,7 +16,7 @@ from typing import Any
 import regex
 
 from loopguard.detection.marks import KNOWN_TOOLS, UNKNOWN_TOOL_PATTERNS, marked_values
-from loopguard.text.regexcheck import Deadline, safe_compile, search
+from loopguard.text.regexcheck import Deadline, compiled_or_none, search
 
 SCAN_LIMIT = 4000  # characters of an error text searched
 
@@ -27,13 +27,8 @@ class UnknownTools:
     __slots__ = ("patterns", "known")
 
     def __init__(self, patterns: Any, known: Any) -> None:
-        compiled = []
-        for pattern in patterns or ():
-            try:
-                compiled.append(safe_compile(str(pattern), regex.IGNORECASE))
-            except (regex.error, ValueError, OverflowError):
-                continue  # lint reports it (too long, too complex, no regex); the engine skips it
-        self.patterns = tuple(compiled)
+        compiled = (compiled_or_none(str(pattern), regex.IGNORECASE) for pattern in patterns or ())
+        self.patterns = tuple(pattern for pattern in compiled if pattern is not None)
         self.known = frozenset(str(tool) for tool in known or ())
 
     @classmethod

@@ -11,12 +11,9 @@ timed-out search counts as no match.
 from __future__ import annotations
 
 import copy
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import regex
 
 from loopguard.errors import rules_error
 from loopguard.policy.intent import Condition, KeywordIndex
@@ -24,7 +21,7 @@ from loopguard.rules import default
 from loopguard.state.turn import RoundOutcome, TurnExpectation, TurnState, matcher
 from loopguard.text.content import content_text, strip_recall
 from loopguard.text.messages import render
-from loopguard.text.regexcheck import MAX_PATTERN_CHARS, Deadline, safe_compile, search
+from loopguard.text.regexcheck import Deadline, compiled_or_none, search
 
 
 @dataclass(frozen=True)
@@ -235,17 +232,6 @@ def _compile_intent(index: KeywordIndex, raw: Any, position: int) -> _Intent:
 # --- required argument matchers (`require.args`) ----------------------------------------
 
 
-@functools.lru_cache(maxsize=256)
-def compiled_pattern(source: str) -> Any:
-    """The compiled pattern, or None when it is too long or does not compile (lint says so)."""
-    if len(source) > MAX_PATTERN_CHARS:
-        return None
-    try:
-        return safe_compile(source)
-    except (regex.error, ValueError, OverflowError):
-        return None
-
-
 def arg_matches(spec: Any, present: bool, value: Any, deadline: Deadline | None = None) -> bool:
     """Whether one given argument (`present`, `value`) meets one required value `spec`."""
     if not present:
@@ -262,7 +248,7 @@ def arg_matches(spec: Any, present: bool, value: Any, deadline: Deadline | None 
         return False
     if kind == "prefix":
         return value.startswith(operand)
-    compiled = compiled_pattern(operand)  # a timed-out search: no match
+    compiled = compiled_or_none(operand)  # a timed-out search: no match
     return compiled is not None and search(compiled, value, deadline) is not None
 
 
@@ -285,7 +271,7 @@ def check_matcher(spec: Any, path: str) -> None:
         raise rules_error(f"'{kind}' takes a string, got {operand!r}", path)
     if kind == "any" and operand is not True:
         raise rules_error("'any' takes true", path, "write {any: true}, or drop the argument")
-    if kind == "regex" and compiled_pattern(operand) is None:
+    if kind == "regex" and compiled_or_none(operand) is None:
         raise rules_error(
             "pattern is too long or does not compile",
             f"{path}.regex",
