@@ -137,17 +137,14 @@ class _Refused(Exception):
         self.stage = stage  # pluggy's messages span lines; a fault is listed on one
 
 
-def _contained(
-    stage: str, function: Callable[..., _T], *args: Any, undo: Callable[[], Any] = list
-) -> _T:
+def _contained(stage: str, function: Callable[..., _T], *args: Any) -> _T:
     """`function(*args)`; what it raises but `KeyboardInterrupt` (even `SystemExit`) refuses
-    the plugin at `stage`, after `undo()`."""
+    the plugin at `stage`."""
     try:
         return function(*args)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - a broken plugin never takes the host down
-        undo()
         text = str(exc) if isinstance(exc, pluggy.PluginValidationError) else error_text(exc)
         raise _Refused(stage, text) from None
 
@@ -186,8 +183,10 @@ def build_registry(
         try:
             obj = _contained("import", _import, plugin.value)
             known_good = checked is not None and checked(plugin, obj)
-            offered = _register(pm, plugin, obj, known_good)
+            offered = _contained("register", _register, pm, plugin, obj, known_good)
         except _Refused as exc:
+            if pm.get_plugin(plugin.source) is not None:  # pluggy < 1.6 registers part of it first
+                pm.unregister(name=plugin.source)
             faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
             continue
         for detector in offered:
@@ -214,16 +213,11 @@ def _import(value: str) -> Any:
 def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any, known_good: bool) -> list[Any]:
     """pluggy's validation and ours (unless it passed them before), one plugin at a time so a
     fault is this plugin's; then what its `loopguard_register_detectors` returns."""
-
-    def unregister() -> None:
-        if pm.get_plugin(plugin.source) is not None:  # pluggy < 1.6 registers part of it first
-            pm.unregister(name=plugin.source)
-
-    _contained("register", pm.register, obj, plugin.source, undo=unregister)
+    pm.register(obj, plugin.source)
     if not known_good:
-        _contained("register", _check_impls, pm, obj, undo=unregister)
+        _check_impls(pm, obj)
     hooks = hook_functions(pm, "loopguard_register_detectors", obj)
-    return _contained("register", lambda: [d for f in hooks for d in f() or ()], undo=unregister)
+    return [detector for function in hooks for detector in function() or ()]
 
 
 def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:

@@ -105,9 +105,7 @@ class Budget:
         self._lock = threading.Lock()
 
     def spent(self, hook: str, seconds: float) -> None:
-        """Count a call that took `seconds`; disable the detector past the budget."""
-        if seconds <= SLOW_S:
-            return
+        """Count a call that took `seconds`, over `SLOW_S`; disable the detector past the budget."""
         with self._lock:
             self.overruns += 1
             if self.disabled is None and (seconds > STOP_S or self.overruns >= MAX_OVERRUNS):

@@ -32,8 +32,8 @@ class Stage:
     detector: Detector
     cfg: Any
     source: str
-    trusted: bool = False  # a built-in detector: its votes skip the per-vote contract check
-    budget: Budget | None = None  # a plugin's time record (its hooks run behind the sandbox)
+    trusted: bool  # a built-in detector: its votes skip the per-vote contract check
+    budget: Budget  # a plugin's time record (its hooks run behind the sandbox)
 
 
 Hook = tuple[Any, Any, Stage]  # (bound method, compiled options, stage)
@@ -47,7 +47,7 @@ def _hooks(stages: list[Stage], name: str) -> tuple[Hook, ...]:
         if getattr(type(stage.detector), name, None) is getattr(Detector, name):
             continue
         if not stage.trusted:  # plugin code: read-only views, vote checks, a time budget
-            method = sandbox.wrap(name, method, stage.detector.id, stage.budget or Budget())
+            method = sandbox.wrap(name, method, stage.detector.id, stage.budget)
         found.append((method, stage.cfg, stage))
     return tuple(found)
 

@@ -99,10 +99,6 @@ class KeywordIndex:
         """Mask of the sets having a keyword equal to the whole normalised text."""
         return self._exact.get(self.normalize.equality_key(normalised), 0)
 
-    def sets_in(self, text: str) -> frozenset[str]:
-        """Names of the sets with a keyword in `text` (normalised here)."""
-        return frozenset(name for hit in self.find(text) for name in hit.sets)
-
     def find(self, text: str) -> list[KeywordHit]:
         """Every occurrence (overlapping) of every keyword in the normalised `text`."""
         norm = self.normalize(text)

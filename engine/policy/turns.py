@@ -52,9 +52,9 @@ class TurnPolicy:
         index = KeywordIndex.from_config(config)
         turn = config.get("turn") or {}
         recall = turn.get("recall") or {}
-        intents = []
-        for i, raw in enumerate(config.get("intents") or []):
-            intents.append(_compile_intent(index, raw, i))
+        intents = [
+            _compile_intent(index, raw, i) for i, raw in enumerate(config.get("intents") or [])
+        ]
         plan = turn.get("plan_condition")
         return cls(
             index=index,
