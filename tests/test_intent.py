@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopguard.errors import RulesError
-from loopguard.policy.intent import KeywordIndex
+from loopguard.policy.turns import KeywordIndex
 from loopguard.text.normalize import Normalizer
 
 SETS = {
