@@ -134,7 +134,8 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         except BaseException as exc:  # noqa: BLE001 - a plugin's configure must not break sessions
             detector, trusted = Unconfigured(detector.id, exc), False
         stages.append(Stage(detector, cfg, entry.source, trusted, entry.budget))
-    rank = {name: i for i, name in enumerate((config.get("aggregator") or {}).get("order") or ())}
+    aggregator = Aggregator(config)
+    rank = aggregator.order  # the tie-break order is the pipeline's order too
     stages.sort(key=lambda s: rank.get(s.detector.id, len(rank)))
     outcomes = config.get("outcomes") or {}
     drop = frozenset(outcomes.get("drop_fields") or ())
@@ -155,7 +156,7 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         compaction_hooks=_hooks(stages, "compacted"),
         history_size=max(1, int(loop.get("history_size", default("loop_detection.history_size")))),
         indexed=any(s.detector.gating == ROLLING for s in stages),
-        aggregator=Aggregator(config),
+        aggregator=aggregator,
         turn_policy=TurnPolicy.from_config(config),
         drop_fields=drop,
         per_tool=per_tool,

@@ -183,7 +183,6 @@ class OutcomeReader:
         history = state.history
         if (
             prev_text is None
-            or prev.digest != entry.digest
             or prev.round == entry.round
             or len(history) < 2
             or history[-1] is not entry
