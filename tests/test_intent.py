@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopguard.errors import RulesError
-from loopguard.policy.turns import KeywordIndex
+from loopguard.policy.turns import KeywordIndex, Probe
 from loopguard.text.normalize import Normalizer
 
 SETS = {
@@ -50,9 +50,9 @@ def test_positions_are_character_offsets_in_chinese_text() -> None:
 def test_contains_and_equals_conditions() -> None:
     index = KeywordIndex(SETS)
     cond = index.compile({"all": [{"text_equals": "affirmative"}, {"context_contains": "marker"}]})
-    assert cond(index.probe(" 好的 "), index.probe("你的持仓如下"))
-    assert not cond(index.probe("好的呀"), index.probe("你的持仓如下"))
-    assert not cond(index.probe("好的"), index.probe("今天天气"))
+    assert cond(Probe(index, " 好的 "), Probe(index, "你的持仓如下"))
+    assert not cond(Probe(index, "好的呀"), Probe(index, "你的持仓如下"))
+    assert not cond(Probe(index, "好的"), Probe(index, "今天天气"))
 
 
 def test_any_not_and_lists_of_set_names() -> None:
@@ -65,9 +65,9 @@ def test_any_not_and_lists_of_set_names() -> None:
             ]
         }
     )
-    assert cond(index.probe("你好"), index.probe(""))
-    assert not cond(index.probe("持仓"), index.probe(""))
-    assert not cond(index.probe("体检"), index.probe(""))
+    assert cond(Probe(index, "你好"), Probe(index, ""))
+    assert not cond(Probe(index, "持仓"), Probe(index, ""))
+    assert not cond(Probe(index, "体检"), Probe(index, ""))
 
 
 def test_lower_applies_to_keywords_and_text_alike() -> None:

@@ -199,8 +199,6 @@ class OutcomeReader:
 
     def _starts_failed(self, text: str) -> bool:
         """The text starts with a failure prefix as a word (`Error: …`, `{"error": "…"}`)."""
-        if not self.prefixes:
-            return False
         head = text[:64].lstrip(_LEAD).lower()
         if not head.startswith(self.prefixes):
             return False

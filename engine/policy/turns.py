@@ -125,9 +125,6 @@ class KeywordIndex:
             hits.append(KeywordHit(self._patterns[index], sets, start, end))
         return hits
 
-    def probe(self, text: str) -> Probe:
-        return Probe(self, text)
-
     def compile(self, node: Any, path: str = "when") -> Condition:
         """Compile a condition tree into a closure; bad shapes raise RulesError naming `path`."""
         if not isinstance(node, Mapping) or len(node) != 1:
@@ -255,8 +252,8 @@ class TurnPolicy:
         text = self.user_text(messages) if text is None else text
         if not text:
             return None
-        text_probe = self.index.probe(text)
-        context_probe = self.index.probe(self.context_text(messages))
+        text_probe = Probe(self.index, text)
+        context_probe = Probe(self.index, self.context_text(messages))
         for intent in self.intents:
             if intent.when(text_probe, context_probe):
                 return TurnExpectation(intent.id, intent.tool, dict(intent.args), intent.reason)
@@ -303,7 +300,7 @@ class TurnPolicy:
         if not text or not text.strip():
             return "no_output"
         if self.plan_condition and self.plan_condition(
-            self.index.probe(text), self.index.probe("")
+            Probe(self.index, text), Probe(self.index, "")
         ):
             return "plan_only"
         return "text_only"
