@@ -16,9 +16,9 @@ from typing import Any
 from loopguard.detection import sandbox
 from loopguard.detection.aggregator import Aggregator
 from loopguard.detection.detector import ROLLING, UNLESS_DISABLED, Detector
+from loopguard.detection.marks import UnknownTools
 from loopguard.detection.plugins import Registry
 from loopguard.detection.sandbox import Budget
-from loopguard.detection.unknowntools import UnknownTools
 from loopguard.policy.outcomes import OutcomeReader
 from loopguard.policy.turns import TurnPolicy
 from loopguard.rules import default
