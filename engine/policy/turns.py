@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import ahocorasick_rs
@@ -194,12 +194,12 @@ class TurnPolicy:
     index: KeywordIndex
     intents: tuple[_Intent, ...]
     plan_condition: Condition | None
-    max_tool_rounds: int = 15
-    max_retries: int = 2
-    context_messages: int = 4
-    keep_tag: str = "current-user-message"
-    drop_tag: str = "relevant-memories"
-    texts: dict[str, Any] = field(default_factory=dict)  # {"messages": ...} for render()
+    max_tool_rounds: int
+    max_retries: int
+    context_messages: int
+    keep_tag: str
+    drop_tag: str
+    texts: dict[str, Any]  # {"messages": ...} for render()
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> TurnPolicy:
