@@ -22,8 +22,7 @@ import time
 from typing import Any
 
 from loopguard.config.layers import load
-from loopguard.policy.intent import KeywordIndex
-from loopguard.policy.turns import TurnPolicy
+from loopguard.policy.turns import KeywordIndex, TurnPolicy
 
 SIZES = (30, 1_000, 10_000)
 SETS = (
@@ -72,7 +71,7 @@ def _messages(rng: random.Random) -> list[dict[str, str]]:
 
 
 class _NaiveProbe:
-    """Same interface as loopguard.policy.intent.Probe, computed with a per-keyword loop."""
+    """Same interface as loopguard.policy.turns.Probe, computed with a per-keyword loop."""
 
     def __init__(self, text: str, sets: list[tuple[int, list[str]]], index: KeywordIndex) -> None:
         norm = index.normalize(text)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopguard.errors import RulesError
-from loopguard.policy.intent import KeywordIndex
+from loopguard.policy.turns import KeywordIndex, Probe
 from loopguard.text.normalize import Normalizer
 
 SETS = {
@@ -18,11 +18,16 @@ SETS = {
 }
 
 
+def sets_in(index: KeywordIndex, text: str) -> frozenset[str]:
+    """Names of the sets with a keyword in `text`."""
+    return frozenset(name for hit in index.find(text) for name in hit.sets)
+
+
 def test_one_pass_finds_every_set_including_overlapping_keywords() -> None:
     index = KeywordIndex(SETS)
-    assert index.sets_in("帮我做一下体检") == {"followup", "both"}
-    assert index.sets_in("看看 PORTFOLIO") == {"marker"}
-    assert index.sets_in("今天天气") == frozenset()
+    assert sets_in(index, "帮我做一下体检") == {"followup", "both"}
+    assert sets_in(index, "看看 PORTFOLIO") == {"marker"}
+    assert sets_in(index, "今天天气") == frozenset()
 
 
 def test_duplicate_and_blank_keywords_are_compiled_once() -> None:
@@ -45,9 +50,9 @@ def test_positions_are_character_offsets_in_chinese_text() -> None:
 def test_contains_and_equals_conditions() -> None:
     index = KeywordIndex(SETS)
     cond = index.compile({"all": [{"text_equals": "affirmative"}, {"context_contains": "marker"}]})
-    assert cond(index.probe(" 好的 "), index.probe("你的持仓如下"))
-    assert not cond(index.probe("好的呀"), index.probe("你的持仓如下"))
-    assert not cond(index.probe("好的"), index.probe("今天天气"))
+    assert cond(Probe(index, " 好的 "), Probe(index, "你的持仓如下"))
+    assert not cond(Probe(index, "好的呀"), Probe(index, "你的持仓如下"))
+    assert not cond(Probe(index, "好的"), Probe(index, "今天天气"))
 
 
 def test_any_not_and_lists_of_set_names() -> None:
@@ -60,15 +65,15 @@ def test_any_not_and_lists_of_set_names() -> None:
             ]
         }
     )
-    assert cond(index.probe("你好"), index.probe(""))
-    assert not cond(index.probe("持仓"), index.probe(""))
-    assert not cond(index.probe("体检"), index.probe(""))
+    assert cond(Probe(index, "你好"), Probe(index, ""))
+    assert not cond(Probe(index, "持仓"), Probe(index, ""))
+    assert not cond(Probe(index, "体检"), Probe(index, ""))
 
 
 def test_lower_applies_to_keywords_and_text_alike() -> None:
     index = KeywordIndex({"m": ["PortFolio"]}, ["lower"])
-    assert index.sets_in("my PORTFOLIO") == {"m"}
-    assert KeywordIndex({"m": ["PortFolio"]}, []).sets_in("my portfolio") == frozenset()
+    assert sets_in(index, "my PORTFOLIO") == {"m"}
+    assert sets_in(KeywordIndex({"m": ["PortFolio"]}, []), "my portfolio") == frozenset()
 
 
 def test_nfkc_and_punctuation_folding_are_opt_in() -> None:
@@ -78,7 +83,7 @@ def test_nfkc_and_punctuation_folding_are_opt_in() -> None:
         {"a": ["好的"], "abc": ["ABC,"]}, ["strip", "lower", "nfkc", "fold_punctuation"]
     )
     assert folded.equals_mask(folded.normalize("好的。")) != 0
-    assert folded.sets_in("ＡＢＣ，x") == {"abc"}  # full-width letters and comma
+    assert sets_in(folded, "ＡＢＣ，x") == {"abc"}  # full-width letters and comma
     assert Normalizer(["fold_punctuation", "strip"])("「你好」、 ") == '"你好",'
 
 
@@ -109,7 +114,7 @@ def test_bad_keyword_sets_and_steps_are_rules_errors() -> None:
 
 def test_an_empty_index_matches_nothing() -> None:
     index = KeywordIndex({"empty": []})
-    assert index.sets_in("anything") == frozenset()
+    assert sets_in(index, "anything") == frozenset()
     assert index.find("anything") == []
 
 
@@ -129,4 +134,4 @@ def test_automaton_agrees_with_a_naive_scan(sets: dict[str, list[str]], text: st
     expected = {
         name for name, kws in sets.items() if any(norm(k) and norm(k) in norm(text) for k in kws)
     }
-    assert index.sets_in(text) == expected
+    assert sets_in(index, text) == expected

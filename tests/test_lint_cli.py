@@ -216,7 +216,7 @@ def test_skipped_detectors_are_named_on_stderr(
     broken = type("Broken", (Detector,), {"id": "broken", "options_schema": {"type": "bogus"}})
     problem = detector_problem(broken(), set()) or ""
     fault = PluginFault("thirdparty[broken]", "schema", problem)
-    registry = type("Registry", (), {"detectors": real.detectors, "faults": (*real.faults, fault)})
+    registry = type("Registry", (), {"entries": real.entries, "faults": (*real.faults, fault)})
     monkeypatch.setattr(schema, "load_registry", lambda: registry)
     assembly = schema.assemble()
     monkeypatch.setattr(lint_cmd, "default_assembly", lambda: assembly)

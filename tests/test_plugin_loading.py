@@ -21,9 +21,8 @@ from loopguard.detection.plugins import (
     OPTIONAL_PLUGINS,
     OWN_DISTRIBUTION,
     Plugin,
+    build_registry,
     find_plugins,
-    load_plugins,
-    new_plugin_manager,
 )
 from loopguard.lint.linter import checks
 
@@ -52,7 +51,7 @@ def test_discovery_does_not_import_plugin_code(site: FakeSite) -> None:
     found = find_plugins()
     assert third_party(found) == [Plugin("lgfake-boom", "boom", "lgfake_boom")]
     assert "lgfake_boom" not in sys.modules
-    loaded = load_plugins(found, new_plugin_manager())
+    loaded = build_registry(found)
     assert [str(f) for f in loaded.faults] == [
         "lgfake-boom[boom]: import failed: RuntimeError: imported at discovery"
     ]
@@ -237,12 +236,12 @@ def test_plugins_known_to_pass_skip_the_contract_but_not_the_duplicate_id_check(
     twin = detector_module("levels = 'not a tuple'", "twin")
     site.add_dist("lgfake-k2", {"k2": "lgfake_k2"}, {"lgfake_k2": twin})
     found = [p for p in find_plugins() if p.package.startswith("lgfake-k")]
-    registry = load_plugins(found, new_plugin_manager(), checked=lambda plugin, obj: True)
+    registry = build_registry(found, checked=lambda plugin, obj: True)
     assert [entry.source for entry in registry.entries] == ["lgfake-k1[k1]"]
     assert [str(fault) for fault in registry.faults] == [
         "lgfake-k2[k2]: register failed: detector id 'twin' is already registered"
     ]
-    unchecked = load_plugins(found[1:], new_plugin_manager())
+    unchecked = build_registry(found[1:])
     assert "`levels` must be a tuple" in unchecked.faults[0].message
 
 

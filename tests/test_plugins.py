@@ -44,7 +44,7 @@ def test_example_plugin_is_discovered_after_the_builtins(site: FakeSite) -> None
     assert ids(registry) == (*BUILTINS, "error_cascade")
     entry = registry.get("error_cascade")
     assert entry is not None
-    assert (entry.source, entry.builtin, entry.levels) == (
+    assert (entry.source, entry.builtin, entry.detector.levels) == (
         EXAMPLE_SOURCE,
         False,
         ("warn", "critical"),

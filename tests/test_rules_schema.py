@@ -15,7 +15,7 @@ from loopguard.config.layers import analyze
 from loopguard.config.schema import assemble, core_schema, schema_findings
 from loopguard.config.source import SourceDoc
 from loopguard.detection.detector import Detector
-from loopguard.detection.plugins import PluginFault, detector_problem
+from loopguard.detection.plugins import PluginFault, Registered, detector_problem
 
 
 @dataclass
@@ -95,7 +95,7 @@ def test_invalid_options_schema_is_refused_and_the_fault_reported(
     problem = detector_problem(broken, set())
     assert problem and problem.startswith("detector 'broken': ") and "options schema" in problem
     fault = PluginFault("pkg[broken]", "schema", problem)
-    registry = SimpleNamespace(detectors=(GOOD,), faults=(fault,))
+    registry = SimpleNamespace(entries=(Registered(GOOD, "pkg[good]", False),), faults=(fault,))
     monkeypatch.setattr(schema_module, "load_registry", lambda: registry)
     assembly = assemble()
     assert assembly.detector_ids == ("slow_tool",)

@@ -58,7 +58,7 @@ def describe(entry: Registered) -> dict[str, Any]:
     """One detector as a plain dict (the JSON shape; the text output is made from it)."""
     detector = entry.detector
     distribution, _, name = entry.source.partition("[")
-    properties = (entry.options_schema or {}).get("properties") or {}
+    properties = (detector.options_schema or {}).get("properties") or {}
     defaults = detector.option_defaults()
     options: dict[str, Any] = {}
     for option, schema in properties.items():
@@ -72,7 +72,7 @@ def describe(entry: Registered) -> dict[str, Any]:
         "distribution": distribution,
         "entry": name.rstrip("]"),
         "builtin": entry.builtin,
-        "levels": list(entry.levels),
+        "levels": list(detector.levels),
         "gating": detector.gating,
         "settings": list(detector.settings),
         "lint_checks": [getattr(c, "code", "?") for c in detector.lint_checks],

@@ -97,7 +97,8 @@ def assemble(detectors: Iterable[Any] | None = None) -> Assembly:
         except Exception as exc:  # noqa: BLE001 - a broken plugin setup must not break lint
             problem = f"detector registry failed to load: {type(exc).__name__}: {exc}"
             return Assembly(schema, (), (problem,), closed=False)
-        detectors, problems = registry.detectors, tuple(str(f) for f in registry.faults)
+        detectors = [entry.detector for entry in registry.entries]
+        problems = tuple(str(f) for f in registry.faults)
     listed = list(detectors)
     block = schema["properties"]["detectors"]
     for detector in listed:

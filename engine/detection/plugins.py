@@ -4,7 +4,7 @@ Every plugin, built-in or not, is an entry point of the group `loopguard.detecto
 module (or `module:attribute`) that implements the hooks of `hookspecs`; this distribution's
 entry points (pyproject.toml) are the only list of the built-ins. `find_plugins` reads
 metadata only, so the switches (`LOOPGUARD_DISABLE_PLUGIN_AUTOLOAD`, `LOOPGUARD_BLOCK_PLUGINS`)
-apply before any third-party code runs; `load_plugins` imports, registers and checks one
+apply before any third-party code runs; `build_registry` imports, registers and checks one
 plugin at a time, and what fails is a `PluginFault` naming `distribution[entry]` and its stage
 while the others load (docs/plugins.md, "Discovery, loading, faults and switches").
 """
@@ -137,17 +137,14 @@ class _Refused(Exception):
         self.stage = stage  # pluggy's messages span lines; a fault is listed on one
 
 
-def _contained(
-    stage: str, function: Callable[..., _T], *args: Any, undo: Callable[[], Any] = list
-) -> _T:
+def _contained(stage: str, function: Callable[..., _T], *args: Any) -> _T:
     """`function(*args)`; what it raises but `KeyboardInterrupt` (even `SystemExit`) refuses
-    the plugin at `stage`, after `undo()`."""
+    the plugin at `stage`."""
     try:
         return function(*args)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - a broken plugin never takes the host down
-        undo()
         text = str(exc) if isinstance(exc, pluggy.PluginValidationError) else error_text(exc)
         raise _Refused(stage, text) from None
 
@@ -166,16 +163,18 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
-def load_plugins(
-    plugins: Iterable[Plugin],
-    pm: pluggy.PluginManager,
-    blocked_ids: Iterable[str] = (),
-    checked: Callable[[Plugin, Any], bool] | None = None,
+def build_registry(
+    plugins: list[Plugin] | None = None, checked: Callable[[Plugin, Any], bool] | None = None
 ) -> Registry:
-    """Import, register and check each plugin in order, skipping detector ids in `blocked_ids`;
+    """Import, register and check each of `plugins` (by default what the environment lets
+    `find_plugins` find) in order, skipping the detector ids `LOOPGUARD_BLOCK_PLUGINS` names;
     `checked(plugin, module)` true: its detectors passed the contract check before (the hook's
     cache knows), so only their ids are checked again."""
-    skip = set(blocked_ids)
+    blocked = {name.strip() for name in os.environ.get(BLOCK_ENV, "").split(",") if name.strip()}
+    if plugins is None:
+        autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
+        plugins = find_plugins(autoload=autoload, blocked=blocked)
+    pm = new_plugin_manager()
     loaded: list[LoadedPlugin] = []
     entries: list[Registered] = []
     faults: list[PluginFault] = []
@@ -184,8 +183,10 @@ def load_plugins(
         try:
             obj = _contained("import", _import, plugin.value)
             known_good = checked is not None and checked(plugin, obj)
-            offered = _register(pm, plugin, obj, known_good)
+            offered = _contained("register", _register, pm, plugin, obj, known_good)
         except _Refused as exc:
+            if pm.get_plugin(plugin.source) is not None:  # pluggy < 1.6 registers part of it first
+                pm.unregister(name=plugin.source)
             faults.append(PluginFault(plugin.source, exc.stage, str(exc)))
             continue
         for detector in offered:
@@ -193,7 +194,7 @@ def load_plugins(
             if problem:
                 stage = "schema" if "schema" in problem else "register"
                 faults.append(PluginFault(plugin.source, stage, problem))
-            elif detector.id not in skip:
+            elif detector.id not in blocked:
                 seen.add(detector.id)
                 entries.append(Registered(detector, plugin.source, plugin.builtin))
         loaded.append(LoadedPlugin(plugin, obj))
@@ -212,16 +213,11 @@ def _import(value: str) -> Any:
 def _register(pm: pluggy.PluginManager, plugin: Plugin, obj: Any, known_good: bool) -> list[Any]:
     """pluggy's validation and ours (unless it passed them before), one plugin at a time so a
     fault is this plugin's; then what its `loopguard_register_detectors` returns."""
-
-    def unregister() -> None:
-        if pm.get_plugin(plugin.source) is not None:  # pluggy < 1.6 registers part of it first
-            pm.unregister(name=plugin.source)
-
-    _contained("register", pm.register, obj, plugin.source, undo=unregister)
+    pm.register(obj, plugin.source)
     if not known_good:
-        _contained("register", _check_impls, pm, obj, undo=unregister)
+        _check_impls(pm, obj)
     hooks = hook_functions(pm, "loopguard_register_detectors", obj)
-    return _contained("register", lambda: [d for f in hooks for d in f() or ()], undo=unregister)
+    return [detector for function in hooks for detector in function() or ()]
 
 
 def _check_impls(pm: pluggy.PluginManager, obj: Any) -> None:
@@ -412,14 +408,6 @@ class Registered:
     def id(self) -> str:
         return self.detector.id
 
-    @property
-    def options_schema(self) -> dict[str, Any]:
-        return self.detector.options_schema
-
-    @property
-    def levels(self) -> tuple[str, ...]:
-        return self.detector.levels
-
 
 @dataclass(frozen=True, eq=False)
 class Registry:
@@ -430,10 +418,6 @@ class Registry:
     faults: tuple[PluginFault, ...]
     plugin_manager: pluggy.PluginManager
     plugins: tuple[LoadedPlugin, ...] = ()  # every plugin registered, built-ins first
-
-    @property
-    def detectors(self) -> tuple[Registered, ...]:
-        return self.entries
 
     def get(self, detector_id: str) -> Registered | None:
         return next((entry for entry in self.entries if entry.id == detector_id), None)
@@ -446,18 +430,6 @@ class Registry:
             for loaded in self.plugins
             for function in hook_functions(self.plugin_manager, hook, loaded.obj)
         ]
-
-
-def build_registry(
-    plugins: list[Plugin] | None = None, checked: Callable[[Plugin, Any], bool] | None = None
-) -> Registry:
-    """Load `plugins` (by default what the environment lets `find_plugins` find): import,
-    pluggy validation, and the contract checks unless `checked` says they passed."""
-    blocked = {name.strip() for name in os.environ.get(BLOCK_ENV, "").split(",") if name.strip()}
-    if plugins is None:
-        autoload = not autoload_disabled(os.environ.get(AUTOLOAD_ENV))
-        plugins = find_plugins(autoload=autoload, blocked=blocked)
-    return load_plugins(plugins, new_plugin_manager(), blocked, checked)
 
 
 _lock = threading.Lock()

@@ -25,7 +25,7 @@ import threading
 import time
 from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -105,9 +105,7 @@ class Budget:
         self._lock = threading.Lock()
 
     def spent(self, hook: str, seconds: float) -> None:
-        """Count a call that took `seconds`; disable the detector past the budget."""
-        if seconds <= SLOW_S:
-            return
+        """Count a call that took `seconds`, over `SLOW_S`; disable the detector past the budget."""
         with self._lock:
             self.overruns += 1
             if self.disabled is None and (seconds > STOP_S or self.overruns >= MAX_OVERRUNS):
@@ -317,7 +315,14 @@ class StateView:
         return MappingProxyType(self._state.warned)
 
 
-class CallView(tuple):  # type: ignore[type-arg]
+# Call's fields a plugin reads, in `call_view`'s order; `args` last (`CallView.args` copies it)
+_CallFields = namedtuple(  # type: ignore[misc]
+    "_CallFields",
+    "tool canonical digest seq turn run_id call_id round outcome unknown error text flags args",
+)
+
+
+class CallView(_CallFields):
     """A read-only copy of the call being decided: setting a field is an AttributeError.
 
     `args` is a copy made from the canonical argument text each time it is read (so a plugin
@@ -326,20 +331,6 @@ class CallView(tuple):  # type: ignore[type-arg]
     """
 
     __slots__ = ()
-
-    tool = property(itemgetter(0))
-    canonical = property(itemgetter(1))
-    digest = property(itemgetter(2))
-    seq = property(itemgetter(3))
-    turn = property(itemgetter(4))
-    run_id = property(itemgetter(5))
-    call_id = property(itemgetter(6))
-    round = property(itemgetter(7))
-    outcome = property(itemgetter(8))
-    unknown = property(itemgetter(9))
-    error = property(itemgetter(10))
-    text = property(itemgetter(11))
-    flags = property(itemgetter(12))
 
     @property
     def args(self) -> Any:

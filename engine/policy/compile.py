@@ -16,9 +16,9 @@ from typing import Any
 from loopguard.detection import sandbox
 from loopguard.detection.aggregator import Aggregator
 from loopguard.detection.detector import ROLLING, UNLESS_DISABLED, Detector
+from loopguard.detection.marks import UnknownTools
 from loopguard.detection.plugins import Registry
 from loopguard.detection.sandbox import Budget
-from loopguard.detection.unknowntools import UnknownTools
 from loopguard.policy.outcomes import OutcomeReader
 from loopguard.policy.turns import TurnPolicy
 from loopguard.rules import default
@@ -32,8 +32,8 @@ class Stage:
     detector: Detector
     cfg: Any
     source: str
-    trusted: bool = False  # a built-in detector: its votes skip the per-vote contract check
-    budget: Budget | None = None  # a plugin's time record (its hooks run behind the sandbox)
+    trusted: bool  # a built-in detector: its votes skip the per-vote contract check
+    budget: Budget  # a plugin's time record (its hooks run behind the sandbox)
 
 
 Hook = tuple[Any, Any, Stage]  # (bound method, compiled options, stage)
@@ -47,7 +47,7 @@ def _hooks(stages: list[Stage], name: str) -> tuple[Hook, ...]:
         if getattr(type(stage.detector), name, None) is getattr(Detector, name):
             continue
         if not stage.trusted:  # plugin code: read-only views, vote checks, a time budget
-            method = sandbox.wrap(name, method, stage.detector.id, stage.budget or Budget())
+            method = sandbox.wrap(name, method, stage.detector.id, stage.budget)
         found.append((method, stage.cfg, stage))
     return tuple(found)
 
@@ -134,7 +134,8 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         except BaseException as exc:  # noqa: BLE001 - a plugin's configure must not break sessions
             detector, trusted = Unconfigured(detector.id, exc), False
         stages.append(Stage(detector, cfg, entry.source, trusted, entry.budget))
-    rank = {name: i for i, name in enumerate((config.get("aggregator") or {}).get("order") or ())}
+    aggregator = Aggregator(config)
+    rank = aggregator.order  # the tie-break order is the pipeline's order too
     stages.sort(key=lambda s: rank.get(s.detector.id, len(rank)))
     outcomes = config.get("outcomes") or {}
     drop = frozenset(outcomes.get("drop_fields") or ())
@@ -155,7 +156,7 @@ def compile_policy(config: Mapping[str, Any], registry: Registry) -> CompiledPol
         compaction_hooks=_hooks(stages, "compacted"),
         history_size=max(1, int(loop.get("history_size", default("loop_detection.history_size")))),
         indexed=any(s.detector.gating == ROLLING for s in stages),
-        aggregator=Aggregator(config),
+        aggregator=aggregator,
         turn_policy=TurnPolicy.from_config(config),
         drop_fields=drop,
         per_tool=per_tool,

@@ -24,7 +24,7 @@ import regex
 from loopguard.rules import default
 from loopguard.state.fingerprint import digest_text
 from loopguard.state.history import FAILED, STATUS, UNREAD
-from loopguard.text.regexcheck import MAX_PATTERN_CHARS, safe_compile, search
+from loopguard.text.regexcheck import MAX_PATTERN_CHARS, compiled_or_none, search
 
 SCAN_CHARS = 512  # characters searched at each end of a result text
 NEAR_MAX_CHARS = 16384  # longer texts are never compared line by line (nor kept for it)
@@ -78,15 +78,6 @@ class Markers:
         return seen
 
 
-def _name_pattern(pattern: Any) -> Any:
-    if not isinstance(pattern, str) or not pattern or len(pattern) > MAX_PATTERN_CHARS:
-        return None
-    try:
-        return safe_compile(pattern, regex.IGNORECASE)
-    except (regex.error, ValueError, OverflowError):
-        return None  # lint reports it; the engine skips it
-
-
 def blind(text: str) -> str:
     """The text with every run of digits replaced by `#`."""
     return _DIGITS.sub("#", text)
@@ -109,7 +100,9 @@ class OutcomeReader:
                 {p.lower() for p in block.get("failure_prefixes") or () if isinstance(p, str) and p}
             )
         )
-        self.poll_name = _name_pattern(block.get("poll_name_pattern"))
+        pattern = block.get("poll_name_pattern")
+        named = isinstance(pattern, str) and pattern  # (an empty pattern matches every name)
+        self.poll_name = compiled_or_none(pattern, regex.IGNORECASE) if named else None
         self._polling_names: dict[str, bool] = {}
         self._texts: dict[bytes, tuple[int, bytes | None]] = {}  # outcome digest -> text verdict
 
@@ -190,7 +183,6 @@ class OutcomeReader:
         history = state.history
         if (
             prev_text is None
-            or prev.digest != entry.digest
             or prev.round == entry.round
             or len(history) < 2
             or history[-1] is not entry
@@ -207,8 +199,6 @@ class OutcomeReader:
 
     def _starts_failed(self, text: str) -> bool:
         """The text starts with a failure prefix as a word (`Error: …`, `{"error": "…"}`)."""
-        if not self.prefixes:
-            return False
         head = text[:64].lstrip(_LEAD).lower()
         if not head.startswith(self.prefixes):
             return False

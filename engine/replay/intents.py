@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from loopguard.errors import LoopguardError
-from loopguard.policy.intent import KeywordIndex
+from loopguard.policy.turns import KeywordIndex
 
 _TEXT_LEAVES = ("text_contains", "text_equals")
 _indexes: list[

@@ -22,6 +22,7 @@ many patterns cannot add up to seconds per call.
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import Any
 
 import regex
@@ -67,6 +68,16 @@ def safe_compile(pattern: str, flags: int = 0) -> Any:
     if problem:
         raise PatternError(problem)
     return regex.compile(pattern, flags)
+
+
+@lru_cache(maxsize=256)
+def compiled_or_none(pattern: str, flags: int = 0) -> Any:
+    """`safe_compile`, or None when the pattern is refused or does not compile (lint
+    reports it; the engine skips it)."""
+    try:
+        return safe_compile(pattern, flags)
+    except (regex.error, ValueError, OverflowError):
+        return None
 
 
 def _cost(items: Any) -> int:
