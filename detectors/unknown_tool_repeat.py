@@ -5,7 +5,7 @@ A rolling detector: runs only when `loop_detection.enabled` is true.
 A failed call is an unknown-tool failure when its error text matches one of `patterns`
 (case-insensitive regular expressions; a named group `name` captures the missing tool's name), or
 when `known_tools` is non-empty and the called tool is not in it. The engine classifies each failure
-so before the detectors see it (`loopguard.detection.unknowntools`, from these two options, which
+so before the detectors see it (`loopguard.detection.marks`, from these two options, which
 the schema marks); this detector reads `HistoryEntry.unknown`. Walking back from the newest call of
 the run, it counts consecutive unknown-tool failures of the current call's tool naming the same
 unknown tool (the arguments may differ), and stops at anything else. A call of that tool the guard
