@@ -427,39 +427,29 @@ class LayerLoader:
     def run(self, top: SourceDoc, ident: str, base_dir: str) -> Analysis:
         self.result.source = top.name
         self.root = os.path.realpath(base_dir)
+        # The option defaults of every detector the schema knows, as a layer of their own below
+        # BASE: a detector's options schema is the one place they are written.
+        block = self.assembly.schema["properties"]["detectors"]["properties"]
+        defaults = {d: option_defaults(block[d]) for d in self.assembly.detector_ids}
+        self.result.layers.append(SourceDoc(DEFAULTS, {"detectors": defaults}))
         base = builtin_source(BASE[len(BUILTIN) :])
-        self.result.layers.append(_defaults_layer(self.assembly))
         if base is not None and base[0] != ident:
             self.add(parse_text(base[1], BASE), base[0], base_dir)
         self.add(top, ident, base_dir)
         if self.incomplete:
             return self.result  # later checks would judge an incomplete merge
-        defaults, *written = self.result.layers
         data: dict[str, Any] = {}
-        for layer in written:
+        for layer in self.result.layers[1:]:
             data = deep_merge(data, {k: v for k, v in layer.data.items() if k != "extends"})
-        _fill_in(data, defaults.data)
+        # the defaults go under the merge, keeping the order the files wrote their keys in (a
+        # detector's written options first, then the defaults it did not write)
+        detectors = data.setdefault("detectors", {})  # a mapping: each layer passed the schema
+        for name, options in defaults.items():
+            written = detectors.setdefault(name, {})
+            for key, value in options.items() if isinstance(written, dict) else ():
+                written.setdefault(key, copy_tree(value))
         self.result.data = data
         return self.result
-
-
-def _defaults_layer(assembly: Assembly) -> SourceDoc:
-    """The option defaults of every detector the schema knows, as a layer of their own: a
-    detector's options schema is the one place they are written (not `builtin:default`)."""
-    block = assembly.schema["properties"]["detectors"]["properties"]
-    data = {ident: option_defaults(block[ident]) for ident in assembly.detector_ids}
-    return SourceDoc(DEFAULTS, {"detectors": data})
-
-
-def _fill_in(data: dict[str, Any], defaults: dict[str, Any]) -> None:
-    """Merge the defaults layer under `data`, keeping the order the files wrote their keys in
-    (a detector's written options first, then the defaults it did not write)."""
-    detectors = data.setdefault("detectors", {})  # a mapping: each layer passed the schema
-    for ident, options in defaults["detectors"].items():
-        block = detectors.setdefault(ident, {})
-        if isinstance(block, dict):
-            for key, value in options.items():
-                block.setdefault(key, copy_tree(value))
 
 
 # -- the front door ---------------------------------------------------------------------------

@@ -20,7 +20,6 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -120,15 +119,13 @@ def regex_options(assembly: Assembly) -> list[tuple[str, str, bool]]:
     for ident in assembly.detector_ids:
         for option, prop in detectors[ident]["properties"].items():
             items = prop.get("items") if isinstance(prop, dict) else None
-            if isinstance(prop, dict) and _is_regex(prop):
-                found.append((ident, option, False))
-            elif isinstance(items, dict) and _is_regex(items):
-                found.append((ident, option, True))
+            for many, node in ((False, prop), (True, items)):
+                if isinstance(node, dict) and (
+                    node.get(REGEX_KEYWORD) is True or node.get("format") == "regex"
+                ):
+                    found.append((ident, option, many))
+                    break
     return found
-
-
-def _is_regex(node: dict[str, Any]) -> bool:
-    return node.get(REGEX_KEYWORD) is True or node.get("format") == "regex"
 
 
 def default_assembly() -> Assembly:
@@ -260,23 +257,11 @@ def _python_regex(validator: Any, value: Any, instance: Any, schema: Any) -> Any
         yield ValidationError(f"pattern does not compile: {exc}", cause=exc)
 
 
+# The deadline all schema `pattern` matches of one validation share (set by `_violations`), so a
+# slow pattern costs a document at most `SCHEMA_PATTERN_BUDGET_S`, not its number of values
+# times a match's timeout.
 _DEADLINE: ContextVar[Deadline | None] = ContextVar("loopguard_schema_deadline", default=None)
-SCHEMA_PATTERN_BUDGET_S = 1.0  # all schema `pattern` matches of one document together
-
-
-@contextmanager
-def pattern_budget() -> Iterator[None]:
-    """Every schema `pattern` match inside shares one `SCHEMA_PATTERN_BUDGET_S`, so a slow
-    pattern costs a document at most that, not its number of values times a match's
-    timeout (a nested use keeps the outer budget)."""
-    if _DEADLINE.get() is not None:
-        yield
-        return
-    token = _DEADLINE.set(Deadline(SCHEMA_PATTERN_BUDGET_S))
-    try:
-        yield
-    finally:
-        _DEADLINE.reset(token)
+SCHEMA_PATTERN_BUDGET_S = 1.0
 
 
 @lru_cache(maxsize=256)
@@ -410,27 +395,26 @@ def _explain(err: ValidationError) -> tuple[str, str, str]:
     return custom if isinstance(custom, str) else err.message, "", "schema"
 
 
-def _unknown(inst: dict[str, Any], schema: dict[str, Any]) -> list[Any]:
-    """The keys of `inst` that neither `properties` nor `patternProperties` of `schema` allow."""
-    known = schema.get("properties") or {}
-    patterns = list(schema.get("patternProperties") or {})
-    return [k for k in inst if k not in known and not any(re.search(p, str(k)) for p in patterns)]
-
-
 def _violations(data: Any, schema: dict[str, Any]) -> Iterator[tuple[Path, str, str, str, bool]]:
     """(path, message, hint, code, at the key) of each schema violation of `data`: one per
     unknown key and per missing required key, every `pattern` match under one budget."""
-    with pattern_budget():  # errors listed first: a suspended generator would keep the budget set
+    token = _DEADLINE.set(Deadline(SCHEMA_PATTERN_BUDGET_S))
+    try:  # errors listed first: a suspended generator would keep the budget set
         errors = list(validator_for(schema).iter_errors(data))
+    finally:
+        _DEADLINE.reset(token)
     for err in errors:
         path, inst, kind = tuple(err.absolute_path), err.instance, err.validator
         if kind == "additionalProperties" and isinstance(inst, dict):
             known = list(err.schema.get("properties", {}))
+            patterns = list(err.schema.get("patternProperties") or {})
             detectors = path[-1:] == ("detectors",) and (len(path) == 1 or path[0] == "agents")
             what = "detector" if detectors else "key"
             hint = "installed detectors" if detectors else "allowed keys here"
             hint = f"{hint}: {', '.join(known)}" if known else ""
-            for k in _unknown(inst, err.schema):
+            for k in inst:
+                if k in known or any(re.search(p, str(k)) for p in patterns):
+                    continue  # allowed by `properties` or `patternProperties`
                 message = f"unknown {what} {k!r}{did_you_mean(k, known)}"
                 yield path + (k,), message, hint, f"unknown-{what}", True
         elif kind == "required":
@@ -448,20 +432,16 @@ _CANNOT_APPLY = (ReferenceError, LookupError, ValueError, TypeError, RecursionEr
 def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
     """Every schema violation of `doc.data`, as findings sorted by position."""
     index = PositionIndex([doc])
-    found: list[Finding] = []
-    seen: set[tuple[int, int, str]] = set()
+    found: dict[tuple[int, int, str], Finding] = {}  # the first of each place and message
     try:
         for path, message, hint, code, at_key in _violations(doc.data, schema):
             finding = index.finding(doc.data, path, "error", message, hint, code, at_key)
-            if (finding.line, finding.col, finding.message) not in seen:
-                seen.add((finding.line, finding.col, finding.message))
-                found.append(finding)
+            found.setdefault((finding.line, finding.col, finding.message), finding)
     except _CANNOT_APPLY as exc:  # a detector's schema that cannot be applied: a finding
         message = f"the rules schema could not be applied: {type(exc).__name__}"
         hint = "a detector's options schema is broken; see `loopguard detectors`"
-        found.append(index.finding(doc.data, (), "error", message, hint, "schema"))
-    found.sort(key=lambda f: (f.line, f.col))
-    return found
+        found[(0, 0, "")] = index.finding(doc.data, (), "error", message, hint, "schema")
+    return sorted(found.values(), key=lambda f: (f.line, f.col))
 
 
 MAX_ROUNDS = 16
@@ -475,12 +455,6 @@ class PrunedDoc(SourceDoc):
     removed: set[Path] = field(default_factory=set)  # paths of the data as written
     # path now -> path as written, so findings name list items by the index the user sees
     written_paths: dict[Path, Path] = field(default_factory=dict)
-
-
-def _bad_paths(data: Any, schema: dict[str, Any]) -> set[Path]:
-    """The paths of the values the schema rejects (unknown keys one by one). A missing required
-    key rejects nothing that is there: the checks read objects with `.get`."""
-    return {path for path, _, _, code, _ in _violations(data, schema) if code != "required"}
 
 
 def _without(data: Any, bad: set[Path]) -> tuple[Any, dict[Path, Path]]:
@@ -506,7 +480,9 @@ def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
     data, removed = doc.data, set[Path]()
     back = {p: p for p in doc.positions}  # path now -> path as written
     for _ in range(MAX_ROUNDS):
-        bad = _bad_paths(data, schema)
+        # unknown keys go one by one; a missing required key rejects nothing that is there
+        # (the checks read objects with `.get`)
+        bad = {path for path, _, _, code, _ in _violations(data, schema) if code != "required"}
         if () in bad:
             return None
         if not bad:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from pathlib import Path
@@ -45,17 +45,6 @@ TABLES = (layers, source, schema, json5, directives)
 CODE_SHAPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
-def _stage_codes() -> dict[str, LintCheck]:
-    """The codes loading and lint itself report (no check function of lint runs for them)."""
-    found = [
-        LintCheck(code, level, doc, None, True, stage)
-        for code, level, stage, doc in (*(c for m in TABLES for c in m.CODES), *CODES)
-    ]
-    found += [from_module(m) for m in discover() if getattr(m, "BLOCKS_LOAD", False)]
-    found.sort(key=lambda c: STAGES.index(c.stage))
-    return {c.code: c for c in found}
-
-
 def _problem(check: Any, taken: dict[str, LintCheck]) -> str | None:
     if not isinstance(check, LintCheck):
         return f"lint check {check!r} is not a loopguard.lint.checks.LintCheck"
@@ -76,21 +65,6 @@ class LintRegistry:
     problems: tuple[str, ...]
 
 
-def _offers(registry: Registry | None) -> Iterator[tuple[str, Callable[[], Any]]]:
-    """(origin, function returning checks) of every plugin implementing the lint-check hook, in
-    load order, then of each registered detector with `lint_checks` of its own. The built-ins
-    (`loopguard-engine[lint_checks]`) are named `loopguard`; without a registry, they alone."""
-    if registry is None:
-        yield "loopguard", builtin_checks
-        return
-    for plugin, function in registry.implementations("loopguard_register_lint_checks"):
-        yield "loopguard" if plugin.builtin else plugin.source, function
-    for entry in registry.entries:
-        if entry.detector.lint_checks:
-            origin = "loopguard" if entry.builtin else entry.source
-            yield origin, partial(tuple, entry.detector.lint_checks)
-
-
 def registry() -> LintRegistry:
     """Stage codes, built-in checks, then plugin checks (built once per plugin registry)."""
     try:
@@ -102,10 +76,27 @@ def registry() -> LintRegistry:
 
 @lru_cache(maxsize=4)
 def _build(plugins: Registry | None) -> LintRegistry:
-    """Keyed by the plugin registry object, so a reloaded registry gets its own checks."""
-    found = _stage_codes()
+    """The codes loading and lint itself report (no check function of lint runs for them), then
+    the checks of each plugin implementing the lint-check hook in load order, then of each
+    detector with `lint_checks` of its own; the built-ins are named `loopguard` (without a
+    registry, they alone). Keyed by the plugin registry object: a reloaded one gets its own."""
+    loading = [
+        LintCheck(code, level, doc, None, True, stage)
+        for code, level, stage, doc in (*(c for m in TABLES for c in m.CODES), *CODES)
+    ]
+    loading += [from_module(m) for m in discover() if getattr(m, "BLOCKS_LOAD", False)]
+    found = {c.code: c for c in sorted(loading, key=lambda c: STAGES.index(c.stage))}
+    offers: list[tuple[str, Callable[[], Any]]] = [("loopguard", builtin_checks)]
+    if plugins is not None:
+        hook = plugins.implementations("loopguard_register_lint_checks")
+        offers = [("loopguard" if p.builtin else p.source, f) for p, f in hook]
+        offers += [
+            ("loopguard" if e.builtin else e.source, partial(tuple, e.detector.lint_checks))
+            for e in plugins.entries
+            if e.detector.lint_checks
+        ]
     problems: list[str] = []
-    for origin, function in _offers(plugins):
+    for origin, function in offers:
         try:
             offered = list(function() or [])
         except KeyboardInterrupt:

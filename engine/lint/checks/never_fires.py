@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.config.source import BREAKER, CRITICAL, WARNING
+from loopguard.config.source import BREAKER, CRITICAL, WARNING, Path
 from loopguard.lint.checks.context import Findings, LintContext, detectors, effective_scopes
 from loopguard.text.hints import is_int
 
@@ -41,30 +41,26 @@ def check(ctx: LintContext) -> Findings:
     for prefix, name, config, repairs in effective_scopes(ctx):
         who = f" for agent {name!r}" if name else ""
         repaired = {r.field.rsplit(".", 1)[1] for r in repairs}
-        loop = config.get("loop_detection") or {}
-        size = loop.get("history_size")
-        for field, level in HISTORY_BOUND:
-            value = loop.get(field)
-            if field in repaired or not _over(value, size) or (field, value, size) in seen:
+        loop, options = config.get("loop_detection") or {}, config.get("detectors") or {}
+        pairs: list[tuple[Path, Any, str, str, str]] = [
+            (("loop_detection",), loop, high, "history_size", level)
+            for high, level in HISTORY_BOUND
+            if high not in repaired
+        ]
+        pairs += [
+            (("detectors", ident), options.get(ident) or {}, high, low, LEVEL)
+            for ident, high, low in bounded
+        ]
+        for block, values, high, low, level in pairs:
+            value, bound = values.get(high), values.get(low)
+            if not _over(value, bound) or (block, high, value, bound) in seen:
                 continue
-            seen.add((field, value, size))
-            message = (
-                f"{field} {value} can never be reached{who}: history_size is {size}, "
-                f"so the history never holds more than {size} calls"
-            )
-            hint = f"raise history_size to at least {value} or lower {field}"
-            path = ctx.place(prefix, ("loop_detection",), (field, "history_size"))
-            yield ctx.finding(path, level, message, hint, CODE)
-        for ident, high, low in bounded:
-            options = (config.get("detectors") or {}).get(ident) or {}
-            window, threshold = options.get(low), options.get(high)
-            if not _over(threshold, window) or (ident, high, window, threshold) in seen:
-                continue
-            seen.add((ident, high, window, threshold))
-            message = (
-                f"{ident} {high} {threshold} can never be reached{who}: "
-                f"the {low} holds only {window} calls"
-            )
-            hint = f"raise {low} to at least {threshold} or lower {high}"
-            path = ctx.place(prefix, ("detectors", ident), (high, low))
-            yield ctx.finding(path, LEVEL, message, hint, CODE)
+            seen.add((block, high, value, bound))
+            if block == ("loop_detection",):
+                message = f"{high} {value} can never be reached{who}: history_size is {bound}, "
+                message += f"so the history never holds more than {bound} calls"
+            else:
+                message = f"{block[1]} {high} {value} can never be reached{who}: "
+                message += f"the {low} holds only {bound} calls"
+            hint = f"raise {low} to at least {value} or lower {high}"
+            yield ctx.finding(ctx.place(prefix, block, (high, low)), level, message, hint, CODE)
