@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loopguard.config.json5 import parse_text
-from loopguard.config.schema import PrunedDoc, assemble, prune_invalid
+from loopguard.config.schema import assemble, prune_invalid
 from loopguard.config.source import SourceDoc
 from loopguard.findings import Finding
 from loopguard.lint.linter import lint_bytes
@@ -82,7 +82,7 @@ def test_threshold_order_of_two_valid_numbers_is_kept_beside_schema_errors() -> 
 def test_prune_keeps_what_was_written_and_where() -> None:
     doc = parse_text("version: 1\nturn: {max_tool_rounds: x, context_messages: 2}\n", "r.yaml")
     pruned = prune_invalid(doc, assemble().schema)
-    assert isinstance(pruned, PrunedDoc)
+    assert isinstance(pruned, SourceDoc) and pruned is not doc
     assert pruned.data == {"version": 1, "turn": {"context_messages": 2}}
     assert pruned.original["turn"]["max_tool_rounds"] == "x"
     assert pruned.removed == {("turn", "max_tool_rounds")}

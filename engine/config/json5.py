@@ -218,11 +218,6 @@ def load_json5(text: str, name: str) -> SourceDoc:
     return doc
 
 
-def _looks_like_json5(text: str) -> bool:
-    """Does the text start (after spaces and comments) with `{`, or with a `//` comment?"""
-    return text.lstrip(_SPACE).startswith(("{", "//", "/*"))
-
-
 def _progress(doc: SourceDoc) -> Pos:
     """How far a parse got before its first error (for choosing between two syntaxes)."""
     errors = [(f.line, f.col) for f in doc.findings if f.level == "error"]
@@ -360,10 +355,6 @@ class _Translator:
         hint = "only tools.loopDetection and agents.list[].tools.loopDetection are read"
         self.report(src, "openclaw-ignored", message, shown, hint)
 
-    def unknown(self, src: Path, key: str, shown: str, known: list[str]) -> None:
-        message = f"unknown key {key!r}{did_you_mean(key, known)}"
-        self.report(src, "unknown-key", message, shown, f"allowed keys: {', '.join(known)}")
-
     def items(self, value: Any, src: Path, shown: str, native: Path = ()) -> list[Any]:
         """A mapping's (key, value, path, shown name)s or a type error; `native` notes its start."""
         if not isinstance(value, dict):
@@ -373,25 +364,20 @@ class _Translator:
             self.note(native, src, shown)
         return [(key, item, src + (key,), f"{shown}.{key}") for key, item in value.items()]
 
-    def block(self, value: Any, src: Path, shown: str, prefix: Path) -> None:
-        """One `loopDetection` mapping, in native keys under `prefix`."""
-        loop = prefix + ("loop_detection",)
-        for key, item, at, here in self.items(value, src, shown, loop):
-            if key == "postCompactionGuard":
-                self.guard(item, at, here, loop + ("post_compaction_guard",))
+    def block(self, value: Any, src: Path, shown: str, prefix: Path, native: Path) -> None:
+        """A `loopDetection` mapping (or its `postCompactionGuard`), in native keys at `native`
+        (`prefix` is the scope's)."""
+        known = LOOP_KEYS if native == prefix + ("loop_detection",) else ["windowSize"]
+        for key, item, at, here in self.items(value, src, shown, native):
+            if key not in known:
+                message = f"unknown key {key!r}{did_you_mean(key, known)}"
+                self.report(at, "unknown-key", message, here, f"allowed keys: {', '.join(known)}")
+            elif key == "postCompactionGuard":
+                self.block(item, at, here, prefix, native + ("post_compaction_guard",))
             elif key == "detectors":
                 self.detectors(item, at, here, prefix + ("detectors",))
-            elif key in LOOP_KEYS:
-                self.put(loop + (snake_case(key),), item, at, here)
             else:
-                self.unknown(at, key, here, LOOP_KEYS)
-
-    def guard(self, value: Any, src: Path, shown: str, native: Path) -> None:
-        for key, item, at, here in self.items(value, src, shown, native):
-            if key == "windowSize":
-                self.put(native + ("window_size",), item, at, here)
-            else:
-                self.unknown(at, key, here, ["windowSize"])
+                self.put(native + (snake_case(key),), item, at, here)
 
     def detectors(self, value: Any, src: Path, shown: str, native: Path) -> None:
         """`name: B` -> `<id>.enabled: B`, for the detector that declares that `openclaw_name`
@@ -410,7 +396,7 @@ class _Translator:
     def tools(self, value: Any, src: Path, shown: str, prefix: Path) -> None:
         for key, item, at, here in self.items(value, src, shown):
             if key == "loopDetection":
-                self.block(item, at, here, prefix)
+                self.block(item, at, here, prefix, prefix + ("loop_detection",))
             else:
                 self.ignore(at, here)
 
@@ -499,7 +485,7 @@ def parse_text(text: str, name: str) -> SourceDoc:
         return doc
     if name.lower().endswith((".json5", ".json")):
         doc = _native_from_json5(load_json5(text, name))
-    elif not _looks_like_json5(text):
+    elif not text.lstrip(_SPACE).startswith(("{", "//", "/*")):  # no `{` or comment first
         doc = _native_from_yaml(load_yaml(text, name))
     else:
         as_json5 = load_json5(text, name)

@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -447,16 +447,6 @@ def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
 MAX_ROUNDS = 16
 
 
-@dataclass
-class PrunedDoc(SourceDoc):
-    """A source doc without its rejected values; what was written and what was left out."""
-
-    original: Any = None  # the data as written
-    removed: set[Path] = field(default_factory=set)  # paths of the data as written
-    # path now -> path as written, so findings name list items by the index the user sees
-    written_paths: dict[Path, Path] = field(default_factory=dict)
-
-
 def _without(data: Any, bad: set[Path]) -> tuple[Any, dict[Path, Path]]:
     """A copy of `data` without the `bad` paths, and old path -> new path of what is kept."""
     moved: dict[Path, Path] = {(): ()}
@@ -489,7 +479,7 @@ def prune_invalid(doc: SourceDoc, schema: dict[str, Any]) -> SourceDoc | None:
             now = {w: p for p, w in back.items()}  # path as written -> path now
             tables: list[dict[Path, Any]] = [doc.positions, doc.key_positions, doc.display]
             pos, keys, shown = ({now[w]: v for w, v in t.items() if w in now} for t in tables)
-            return PrunedDoc(
+            return SourceDoc(
                 doc.name, data, pos, keys, doc.findings, shown, doc.data, removed, back
             )
         removed.update(back.get(p, p) for p in bad)

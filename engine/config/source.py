@@ -79,7 +79,7 @@ cycle error syntax
 
 @dataclass
 class SourceDoc:
-    """One parsed source: values, positions, and the problems met while parsing."""
+    """One parsed source: values, positions, the problems met while parsing (and pruning)."""
 
     name: str
     data: Any = None
@@ -88,6 +88,11 @@ class SourceDoc:
     findings: list[Finding] = field(default_factory=list)
     # Translated documents (OpenClaw blocks) name paths the way the user wrote them.
     display: dict[Path, str] = field(default_factory=dict)
+    # What `schema.prune_invalid` left out: the data as written, the paths (as written) it
+    # removed, and path now -> path as written (findings name list items as the user sees them).
+    original: Any = None
+    removed: set[Path] = field(default_factory=set)
+    written_paths: dict[Path, Path] = field(default_factory=dict)
 
     def error(
         self, pos: Pos, message: str, hint: str = "", code: str = "", path: Path = ()
@@ -146,22 +151,16 @@ def breadcrumb(
     text = display[path[:cut]] if display and cut else ""  # a translated name, as written
     node = reduce(_child, path[:cut], data)
     for step, shown_step in zip(path[cut:], shown_steps[cut:], strict=True):
+        item = _child(node, step)
         if isinstance(step, int):
-            name = _item_name(_child(node, step)) if isinstance(node, list) else None
+            listed = isinstance(node, list) and isinstance(item, dict)  # named by `id` or `tool`
+            names = [item.get(k) for k in ("id", "tool")] if listed else []
+            name = next((n for n in names if isinstance(n, str) and n), None)
             text += f".{name}" if name and text else name if name else f"[{shown_step}]"
         else:
             text += f".{step}" if text else str(step)
-        node = _child(node, step)
+        node = item
     return text
-
-
-def _item_name(item: Any) -> str | None:
-    if isinstance(item, dict):
-        for key in ("id", "tool"):
-            value = item.get(key)
-            if isinstance(value, str) and value:
-                return value
-    return None
 
 
 def _child(node: Any, step: Any) -> Any:
@@ -205,21 +204,11 @@ class PositionIndex:
                 break
         name = layer.name if layer is not None else "<rules>"
         display = layer.display if layer is not None else None
-        crumb = breadcrumb(data, path, display, _as_written(layer, path))
+        # `path` as the file wrote it, where values before it were pruned (`schema.prune_invalid`)
+        back = layer.written_paths if layer is not None else {}
+        cut = next((c for c in range(len(path), 0, -1) if len(back.get(path[:c], ())) == c), 0)
+        crumb = breadcrumb(data, path, display, back[path[:cut]] + path[cut:] if cut else None)
         return Finding(name, line, col, level, message, crumb, hint, code)
-
-
-def _as_written(layer: SourceDoc | None, path: Path) -> Path | None:
-    """`path` as the layer's file wrote it, when values before it were left out
-    (`schema.prune_invalid`)."""
-    back = getattr(layer, "written_paths", None)
-    if not back:
-        return None
-    for cut in range(len(path), 0, -1):
-        written = back.get(path[:cut])
-        if written is not None and len(written) == cut:
-            return written + path[cut:]
-    return None
 
 
 _STR, _INT, _FLOAT, _BOOL, _NULL, _MERGE, _SEQ, _MAP = (

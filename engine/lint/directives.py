@@ -62,21 +62,6 @@ def _problem(name: str, line: int, col: int, message: str, hint: str) -> Finding
     return Finding(name, line, col, "warning", message, "", hint, "bad-directive")
 
 
-def _code_problem(code: str, known: Mapping[str, bool]) -> tuple[str, str] | None:
-    """(message, hint) for a code an ignore comment cannot name."""
-    if code == ALL or known.get(code):
-        return None
-    if code in known:
-        return (
-            f"{code!r} cannot be disabled: a file with that error does not load",
-            "fix the error instead",
-        )
-    return (
-        f"unknown lint check {code!r} in an ignore comment{did_you_mean(code, known)}",
-        "`loopguard lint --list-checks` lists the codes",
-    )
-
-
 def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directives:
     """Parse the ignore comments of `text`; `known` maps each code to whether it can be disabled."""
     found = Directives(known)
@@ -92,14 +77,22 @@ def read_directives(text: str, name: str, known: Mapping[str, bool]) -> Directiv
         kind, listed = match.groups()
         codes = {c.strip() for c in listed.split(",") if c.strip()}
         alone = not line[: match.start()].strip()
-        problems = [_code_problem(code, known) for code in sorted(codes)]
+        problems: list[tuple[str, str]] = []  # (message, hint)
+        for code in sorted(c for c in codes if c != ALL and not known.get(c)):
+            if code in known:
+                message = f"{code!r} cannot be disabled: a file with that error does not load"
+                problems.append((message, "fix the error instead"))
+            else:
+                message = f"unknown lint check {code!r} in an ignore comment"
+                hint = "`loopguard lint --list-checks` lists the codes"
+                problems.append((message + did_you_mean(code, known), hint))
         if not codes:
             problems.append(("ignore comment names no code", "write disable=CODE[,CODE...]"))
         if kind == "disable" and not alone:
             hint = "put it on a line of its own (whole file), or write disable-line="
             problems.append(("`disable=` after content silences nothing", hint))
         col = match.start() + 1
-        found.problems += [_problem(name, number, col, *p) for p in problems if p is not None]
+        found.problems += [_problem(name, number, col, *p) for p in problems]
         if kind == "disable" and alone:
             found.file |= codes
         elif kind == "disable-line":

@@ -194,7 +194,7 @@ def meaning_findings(
             hint = "report it to the plugin's authors"
             found.append(Finding(top, 1, 1, "warning", message, "", hint, "check-failed"))
     # dotted paths (`loop_detection.history_size`) of values the schema rejected
-    removed = {".".join(map(str, p)) for doc in result.layers for p in getattr(doc, "removed", ())}
+    removed = {".".join(map(str, p)) for doc in result.layers for p in doc.removed}
     found = [f for f in found if f.code not in effective or not follows_from_rejected(f, removed)]
     found.sort(key=lambda f: (f.file != top, f.file, f.line, f.col))
     return found

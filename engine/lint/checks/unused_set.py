@@ -29,8 +29,7 @@ def used_sets(data: Any) -> set[str]:
 def check(ctx: LintContext) -> Findings:
     used = used_sets(ctx.data)
     for layer in ctx.layers:  # a condition the schema rejected still names its sets
-        written = getattr(layer, "original", None)
-        used |= used_sets(layer.data if written is None else written)
+        used |= used_sets(layer.data if layer.original is None else layer.original)
     hint = "use it in a condition or remove it"
     for path, name, _ in keyword_sets(ctx.top):
         if name not in used:
