@@ -9,16 +9,14 @@ module raising it, or by its check module), then the checks plugins register.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
-from pathlib import Path
 from typing import Any
 
 from loopguard.config import json5, layers, schema, source
-from loopguard.config.layers import MAX_BYTES, Analysis, analyze
+from loopguard.config.layers import BUILTIN, MAX_BYTES, Analysis, analyze, read_file
 from loopguard.config.schema import Assembly
 from loopguard.config.source import BREAKER, CRITICAL, WARNING
 from loopguard.detection.plugins import Registry, load_registry
@@ -200,16 +198,6 @@ def meaning_findings(
     return found
 
 
-def _read(name: str) -> str | None:
-    if name.startswith("builtin:") or not os.path.isfile(name):
-        return None
-    try:
-        small = os.path.getsize(name) <= MAX_BYTES
-        return Path(name).read_text(encoding="utf-8", errors="replace") if small else None
-    except OSError:
-        return None
-
-
 def report(
     result: Analysis,
     agent: str | Sequence[str] | None = None,
@@ -223,7 +211,10 @@ def report(
     known = {code: c.can_disable for code, c in checks().items()}
     found: dict[str, Directives] = {}
     for name in {layer.name for layer in result.layers} | {result.source}:
-        body = text if name == result.source and text is not None else _read(name)
+        body = text if name == result.source else None
+        if body is None and not name.startswith(BUILTIN):  # a bundled pack is no file
+            raw = read_file(name)[0]
+            body = raw.decode(errors="replace") if raw and len(raw) <= MAX_BYTES else None
         if body is not None:
             found[name] = read_directives(body, name, known)
             findings.extend(found[name].problems)

@@ -29,10 +29,6 @@ HISTORY_BOUND = (
 )
 
 
-def _over(value: Any, bound: Any) -> bool:
-    return is_int(value) and is_int(bound) and value > bound
-
-
 def check(ctx: LintContext) -> Findings:
     """Placed at the threshold or its bound, where the linted file (else any layer) wrote one;
     repaired values are not judged; a detector declares its own pairs in `bounded_by`."""
@@ -53,7 +49,8 @@ def check(ctx: LintContext) -> Findings:
         ]
         for block, values, high, low, level in pairs:
             value, bound = values.get(high), values.get(low)
-            if not _over(value, bound) or (block, high, value, bound) in seen:
+            over = is_int(value) and is_int(bound) and value > bound
+            if not over or (block, high, value, bound) in seen:
                 continue
             seen.add((block, high, value, bound))
             if block == ("loop_detection",):

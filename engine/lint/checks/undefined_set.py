@@ -16,9 +16,7 @@ BLOCKS_LOAD = True  # run by the rules loader: rules with this error do not load
 
 def check(ctx: LintContext) -> Findings:
     for prefix, block in ctx.merged_scopes():
-        defined = set(ctx.data.get("keyword_sets") or {})
-        if block is not ctx.data:
-            defined |= set(block.get("keyword_sets") or {})
+        defined = {*(ctx.data.get("keyword_sets") or {}), *(block.get("keyword_sets") or {})}
         for where, name in set_uses(block, prefix):
             if name not in defined:
                 message = f"undefined keyword set {name!r}{did_you_mean(name, defined)}"
