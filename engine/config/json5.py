@@ -460,10 +460,8 @@ def _native_from_json5(doc: SourceDoc) -> SourceDoc:
         doc.error(where, "more than one top-level value", hint, "multiple-documents")
         doc.data = None
         return doc
-    native = SourceDoc(doc.name, blocks[0], findings=doc.findings)
-    native.positions = {p[1:]: v for p, v in doc.positions.items()}
-    native.key_positions = {p[1:]: v for p, v in doc.key_positions.items()}
-    return merge_embedded(native)
+    positions, keys = ({p[1:]: v for p, v in t.items()} for t in (doc.positions, doc.key_positions))
+    return merge_embedded(SourceDoc(doc.name, blocks[0], positions, keys, doc.findings))
 
 
 def _native_from_yaml(doc: SourceDoc) -> SourceDoc:

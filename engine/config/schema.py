@@ -440,7 +440,7 @@ def schema_findings(doc: SourceDoc, schema: dict[str, Any]) -> list[Finding]:
     except _CANNOT_APPLY as exc:  # a detector's schema that cannot be applied: a finding
         message = f"the rules schema could not be applied: {type(exc).__name__}"
         hint = "a detector's options schema is broken; see `loopguard detectors`"
-        found[(0, 0, "")] = index.finding(doc.data, (), "error", message, hint, "schema")
+        found[(0, 0, "")] = index.finding(doc.data, (), "error", message, hint, "schema", False)
     return sorted(found.values(), key=lambda f: (f.line, f.col))
 
 

@@ -98,7 +98,7 @@ class SourceDoc:
         self, pos: Pos, message: str, hint: str = "", code: str = "", path: Path = ()
     ) -> None:
         """Record an error at `pos`, naming `path` as a breadcrumb."""
-        crumb = breadcrumb(self.data, path, self.display) if path else ""
+        crumb = breadcrumb(self.data, path, self.display, None) if path else ""
         self.findings.append(Finding(self.name, *pos, "error", message, crumb, hint, code))
 
     def note_key(self, path: Path, pos: Pos, again: bool, hint: str, crumb: bool = True) -> None:
@@ -135,12 +135,7 @@ def long_number(text: str, pos: Pos) -> Stop | None:
     return Stop(pos, message, "rules numbers are thresholds and sizes", "too-large")
 
 
-def breadcrumb(
-    data: Any,
-    path: Path,
-    display: dict[Path, str] | None = None,
-    written: Path | None = None,
-) -> str:
+def breadcrumb(data: Any, path: Path, display: dict[Path, str] | None, written: Path | None) -> str:
     """`a.b[2].c`, with list items named by their `id` (or `tool`) when they have one.
 
     `written` (as long as `path`) is the same path as the user wrote it: a list index
@@ -185,14 +180,7 @@ class PositionIndex:
         return None
 
     def finding(
-        self,
-        data: Any,
-        path: Path,
-        level: str,
-        message: str,
-        hint: str = "",
-        code: str = "",
-        at_key: bool = False,
+        self, data: Any, path: Path, level: str, message: str, hint: str, code: str, at_key: bool
     ) -> Finding:
         """A finding about `path` of the merged `data`, placed where it was written (its key with
         `at_key`), else where its nearest written ancestor was."""
@@ -309,15 +297,14 @@ class _YamlReader:
         pos = _pos(event.start_mark)
         if isinstance(event, yaml.AliasEvent):
             return self.alias(event.anchor, path, pos)
+        self.doc.positions[path] = pos
         if isinstance(event, yaml.ScalarEvent):
             value, size = self.scalar(event, pos), 1
-            self.doc.positions[path] = pos
         else:
             check_depth(depth, pos, "a rules file is never this deep; flatten the document")
             if event.tag not in (None, "!", _SEQ, _MAP):
                 hint = "rules files use plain lists and mappings"
                 self.doc.error(pos, f"unsupported YAML tag {event.tag!r}", hint, "yaml-tag")
-            self.doc.positions[path] = pos
             self.open.append(event.anchor)
             if isinstance(event, yaml.SequenceStartEvent):
                 value, size = [], 1
