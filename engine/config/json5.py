@@ -18,17 +18,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopguard.config.source import (
+    SURROGATE,
     Path,
     Pos,
     SourceDoc,
     Stop,
     check_depth,
-    check_text,
     check_values,
     copy_tree,
     deep_merge,
     load_yaml,
     long_number,
+    text_position,
 )
 from loopguard.detection.plugins import load_registry
 from loopguard.findings import Finding, codes
@@ -479,7 +480,10 @@ def parse_text(text: str, name: str) -> SourceDoc:
     checked by `source.check_values` (integer range, surrogates from escapes).
     """
     doc = SourceDoc(name)
-    if not check_text(text, doc):
+    if found := SURROGATE.search(text):
+        message = f"lone surrogate U+{ord(found.group()):04X} (half of a character) in the text"
+        hint = "rules text must be valid Unicode; fix the character"
+        doc.error(text_position(text, found.start()), message, hint, "encoding")
         return doc
     if name.lower().endswith((".json5", ".json")):
         doc = _native_from_json5(load_json5(text, name))

@@ -103,7 +103,14 @@ def assemble(detectors: Iterable[Any] | None = None) -> Assembly:
     for detector in listed:
         block["properties"][detector.id] = _options_schema(detector)
     block["additionalProperties"] = False
-    add_defaults(schema)
+    # Every property `rules/default.yaml` sets gets that value as its `default`; each language
+    # the defaults write gets its own copy of the templates, for its defaults.
+    values = {k: v for k, v in bundled_defaults().items() if k not in ("version", "extends")}
+    languages, templates = schema["$defs"]["messages"]["properties"], schema["$defs"]["templates"]
+    for lang in values.get("messages") or {}:
+        description = f"Texts in language {lang!r} (bundled defaults shown)."
+        languages.setdefault(lang, {**copy.deepcopy(templates), "description": description})
+    _put(schema, schema, values)
     return Assembly(schema, tuple(d.id for d in listed), problems, closed=True)
 
 
@@ -179,17 +186,6 @@ def _put(schema: dict[str, Any], node: dict[str, Any], values: dict[str, Any]) -
             _put(schema, prop, value)
         else:
             prop["default"] = value
-
-
-def add_defaults(schema: dict[str, Any]) -> None:
-    """Give every property `rules/default.yaml` sets that value as its `default` (in place);
-    each language the defaults write gets its own copy of the templates, for its defaults."""
-    values = {k: v for k, v in bundled_defaults().items() if k not in ("version", "extends")}
-    languages, templates = schema["$defs"]["messages"]["properties"], schema["$defs"]["templates"]
-    for lang in values.get("messages") or {}:
-        description = f"Texts in language {lang!r} (bundled defaults shown)."
-        languages.setdefault(lang, {**copy.deepcopy(templates), "description": description})
-    _put(schema, schema, values)
 
 
 CODES = codes(  # the codes raised here (the table's form: `findings.codes`)

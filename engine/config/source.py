@@ -406,24 +406,13 @@ def load_yaml(text: str, name: str) -> SourceDoc:
     return _YamlReader(text, name).run(yaml.SafeLoader)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def text_position(text: str, index: int) -> tuple[int, int]:
     """1-based line and column of a character index."""
     line_start = text.rfind("\n", 0, index) + 1
     return text.count("\n", 0, index) + 1, index - line_start + 1
-
-
-def check_text(text: str, doc: SourceDoc) -> bool:
-    """False (with an error) when rules text holds a lone surrogate."""
-    found = _SURROGATE.search(text)
-    if found is None:
-        return True
-    message = f"lone surrogate U+{ord(found.group()):04X} (half of a character) in the text"
-    hint = "rules text must be valid Unicode; fix the character"
-    doc.error(text_position(text, found.start()), message, hint, "encoding")
-    return False
 
 
 def check_values(doc: SourceDoc) -> None:
@@ -433,7 +422,7 @@ def check_values(doc: SourceDoc) -> None:
         path, value = stack.pop()
         if isinstance(value, dict):
             for key, item in value.items():
-                if isinstance(key, str) and _SURROGATE.search(key):
+                if isinstance(key, str) and SURROGATE.search(key):
                     where = doc.key_positions.get(path + (key,), doc.positions.get(path, (1, 1)))
                     message = "lone surrogate (half of a character) in a key"
                     doc.error(where, message, "fix the key", "encoding")
@@ -445,7 +434,7 @@ def check_values(doc: SourceDoc) -> None:
         elif is_int(value) and not -MAX_INT - 1 <= value <= MAX_INT:
             message = "integer out of range (rules integers lie within -2**63 .. 2**63-1)"
             doc.error(doc.positions.get(path, (1, 1)), message, "", "too-large")
-        elif isinstance(value, str) and (found := _SURROGATE.search(value)):
+        elif isinstance(value, str) and (found := SURROGATE.search(value)):
             message = f"lone surrogate U+{ord(found.group()):04X} (half of a character)"
             doc.error(doc.positions.get(path, (1, 1)), message, "", "encoding")
 
@@ -538,6 +527,7 @@ class RulesDocument:
 WARNING = "warning_threshold"
 CRITICAL = "critical_threshold"
 BREAKER = "global_circuit_breaker_threshold"
+ORDER = ((WARNING, CRITICAL), (CRITICAL, BREAKER))  # each pair's second is above its first
 
 
 @dataclass(frozen=True)
@@ -571,13 +561,11 @@ def effective_config(
     globals_only = {k: v for k, v in data.items() if k != "agents"}
     config = deep_merge(globals_only, block if isinstance(block, Mapping) else {})
     loop = config.get("loop_detection")
+    loop = loop if isinstance(loop, dict) else {}
     repairs: list[Repair] = []
-    if isinstance(loop, dict):  # raise critical, then the breaker, until the order holds
-        warning, critical, breaker = loop.get(WARNING), loop.get(CRITICAL), loop.get(BREAKER)
-        if is_int(warning) and is_int(critical) and critical <= warning:
-            repairs.append(Repair(f"loop_detection.{CRITICAL}", critical, warning + 1))
-            critical = loop[CRITICAL] = warning + 1
-        if is_int(critical) and is_int(breaker) and breaker <= critical:
-            repairs.append(Repair(f"loop_detection.{BREAKER}", breaker, critical + 1))
-            loop[BREAKER] = critical + 1
+    for low, high in ORDER:  # raise critical, then the breaker, until the order holds
+        below, value = loop.get(low), loop.get(high)
+        if is_int(below) and is_int(value) and value <= below:
+            repairs.append(Repair(f"loop_detection.{high}", value, below + 1))
+            loop[high] = below + 1
     return config, repairs

@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from loopguard.config.source import BREAKER, CRITICAL, WARNING, Path
+from loopguard.config.source import BREAKER, CRITICAL, ORDER, WARNING, Path
 from loopguard.lint.checks.context import Findings, LintContext, scopes
 from loopguard.text.hints import is_int
 
 CODE = "threshold-order"
 LEVEL = "error"
-PAIRS = ((WARNING, CRITICAL), (CRITICAL, BREAKER))
 
 
 def misordered(top: dict[str, Any]) -> Iterator[tuple[Path, str, int, str, int]]:
@@ -27,7 +26,7 @@ def misordered(top: dict[str, Any]) -> Iterator[tuple[Path, str, int, str, int]]
         loop = block.get("loop_detection")
         if not isinstance(loop, dict):
             continue
-        pairs = list(PAIRS) if CRITICAL in loop else [(WARNING, BREAKER)]
+        pairs = ORDER if CRITICAL in loop else ((WARNING, BREAKER),)
         for low, high in pairs:
             a, b = loop.get(low), loop.get(high)
             if is_int(a) and is_int(b) and b <= a:
