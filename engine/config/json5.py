@@ -419,10 +419,8 @@ class _Translator:
                 continue
             shown = f"agents.list.{ident}"
             if ident in seen:
-                message = f"agent {ident!r} is listed twice"
-                self.report(
-                    at + ("id",), "duplicate-agent", message, shown, "merge the two entries"
-                )
+                message, hint = f"agent {ident!r} is listed twice", "merge the two entries"
+                self.report(at + ("id",), "duplicate-agent", message, shown, hint)
             seen.add(ident)
             self.put(("agents", ident), {}, at, shown)
             for key, item, key_at, here in self.items(entry, at, shown):

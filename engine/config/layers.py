@@ -150,9 +150,8 @@ def decode(raw: bytes, name: str) -> tuple[str | None, SourceDoc]:
         doc.error((1, 1), "file is UTF-16, not UTF-8", "save it as UTF-8", "encoding")
     elif (nul := raw.find(b"\x00")) >= 0:
         message = "binary data (a NUL byte), not a text file"
-        doc.error(
-            _byte_pos(raw, nul), message, "a rules file is UTF-8 YAML or JSON5 text", "binary"
-        )
+        hint = "a rules file is UTF-8 YAML or JSON5 text"
+        doc.error(_byte_pos(raw, nul), message, hint, "binary")
     else:
         try:
             return raw.decode("utf-8-sig"), doc
@@ -410,16 +409,15 @@ class LayerLoader:
         path = store.get("path") if isinstance(store, dict) else None
         if not isinstance(path, str) or self.allow_outside:
             return
+        shown = repr(path[:200])
         try:
             resolved = os.path.realpath(os.path.join(self.root, os.path.expanduser(path)))
         except (OSError, ValueError) as exc:  # a NUL character, ...
-            problem = f"store.path {path[:200]!r} cannot be used: {exc}"
+            problem = f"store.path {shown} cannot be used: {exc}"
         else:
             if _inside(resolved, self.root):
                 return
-            problem = (
-                f"store.path {path[:200]!r} points outside the rules file's folder ({self.root})"
-            )
+            problem = f"store.path {shown} points outside the rules file's folder ({self.root})"
         hint = "keep the database under that folder, or pass a store to the Guard "
         hint += f"(Guard(..., store=SqliteStore(path))); {_ALLOW}"
         self.refuse(doc, ("store", "path"), problem, hint, "store-path")

@@ -276,10 +276,8 @@ def _bounded_pattern(validator: Any, source: Any, instance: Any, schema: Any) ->
     compiled = _schema_pattern(source)
     found = None if compiled is None else matches(compiled, instance, _DEADLINE.get())
     if found is None:
-        yield ValidationError(
-            f"could not be checked against the pattern {source!r} in time",
-            validator="pattern-timeout",
-        )
+        message = f"could not be checked against the pattern {source!r} in time"
+        yield ValidationError(message, validator="pattern-timeout")
     elif not found:
         yield ValidationError(f"{instance!r} does not match {source!r}")
 

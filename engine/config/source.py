@@ -474,13 +474,10 @@ def mapping_doc(mapping: Mapping[str, Any], name: str) -> SourceDoc:
         nonlocal copied
         copied += 1
         if copied > MAX_VALUES:
-            raise Stop(
-                (0, 0),
-                f"the mapping holds more than {MAX_VALUES:,} values",
-                "a rules document is a few hundred values; shared sub-mappings count "
-                "once per place they appear",
-                "too-large",
-            )
+            message = f"the mapping holds more than {MAX_VALUES:,} values"
+            hint = "a rules document is a few hundred values; shared sub-mappings count "
+            hint += "once per place they appear"
+            raise Stop((0, 0), message, hint, "too-large")
         if path is not None:
             doc.positions[path] = (0, 0)
         if not isinstance(value, (Mapping, list, tuple)):

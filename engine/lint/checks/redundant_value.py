@@ -37,11 +37,8 @@ def _leaves(tree: Any, inherited: Any, path: Path) -> list[tuple[Path, Any]]:
 
 def check(ctx: LintContext) -> Findings:
     inherited: dict[str, Any] = {}  # what the file would get by writing nothing
-    for layer in ctx.layers[:-1]:
-        if isinstance(layer.data, dict):
-            inherited = deep_merge(
-                inherited, {k: v for k, v in layer.data.items() if k != "extends"}
-            )
+    for layer in ctx.layers[:-1]:  # each a mapping: loading refuses any other
+        inherited = deep_merge(inherited, {k: v for k, v in layer.data.items() if k != "extends"})
     written = {k: v for k, v in ctx.top.items() if k not in _SKIP}
     for path, same in _leaves(written, inherited, ()):
         shown = ".".join(str(p) for p in path)
