@@ -62,22 +62,19 @@ def core_schema() -> dict[str, Any]:
     return result
 
 
-def _summary(detector: Any) -> str:
-    """The first line of the detector's module docstring, without its `id — ` prefix."""
-    inner = getattr(detector, "detector", detector)
-    module = sys.modules.get(type(inner).__module__)
-    doc = getattr(module, "__doc__", None) or type(inner).__doc__ or ""
-    text = (doc.strip().splitlines() or [""])[0].split(" — ", 1)[-1].strip()
-    return text[:1].upper() + text[1:] or f"Options of the {detector.id} detector."
-
-
 def _options_schema(detector: Any) -> dict[str, Any]:
-    """A copy of the detector's options schema, with `enabled` added and closed by default."""
+    """A copy of the detector's options schema, with `enabled` added and closed by default,
+    described by the first line of the detector's module docstring (without its `id — `)."""
     result = copy.deepcopy(detector.options_schema)
     # Its own base URI, so the plugin's local `$ref`s (`#/$defs/...`) resolve inside it
     # once it sits under `properties.detectors.properties.<id>` of the master schema.
     result.setdefault("$id", f"urn:loopguard:detector:{detector.id}")
-    result.setdefault("description", _summary(detector))
+    inner = getattr(detector, "detector", detector)
+    module = sys.modules.get(type(inner).__module__)
+    doc = getattr(module, "__doc__", None) or type(inner).__doc__ or ""
+    text = (doc.strip().splitlines() or [""])[0].split(" — ", 1)[-1].strip()
+    summary = text[:1].upper() + text[1:] or f"Options of the {detector.id} detector."
+    result.setdefault("description", summary)
     result.setdefault("type", "object")
     enabled = {"description": "Turn this detector on or off.", "type": "boolean"}
     result.setdefault("properties", {}).setdefault("enabled", enabled)

@@ -179,12 +179,11 @@ def meaning_findings(
     ctx = LintContext(result.data, tuple(result.layers), agents)
     top = result.layers[-1].name
     found: list[Finding] = []
-    effective = set()
-    for check in registry().checks.values():
+    registered = registry().checks.values()
+    effective = {check.code for check in registered if check.effective}
+    for check in registered:
         if check.check is None or not (check.default if active is None else check.code in active):
             continue
-        if check.effective:
-            effective.add(check.code)
         try:
             found += list(check.check(ctx))
         except Exception as exc:  # noqa: BLE001 - one broken check never hides the others

@@ -190,4 +190,4 @@ def effective_scopes(ctx: LintContext) -> Iterator[tuple[Path, Any, dict[str, An
         every = [()] + [("agents", a) for a in ctx.agents if ("agents", a) in every]
     for prefix in every:
         name = prefix[1] if prefix else None
-        yield prefix, name, *effective_config(ctx.data, str(name) if name is not None else None)
+        yield prefix, name, *effective_config(ctx.data, name)

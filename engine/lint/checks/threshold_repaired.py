@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopguard.config.source import CRITICAL, WARNING
+from loopguard.config.source import ORDER, WARNING
 from loopguard.lint.checks.context import Findings, LintContext, effective_scopes
 from loopguard.lint.checks.threshold_order import misordered
 
@@ -28,7 +28,7 @@ def check(ctx: LintContext) -> Findings:
         who = f" for agent {name!r}" if name else ""
         for repair in repairs:
             high = repair.field.rsplit(".", 1)[1]
-            low = WARNING if high == CRITICAL else CRITICAL
+            low = next(low for low, above in ORDER if above == high)  # what it must exceed
             key = (high, repair.old, repair.new)
             if key in seen:
                 continue  # an agent inheriting the global repair: reported once

@@ -17,13 +17,9 @@ CODE = "unused-set"
 LEVEL = "warning"
 
 
-def used_sets(data: Any) -> set[str]:
+def used_sets(data: dict[str, Any]) -> set[str]:
     """Names of every keyword set any condition of any scope refers to."""
-    return {
-        name
-        for prefix, block in scopes(data if isinstance(data, dict) else {})
-        for _, name in set_uses(block, prefix)
-    }
+    return {name for prefix, block in scopes(data) for _, name in set_uses(block, prefix)}
 
 
 def check(ctx: LintContext) -> Findings:
