@@ -22,7 +22,7 @@ from loopguard.config.source import BREAKER, CRITICAL, WARNING
 from loopguard.detection.plugins import Registry, load_registry
 from loopguard.findings import LEVELS, Finding, codes
 from loopguard.lint import directives
-from loopguard.lint.checks import STAGES, LintCheck, discover, from_module
+from loopguard.lint.checks import STAGES, LintCheck, from_module
 from loopguard.lint.checks import loopguard_register_lint_checks as builtin_checks
 from loopguard.lint.checks.context import LintContext
 from loopguard.lint.directives import Directives, read_directives
@@ -82,7 +82,7 @@ def _build(plugins: Registry | None) -> LintRegistry:
         LintCheck(code, level, doc, None, True, stage)
         for code, level, stage, doc in (*(c for m in TABLES for c in m.CODES), *CODES)
     ]
-    loading += [from_module(m) for m in discover() if getattr(m, "BLOCKS_LOAD", False)]
+    loading += [from_module(m) for m in layers.BLOCKING]
     found = {c.code: c for c in sorted(loading, key=lambda c: STAGES.index(c.stage))}
     offers: list[tuple[str, Callable[[], Any]]] = [("loopguard", builtin_checks)]
     if plugins is not None:
