@@ -135,15 +135,15 @@ def long_number(text: str, pos: Pos) -> Stop | None:
     return Stop(pos, message, "rules numbers are thresholds and sizes", "too-large")
 
 
-def breadcrumb(data: Any, path: Path, display: dict[Path, str] | None, written: Path | None) -> str:
+def breadcrumb(data: Any, path: Path, display: dict[Path, str], written: Path | None) -> str:
     """`a.b[2].c`, with list items named by their `id` (or `tool`) when they have one.
 
     `written` (as long as `path`) is the same path as the user wrote it: a list index
     shown is the one in the file, even when an earlier item was left out (`schema.prune_invalid`).
     """
     shown_steps = written if written is not None and len(written) == len(path) else path
-    cut = next((c for c in range(len(path), 0, -1) if display and path[:c] in display), 0)
-    text = display[path[:cut]] if display and cut else ""  # a translated name, as written
+    cut = next((c for c in range(len(path), 0, -1) if path[:c] in display), 0)
+    text = display[path[:cut]] if cut else ""  # a translated name, as written
     node = reduce(_child, path[:cut], data)
     for step, shown_step in zip(path[cut:], shown_steps[cut:], strict=True):
         item = _child(node, step)
@@ -184,19 +184,18 @@ class PositionIndex:
     ) -> Finding:
         """A finding about `path` of the merged `data`, placed where it was written (its key with
         `at_key`), else where its nearest written ancestor was."""
-        layer, (line, col) = (self.layers[-1] if self.layers else None), (1, 1)
+        layer, (line, col) = (self.layers[-1] if self.layers else SourceDoc("<rules>")), (1, 1)
         for cut in range(len(path), 0, -1):
             if (owner := self.owner(path[:cut])) is not None:
                 written = owner.key_positions if at_key and cut == len(path) else owner.positions
                 layer, (line, col) = owner, written.get(path[:cut], owner.positions[path[:cut]])
                 break
-        name = layer.name if layer is not None else "<rules>"
-        display = layer.display if layer is not None else None
         # `path` as the file wrote it, where values before it were pruned (`schema.prune_invalid`)
-        back = layer.written_paths if layer is not None else {}
+        back = layer.written_paths
         cut = next((c for c in range(len(path), 0, -1) if len(back.get(path[:c], ())) == c), 0)
-        crumb = breadcrumb(data, path, display, back[path[:cut]] + path[cut:] if cut else None)
-        return Finding(name, line, col, level, message, crumb, hint, code)
+        as_written = back[path[:cut]] + path[cut:] if cut else None
+        crumb = breadcrumb(data, path, layer.display, as_written)
+        return Finding(layer.name, line, col, level, message, crumb, hint, code)
 
 
 _STR, _INT, _FLOAT, _BOOL, _NULL, _MERGE, _SEQ, _MAP = (
