@@ -18,13 +18,13 @@ from typing import Any
 from loopguard.config import json5, layers, schema, source
 from loopguard.config.layers import BUILTIN, MAX_BYTES, Analysis, analyze, read_file
 from loopguard.config.schema import Assembly
-from loopguard.config.source import BREAKER, CRITICAL, WARNING
 from loopguard.detection.plugins import Registry, load_registry
 from loopguard.findings import LEVELS, Finding, codes
 from loopguard.lint import directives
 from loopguard.lint.checks import STAGES, LintCheck, from_module
 from loopguard.lint.checks import loopguard_register_lint_checks as builtin_checks
 from loopguard.lint.checks.context import LintContext
+from loopguard.lint.checks.never_fires import HISTORY_BOUND
 from loopguard.lint.directives import Directives, read_directives
 from loopguard.text.hints import error_text
 
@@ -119,16 +119,9 @@ def checks() -> dict[str, LintCheck]:
 
 
 # Threshold-like values: where the schema rejected one, an `effective` check would judge the
-# default standing in for it.
-NUMBERS = {
-    "history_size",
-    WARNING,
-    CRITICAL,
-    BREAKER,
-    "unknown_tool_threshold",
-    "window",
-    "threshold",
-}
+# default standing in for it (history_size and what never-fires bounds by it, and the doom-loop
+# detectors' `bounded_by` options).
+NUMBERS = {"history_size", *(name for name, _ in HISTORY_BOUND), "window", "threshold"}
 
 
 def _within(block: str, gone: str) -> bool:
