@@ -31,7 +31,7 @@ from loopguard.config.source import (
     long_number,
     text_position,
 )
-from loopguard.detection.plugins import load_registry
+from loopguard.detection.plugins import registry_or_none
 from loopguard.findings import Finding, codes
 from loopguard.text.hints import did_you_mean
 
@@ -383,12 +383,9 @@ class _Translator:
     def detectors(self, value: Any, src: Path, shown: str, native: Path) -> None:
         """`name: B` -> `<id>.enabled: B`, for the detector that declares that `openclaw_name`
         (`Detector.openclaw_name`); a name no detector declares is read as snake_case."""
-        entries: Any = []
-        if isinstance(value, dict):
-            try:
-                entries = load_registry().entries
-            except Exception:  # noqa: BLE001 - a broken plugin setup leaves the snake_case rule
-                pass
+        # (no registry, a broken plugin setup: the snake_case rule alone)
+        registry = registry_or_none() if isinstance(value, dict) else None
+        entries = registry.entries if registry is not None else ()
         named = {name: entry.id for entry in entries if (name := entry.detector.openclaw_name)}
         for key, item, at, here in self.items(value, src, shown):
             self.note(native + (ident := named.get(key) or snake_case(key),), at, here)

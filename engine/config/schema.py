@@ -32,7 +32,7 @@ from jsonschema.exceptions import ValidationError
 from referencing.exceptions import Unresolvable as _Unresolvable
 
 from loopguard.config.source import Path, PositionIndex, SourceDoc
-from loopguard.detection.plugins import load_registry
+from loopguard.detection.plugins import load_registry, registry_or_none
 from loopguard.findings import Finding, codes
 from loopguard.rules import bundled_defaults
 from loopguard.text.hints import did_you_mean, is_int
@@ -40,6 +40,7 @@ from loopguard.text.regexcheck import (
     MAX_PATTERN_CHARS,
     Deadline,
     PatternError,
+    compiled_or_none,
     matches,
     safe_compile,
 )
@@ -136,11 +137,8 @@ def default_assembly() -> Assembly:
     """The registry's assembly, built once per registry object (a registry hashes by identity).
     An open assembly — the registry could not be read — is not kept, so a passing failure
     never sticks to a registry that works."""
-    try:
-        registry = load_registry()
-    except Exception:  # noqa: BLE001 - same fallback as `assemble`
-        return assemble()
-    return _registry_assembly(registry)
+    registry = registry_or_none()
+    return assemble() if registry is None else _registry_assembly(registry)
 
 
 @lru_cache(maxsize=4)
@@ -257,20 +255,11 @@ _DEADLINE: ContextVar[Deadline | None] = ContextVar("loopguard_schema_deadline",
 SCHEMA_PATTERN_BUDGET_S = 1.0
 
 
-@lru_cache(maxsize=256)
-def _schema_pattern(source: str) -> Any:
-    """A schema's `pattern`, compiled by `regex` after the complexity check (None: refused)."""
-    try:
-        return safe_compile(source)
-    except (regex.error, ValueError, OverflowError):
-        return None
-
-
 def _bounded_pattern(validator: Any, source: Any, instance: Any, schema: Any) -> Any:
     """The `pattern` keyword under a time bound: a detector's schema may hold a slow pattern."""
     if not isinstance(instance, str) or not isinstance(source, str):
         return
-    compiled = _schema_pattern(source)
+    compiled = compiled_or_none(source)  # (None: refused by the complexity check)
     found = None if compiled is None else matches(compiled, instance, _DEADLINE.get())
     if found is None:
         message = f"could not be checked against the pattern {source!r} in time"

@@ -450,3 +450,12 @@ def load_registry(
         if _cached is None or reload:
             _cached = build_registry(plugins, checked)
         return _cached
+
+
+def registry_or_none() -> Registry | None:
+    """`load_registry()`, or None when the plugin setup is broken: lint, the schema and the
+    OpenClaw translation then go on with what they know without it."""
+    try:
+        return load_registry()
+    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
+        return None

@@ -18,7 +18,7 @@ from typing import Any
 from loopguard.config import json5, layers, schema, source
 from loopguard.config.layers import BUILTIN, MAX_BYTES, Analysis, analyze, read_file
 from loopguard.config.schema import Assembly
-from loopguard.detection.plugins import Registry, load_registry
+from loopguard.detection.plugins import Registry, registry_or_none
 from loopguard.findings import LEVELS, Finding, codes
 from loopguard.lint import directives
 from loopguard.lint.checks import STAGES, LintCheck, from_module
@@ -65,11 +65,7 @@ class LintRegistry:
 
 def registry() -> LintRegistry:
     """Stage codes, built-in checks, then plugin checks (built once per plugin registry)."""
-    try:
-        plugins = load_registry()
-    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
-        plugins = None
-    return _build(plugins)
+    return _build(registry_or_none())
 
 
 @lru_cache(maxsize=4)

@@ -15,7 +15,7 @@ from typing import Any
 
 from loopguard.config.schema import Assembly, regex_options
 from loopguard.config.source import Path, PositionIndex, Repair, SourceDoc, effective_config
-from loopguard.detection.plugins import Registered, load_registry
+from loopguard.detection.plugins import Registered, registry_or_none
 from loopguard.findings import Finding
 from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 
@@ -169,10 +169,8 @@ def user_patterns(
 
 def detectors() -> list[Registered]:
     """The registered detectors (none when the plugin setup is broken)."""
-    try:
-        return list(load_registry().entries)
-    except Exception:  # noqa: BLE001 - a broken plugin setup must not break lint
-        return []
+    registry = registry_or_none()
+    return [] if registry is None else list(registry.entries)
 
 
 def normaliser(data: dict[str, Any]) -> Any:
