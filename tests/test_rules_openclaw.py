@@ -327,3 +327,24 @@ def test_openclaw_translation_findings_are_pinned() -> None:
         "detectors": {"ping_pong": {"enabled": False}},
         "agents": {"a": {}},
     }
+
+
+def test_a_broken_plugin_setup_leaves_the_translation_and_lint_working(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the detector registry cannot be built, `registry_or_none` says so with None and
+    what reads it goes on: the OpenClaw block maps detector names by the snake_case rule and
+    lint still reports what the file itself gets wrong."""
+    import loopguard.detection.plugins as plugins
+    from loopguard.lint.linter import lint_bytes
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("no registry")
+
+    monkeypatch.setattr(plugins, "load_registry", broken)
+    assert plugins.registry_or_none() is None
+    text = "{tools: {loopDetection: {enabled: true, detectors: {genericRepeat: false}}}}"
+    detectors = load(text, "text", "oc.json5").data["detectors"]
+    assert detectors["generic_repeat"] == {"enabled": False}
+    report = lint_bytes(b"version: 1\nturn: {max_tool_rounds: 3, max_tool_rounds: 4}\n")
+    assert [f.code for f in report.findings if f.level == "error"] == ["duplicate-key"]
