@@ -12,6 +12,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+# The leaf operators of a rules condition (`all`, `any` and `not` combine them): each tests the
+# turn's text or its context. The schema's `condition` definition names the same keys.
+CONDITION_LEAVES = ("text_contains", "text_equals", "context_contains")
+
 _parsed: dict[str, Any] | None = None
 
 

@@ -178,3 +178,14 @@ def test_an_abandoned_violation_walk_leaves_no_pattern_budget_behind() -> None:
     assert next(walk)
     assert config_schema._DEADLINE.get() is None
     walk.close()
+
+
+def test_the_schemas_condition_keys_are_the_combinators_and_the_condition_leaves() -> None:
+    """The schema's `condition` and the turn policy and lint (`rules.CONDITION_LEAVES`) name the
+    same operators, and its description lists them all."""
+    from loopguard.rules import CONDITION_LEAVES
+
+    condition = core_schema()["$defs"]["condition"]
+    assert set(condition["properties"]) == {"all", "any", "not", *CONDITION_LEAVES}
+    for op in ("all", "any", "not", *CONDITION_LEAVES):
+        assert op in condition["description"]

@@ -25,15 +25,14 @@ from typing import Any
 import ahocorasick_rs
 
 from loopguard.errors import rules_error
-from loopguard.rules import default
+from loopguard.rules import CONDITION_LEAVES, default
 from loopguard.state.turn import RoundOutcome, TurnExpectation, TurnState, matcher
 from loopguard.text.content import content_text, strip_recall
 from loopguard.text.messages import render
 from loopguard.text.normalize import Normalizer
 from loopguard.text.regexcheck import Deadline, compiled_or_none, search
 
-LEAVES = ("text_contains", "text_equals", "context_contains")
-_OPERATORS = f"all, any, not, {', '.join(LEAVES)}"
+_OPERATORS = f"all, any, not, {', '.join(CONDITION_LEAVES)}"
 Condition = Callable[["Probe", "Probe"], bool]  # cond(text_probe, context_probe) -> bool
 
 
@@ -141,7 +140,7 @@ class KeywordIndex:
         if op == "not":
             inner = self.compile(arg, where)
             return lambda t, c: not inner(t, c)
-        if op not in LEAVES:
+        if op not in CONDITION_LEAVES:
             raise rules_error(f"unknown condition {op!r}", path, f"use {_OPERATORS}")
         bit = self.bits(arg, where)
         if op == "text_contains":

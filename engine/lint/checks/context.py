@@ -17,9 +17,9 @@ from loopguard.config.schema import Assembly, regex_options
 from loopguard.config.source import Path, PositionIndex, Repair, SourceDoc, effective_config
 from loopguard.detection.plugins import Registered, registry_or_none
 from loopguard.findings import Finding
+from loopguard.rules import CONDITION_LEAVES
 from loopguard.text.normalize import NORMALIZE_STEPS, Normalizer
 
-LEAVES = ("text_contains", "text_equals", "context_contains")
 Findings = Iterable[Finding]  # what a check returns
 
 
@@ -145,9 +145,9 @@ def set_uses(block: dict[str, Any], prefix: Path) -> Iterator[tuple[Path, str]]:
                 stack.extend((here + (op, i), part) for i, part in enumerate(arg))
             elif op == "not":
                 stack.append((here + (op,), arg))
-            elif op in LEAVES and isinstance(arg, str):
+            elif op in CONDITION_LEAVES and isinstance(arg, str):
                 yield here + (op,), arg
-            elif op in LEAVES and isinstance(arg, list):
+            elif op in CONDITION_LEAVES and isinstance(arg, list):
                 yield from ((here + (op, i), n) for i, n in enumerate(arg) if isinstance(n, str))
 
 
