@@ -41,6 +41,22 @@ ALL_ON_FACTOR = 1.25
 MEMORY_SESSIONS = 10_000  # idle sessions the memory row holds (the figure is per session)
 
 
+def chunk_of(name: str) -> int:
+    """Calls per timed chunk of a trace: 25 of the ~10 KB writes, else 250."""
+    return 25 if name == "big_args" else 250
+
+
+def detector_ids() -> list[str]:
+    """Every registered detector, as the effective rules list them."""
+    return list(loopguard.Guard.default().session("ids").config["detectors"])
+
+
+def only(detector: str | None) -> loopguard.Guard:
+    """A guard with every detector off but `detector` (None: the engine alone)."""
+    rules = {i: {"enabled": i == detector} for i in detector_ids()}
+    return loopguard.Guard.from_dict({"version": 1, "detectors": rules})
+
+
 def drive(guard: loopguard.Guard, trace: list[dict[str, Any]], sid: str = "bench") -> None:
     """Feed a trace through before_call + after_call, a new turn every TURN_EVERY calls."""
     session = guard.session(sid)
@@ -99,7 +115,7 @@ def per_call_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
             trace = load(name, scale)
             base, subj = best_by_chunk(
                 trace,
-                25 if name == "big_args" else 250,
+                chunk_of(name),
                 repeats,
                 floor,
                 lambda: partial(drive_from, guard.session(f"s{next(counter)}")),  # noqa: B023
@@ -124,10 +140,7 @@ def cost_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
     """What the per-call figures are made of, per trace: the lower bound of any Python guard
     with this API (`harness.MinimalGuard`), and loopguard's engine with every detector off
     (turns, call pairing, outcome rules, volatile fields; the detectors' share is the rest)."""
-    detectors = loopguard.Guard.default().session("ids").config["detectors"]
-    alone = loopguard.Guard.from_dict(
-        {"version": 1, "detectors": {i: {"enabled": False} for i in detectors}}
-    )
+    alone = only(None)
     counter = itertools.count()
     subjects = (
         ("lower bound: a minimal Python guard", minimal_guard),
@@ -140,9 +153,7 @@ def cost_rows(scale: float, repeats: int) -> list[dict[str, Any]]:
     for name in NAMES:
         trace = load(name, scale)
         for label, start in subjects:
-            base, subj = best_by_chunk(
-                trace, 25 if name == "big_args" else 250, repeats, floor, start
-            )
+            base, subj = best_by_chunk(trace, chunk_of(name), repeats, floor, start)
             note = f"{subj / len(trace) * 1e6:.1f} µs/call; a part of the figures above, no budget"
             rows.append(yield_row(row(f"{name} — {label} (× floor)", subj / base, None, note)))
     return rows

@@ -18,26 +18,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import best_by_chunk, floor  # noqa: E402
-from run import drive_from  # noqa: E402
+from run import chunk_of, detector_ids, drive_from, only  # noqa: E402
 from traces import NAMES, load  # noqa: E402
-
-import loopguard  # noqa: E402
 
 
 def shares(scale: float, repeats: int) -> list[tuple[str, str, float]]:
     """(trace, "engine" or a detector id, × floor) rows, as measured."""
-    ids = list(loopguard.Guard.default().session("ids").config["detectors"])
-    subjects = [("engine", None), *((i, i) for i in ids)]
+    subjects = [("engine", None), *((i, i) for i in detector_ids())]
     counter = itertools.count()
     rows = []
     for name in NAMES:
         trace = load(name, scale)
         for label, on in subjects:
-            rules = {"version": 1, "detectors": {i: {"enabled": i == on} for i in ids}}
-            guard = loopguard.Guard.from_dict(rules)
+            guard = only(on)
             base, subj = best_by_chunk(
                 trace,
-                25 if name == "big_args" else 250,
+                chunk_of(name),
                 repeats,
                 floor,
                 lambda g=guard: partial(drive_from, g.session(f"s{next(counter)}")),

@@ -129,7 +129,7 @@ class Call:
     error: str | None = None  # the error text, for after_call checks of failures
     text: str | None = None  # after_call: the normalised result text, or the error text
     flags: int = 0  # after_call: FAILED / STATUS, when the policy reads outcomes
-    seen: bool = False  # before_call: its arguments were seen lately (`SessionState.seen`)
+    seen: bool = False  # before_call: its arguments were seen lately (`seen_lately`)
 
 
 class SessionState:
