@@ -66,7 +66,9 @@ class GenericRepeat(Detector):
         if polls.matches(call.tool, call.args):
             return None
         key = short(call.digest)
-        vote = streak_vote(self, call, state, (("critical", critical),), key, _stalled)
+        vote = None
+        if len(entries) >= critical:  # (a streak counts some of these entries: no more)
+            vote = streak_vote(self, call, state, (("critical", critical),), key, _stalled)
         if vote is not None or len(entries) < warning:
             return vote
         return self.vote(

@@ -28,6 +28,7 @@ from loopguard.plugin import (
     SessionState,
     Vote,
     hookimpl,
+    same_signature,
     short,
     thresholds,
 )
@@ -50,6 +51,8 @@ class GlobalCircuitBreaker(Detector):
         return int(thresholds(config)["global_circuit_breaker_threshold"])
 
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
+        if len(same_signature(state, call)) < cfg:
+            return None
         return streak_vote(self, call, state, (("breaker", cfg),), short(call.digest), _tripped)
 
 

@@ -33,6 +33,7 @@ from loopguard.plugin import (
     SessionState,
     Vote,
     hookimpl,
+    same_signature,
     short,
     thresholds,
 )
@@ -92,6 +93,8 @@ class KnownPollNoProgress(Detector):
     def check(self, call: Call, state: SessionState, cfg: Any) -> Vote | None:
         warning, critical, polls = cfg
         if not polls.matches(call.tool, call.args):
+            return None
+        if len(same_signature(state, call)) < min(warning, critical):
             return None
         tiers = (("critical", critical), ("warn", warning))
         return streak_vote(self, call, state, tiers, short(call.digest), _unchanged)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from loopguard.decision import Vote
-from loopguard.state.history import Call, SessionState, no_progress_streak, same_signature
+from loopguard.state.history import Call, SessionState, no_progress_streak
 
 if TYPE_CHECKING:
     from loopguard.plugin import Detector
@@ -30,11 +30,7 @@ def streak_vote(
     """The detector's vote at the first of `tiers` (level, threshold), highest level first,
     whose threshold the call's no-progress streak reaches (same tool, arguments and result; a
     blocked call counts as the same), or None. The vote counts the streak, cites its calls and
-    has the key `key` (the caller's `short(call.digest)`) and the text `message(tool, count)`.
-    A streak counts some of the call's earlier entries, never more: with fewer entries than
-    the lowest threshold it is not looked up."""
-    if len(same_signature(state, call)) < min(threshold for _, threshold in tiers):
-        return None
+    has the key `key` (the caller's `short(call.digest)`) and the text `message(tool, count)`."""
     count, evidence = no_progress_streak(state, call)
     for level, threshold in tiers:
         if count >= threshold:
